@@ -1,0 +1,150 @@
+/*
+ * hop/comm.h - communicators: creation through a unique id (NCCL's shape) or
+ * from the launcher's environment, destruction, abort and error reporting.
+ *
+ * Life cycle: one rank calls hop_get_unique_id() and ships the id to the
+ * others by any means (or a launcher puts it in HOP_UNIQUE_ID); every rank
+ * calls hop_comm_init_rank(); ranks then communicate; every rank calls
+ * hop_comm_destroy(). A communicator is used by one thread at a time, except
+ * hop_comm_abort(), which may be called from any thread.
+ */
+#ifndef HOP_COMM_H
+#define HOP_COMM_H
+
+#include <hop/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Opaque communicator. */
+typedef struct hop_comm hop_comm_t;
+
+#define HOP_UNIQUE_ID_BYTES 128
+
+/**
+ * struct hop_unique_id - rendezvous address of rank 0 plus a random 128-bit
+ * secret that every rank must present. Treat it as opaque bytes; it is
+ * checksummed, so a corrupted id is rejected with HOP_ERR_INVALID_ARG.
+ */
+typedef struct hop_unique_id {
+	char internal[HOP_UNIQUE_ID_BYTES];
+} hop_unique_id_t;
+
+/**
+ * hop_get_unique_id() - Create a unique id for a new communicator.
+ * @id: receives the id; unchanged on failure.
+ *
+ * Binds the rendezvous listener of the rank that will be rank 0 (this
+ * process), on HOP_SOCKET_IFNAME's address or the first non-loopback IPv4
+ * address (loopback when HOP_SOCKET_IFNAME=lo or no other exists). The
+ * listener is handed to the hop_comm_init_rank(rank=0) call made in this
+ * process with the same id.
+ * Return: 0, HOP_ERR_INVALID_ARG, HOP_ERR_SYSTEM or HOP_ERR_CONFIG.
+ */
+HOP_EXPORT int hop_get_unique_id(hop_unique_id_t *id);
+
+/**
+ * hop_unique_id_to_string() - Hex-encode @id for an environment variable.
+ * @id:  the id.
+ * @buf: receives a NUL-terminated string.
+ * @len: size of @buf; at least 2 * HOP_UNIQUE_ID_BYTES + 1.
+ * Return: 0 or HOP_ERR_INVALID_ARG.
+ */
+HOP_EXPORT int hop_unique_id_to_string(const hop_unique_id_t *id, char *buf,
+				       size_t len);
+
+/**
+ * hop_unique_id_from_string() - Decode a string made by
+ * hop_unique_id_to_string(), checking its checksum.
+ * Return: 0 or HOP_ERR_INVALID_ARG (wrong length, bad hex, bad checksum).
+ */
+HOP_EXPORT int hop_unique_id_from_string(const char *str, hop_unique_id_t *id);
+
+/**
+ * hop_comm_init_rank() - Join a communicator of @nranks ranks as @rank.
+ * @comm:   receives the communicator; NULL on failure.
+ * @nranks: number of ranks, 1 to 65536.
+ * @id:     the unique id, identical on every rank.
+ * @rank:   this rank, 0 to @nranks - 1.
+ *
+ * Collective: blocks until every rank has joined and the transport has
+ * connected every pair, or until HOP_TIMEOUT expires; the timeout error
+ * names the ranks that never arrived. The transport is HOP_TRANSPORT
+ * (verbs, tcp, shm or auto; default auto).
+ * Return: 0, HOP_ERR_INVALID_ARG, HOP_ERR_TIMEOUT, HOP_ERR_AUTH,
+ * HOP_ERR_BOOTSTRAP, HOP_ERR_NO_DEVICE, HOP_ERR_TRANSPORT, HOP_ERR_CONFIG.
+ * On failure the reason is printed at HOP_DEBUG=warn and is available from
+ * hop_last_init_error().
+ */
+HOP_EXPORT int hop_comm_init_rank(hop_comm_t **comm, int nranks,
+				  hop_unique_id_t id, int rank);
+
+/**
+ * hop_comm_init_env() - Join a communicator described by the environment.
+ * @comm: receives the communicator; NULL on failure.
+ *
+ * Rank and size come from HOP_RANK / HOP_SIZE, else OMPI_COMM_WORLD_RANK /
+ * OMPI_COMM_WORLD_SIZE, else PMI_RANK / PMI_SIZE, else SLURM_PROCID /
+ * SLURM_NTASKS. The rendezvous comes from HOP_UNIQUE_ID (as made by
+ * hop_unique_id_to_string(), set by hop-run), else from HOP_ADDR=host:port
+ * (rank 0 listens there) with the secret HOP_SECRET (32 hex digits; when
+ * unset, one derived from the job id of the launcher, with a warning).
+ * Return: as hop_comm_init_rank(), plus HOP_ERR_CONFIG when the
+ * environment does not describe a job.
+ */
+HOP_EXPORT int hop_comm_init_env(hop_comm_t **comm);
+
+/**
+ * hop_last_init_error() - Message of the last failed init in this thread.
+ * Return: a thread-local string, "" when none failed.
+ */
+HOP_EXPORT const char *hop_last_init_error(void);
+
+/**
+ * hop_comm_destroy() - Release @comm and everything registered on it.
+ * @comm: a communicator; NULL is accepted and ignored.
+ *
+ * Not collective: it does not wait for peers. Outstanding requests are
+ * cancelled. Memory regions still registered are deregistered. Calling it
+ * twice on the same pointer is undefined, as for free().
+ * Return: 0.
+ */
+HOP_EXPORT int hop_comm_destroy(hop_comm_t *comm);
+
+/**
+ * hop_comm_abort() - Fail @comm from any thread.
+ * @comm: the communicator.
+ *
+ * Every call waiting on @comm returns HOP_ERR_ABORTED promptly, and every
+ * later call returns HOP_ERR_COMM_FAILED. Peers notice through their own
+ * deadlines or the transport's disconnect. The communicator must still be
+ * destroyed with hop_comm_destroy().
+ * Return: 0 or HOP_ERR_INVALID_ARG.
+ */
+HOP_EXPORT int hop_comm_abort(hop_comm_t *comm);
+
+/** hop_comm_rank() - This rank in @comm, or -1 when @comm is NULL. */
+HOP_EXPORT int hop_comm_rank(const hop_comm_t *comm);
+
+/** hop_comm_size() - Number of ranks of @comm, or -1 when @comm is NULL. */
+HOP_EXPORT int hop_comm_size(const hop_comm_t *comm);
+
+/**
+ * hop_comm_transport() - Name of the provider @comm runs on ("tcp",
+ * "shm", "verbs"), or "none" when @comm is NULL.
+ */
+HOP_EXPORT const char *hop_comm_transport(const hop_comm_t *comm);
+
+/**
+ * hop_comm_last_error() - Message describing the last error on @comm,
+ * naming the argument, rank, peer or size at fault.
+ * Return: a string owned by @comm, "" when no call has failed; for a NULL
+ * @comm, a static string saying so.
+ */
+HOP_EXPORT const char *hop_comm_last_error(const hop_comm_t *comm);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HOP_COMM_H */

@@ -1,0 +1,65 @@
+/*
+ * config.h - every HOP_* environment variable, parsed and validated in one
+ * place. One table (config.c) drives parsing, defaults, range checks and
+ * the documentation table (docs/config.md is checked against it by a test).
+ */
+#ifndef HOP_CORE_CONFIG_H
+#define HOP_CORE_CONFIG_H
+
+#include <stddef.h>
+
+#define HOP_CFG_STR 256
+
+struct hop_config {
+	/* core */
+	int timeout_ms;                 /* HOP_TIMEOUT (seconds, may be fractional), default 60 */
+	char transport[16];             /* HOP_TRANSPORT auto|verbs|tcp|shm, default auto */
+	char socket_ifname[64];         /* HOP_SOCKET_IFNAME, default "" (first non-loopback, else lo) */
+	int spin_count;                 /* HOP_SPIN polls before a waiter yields, default 2000 */
+	/* p2p */
+	size_t eager_size;              /* HOP_EAGER_SIZE payload bytes per eager slot, default 8192 */
+	int eager_slots;                /* HOP_EAGER_SLOTS slots per peer, default 16 */
+	size_t rndv_chunk;              /* HOP_RNDV_CHUNK bytes per rendezvous write, default 1 MiB */
+	/* collectives */
+	char algo[HOP_CFG_STR];         /* HOP_ALGO e.g. "allreduce:ring,broadcast:tree", default "" */
+	size_t chunk_size;              /* HOP_CHUNK_SIZE pipelining chunk bytes, default 0 = auto */
+	int pipeline_depth;             /* HOP_PIPELINE_DEPTH chunks in flight, default 0 = auto */
+	int pipeline_chunks;            /* HOP_PIPELINE_CHUNKS multi-hop k override, default 0 = model */
+	char profile[HOP_CFG_STR];      /* HOP_PROFILE hop-probe JSON profile path, default "" */
+	char topo[HOP_CFG_STR];         /* HOP_TOPO topology file path, default "" */
+	/* verbs */
+	char ib_device[64];             /* HOP_IB_DEVICE, default "" = first ACTIVE */
+	int ib_port;                    /* HOP_IB_PORT, default 1 */
+	int ib_gid_index;               /* HOP_IB_GID_INDEX, default -1 = auto */
+	int ib_timeout;                 /* HOP_IB_TIMEOUT local ACK timeout exponent, default 18 */
+	int ib_retry_cnt;               /* HOP_IB_RETRY_CNT, default 7 */
+	int ib_mtu;                     /* HOP_IB_MTU bytes (256..4096), default 0 = port's active MTU */
+	char ib_cm[16];                 /* HOP_IB_CM rdmacm|oob, default rdmacm */
+	int ib_signal_every;            /* HOP_IB_SIGNAL_EVERY selective signalling period, default 16 */
+};
+
+/*
+ * hop_config_load() - Fill @cfg from the environment.
+ * @err: receives a message naming the variable, its value and what is
+ *       allowed, when a value is malformed or out of range.
+ * Return: 0 or HOP_ERR_CONFIG.
+ */
+int hop_config_load(struct hop_config *cfg, char *err, size_t errlen);
+
+/* Defaults only, no environment (tests, tools). */
+void hop_config_defaults(struct hop_config *cfg);
+
+/* Print "NAME|default|meaning" lines, one per variable (for docs checks). */
+void hop_config_print_table(void *file /* FILE * */);
+
+/*
+ * Parsers shared by config.c and tools; each returns 0 or HOP_ERR_CONFIG
+ * with a message naming @name and @value in @err.
+ */
+int hop_parse_int(const char *name, const char *value, long min, long max,
+		  long *out, char *err, size_t errlen);
+/* Sizes accept K, M, G suffixes (powers of 1024) and "k", "m", "g". */
+int hop_parse_size(const char *name, const char *value, size_t min,
+		   size_t max, size_t *out, char *err, size_t errlen);
+
+#endif /* HOP_CORE_CONFIG_H */

@@ -1,0 +1,103 @@
+/*
+ * p2p.h - the channel layer between providers and collectives: tag-matched
+ * nonblocking send/recv (eager through pre-registered slots, rendezvous for
+ * large messages), one-sided put + immediate, and the one progress engine
+ * every wait in hop goes through.
+ *
+ * Requests are embedded by the caller (collective schedules keep theirs in
+ * their step arrays), so the steady state allocates nothing.
+ */
+#ifndef HOP_P2P_P2P_H
+#define HOP_P2P_P2P_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct hop_comm;
+
+/*
+ * 64-bit internal tags: the context in the top byte keeps user point-to-point
+ * traffic, collectives and internal control apart.
+ */
+enum hop_p2p_ctx {
+	HOP_CTX_USER = 0,
+	HOP_CTX_COLL = 1,
+	HOP_CTX_INTERNAL = 2,
+};
+#define HOP_TAG(ctx, hi24, lo32)                                              \
+	(((uint64_t)(ctx) << 56) | (((uint64_t)(hi24) & 0xffffffull) << 32) | \
+	 (uint64_t)(uint32_t)(lo32))
+
+struct hop_p2p_req;
+typedef void (*hop_p2p_cb)(struct hop_p2p_req *req, void *arg);
+
+struct hop_p2p_req {
+	/* results, valid once done != 0 */
+	int done;
+	int status;             /* 0 or negative hop code */
+	size_t bytes;           /* bytes received (recv) */
+	int peer;
+	uint64_t tag;
+	/* optional completion callback (schedule executor), may be NULL */
+	hop_p2p_cb cb;
+	void *cb_arg;
+	/* private to src/p2p */
+	int kind;
+	void *buf;
+	size_t len;
+	uint32_t sig;           /* collective signature, 0 for user traffic */
+	uint64_t priv[8];
+	struct hop_p2p_req *next;
+	struct hop_p2p_req *prev;
+};
+
+/* Set up channels to every peer (after the provider is open); collective. */
+int hop_p2p_init(struct hop_comm *comm);
+/* Cancel outstanding requests and release channels. Safe on partial init. */
+void hop_p2p_fini(struct hop_comm *comm);
+
+/*
+ * Start a send/receive. The request must stay valid (not moved, not freed)
+ * until done. @sig: a collective's signature (0 for user traffic); a
+ * receive whose sig differs from the matching send's fails both ends with
+ * HOP_ERR_MISMATCH.
+ */
+int hop_p2p_isend(struct hop_comm *comm, struct hop_p2p_req *req, int peer,
+		  uint64_t tag, const void *buf, size_t len, uint32_t sig);
+int hop_p2p_irecv(struct hop_comm *comm, struct hop_p2p_req *req, int peer,
+		  uint64_t tag, void *buf, size_t len, uint32_t sig);
+
+/* Poll the provider once and advance every protocol. Returns >= 0 (events
+ * handled) or the comm's failure code. */
+int hop_p2p_progress(struct hop_comm *comm);
+
+/*
+ * hop_p2p_wait_until() - The single waiting loop of hop: progress until
+ * @done(@arg) is true, spinning cfg.spin_count polls and then yielding or
+ * blocking in the provider's wait(); returns HOP_ERR_TIMEOUT (message
+ * names @what) at the comm deadline, HOP_ERR_ABORTED when aborted, the
+ * comm's failure code when it fails.
+ */
+int hop_p2p_wait_until(struct hop_comm *comm, int (*done)(void *arg),
+		       void *arg, const char *what);
+
+/* Wait for one request (uses hop_p2p_wait_until). */
+int hop_p2p_wait(struct hop_comm *comm, struct hop_p2p_req *req);
+
+/* One-sided put of the public API (hop_put) and its immediate queue. */
+struct hop_prov_mr;
+int hop_p2p_put(struct hop_comm *comm, struct hop_prov_mr *lmr,
+		const void *src, size_t len, int peer, uint64_t raddr,
+		uint64_t rkey, uint32_t imm);
+int hop_p2p_wait_imm(struct hop_comm *comm, int peer, uint32_t *imm,
+		     int *source, size_t *bytes);
+
+/*
+ * Registration cache for buffers hop registers on the user's behalf
+ * (rendezvous receive buffers, put sources): returns a provider region
+ * covering [addr, addr+len), registering it on first use.
+ */
+int hop_p2p_reg_cached(struct hop_comm *comm, void *addr, size_t len,
+		       unsigned access, struct hop_prov_mr **out);
+
+#endif /* HOP_P2P_P2P_H */
