@@ -1,0 +1,18 @@
+#!/bin/bash
+# libhop.so must export exactly the functions the public headers declare:
+# nothing internal leaks, nothing declared is missing.
+set -eu
+lib="$top_builddir/.libs/libhop.so"
+[ -f "$lib" ] || { echo "FAIL: $lib not built"; exit 1; }
+exported=$(nm -D --defined-only "$lib" | awk '$2 == "T" {sub(/@.*/, "", $3); print $3}' | sort -u)
+declared=$(cat "$top_srcdir"/include/hop/*.h | tr '\n' ' ' | grep -o 'HOP_EXPORT [^;]*(' |
+	sed 's/($//; s/.*[ *]//' | sort -u)
+bad=$(printf '%s\n' "$exported" | grep -v '^hop_' || true)
+[ -z "$bad" ] || { echo "FAIL: non-hop symbols exported: $bad"; exit 1; }
+extra=$(comm -23 <(printf '%s\n' "$exported") <(printf '%s\n' "$declared") 2>/dev/null || true)
+missing=$(comm -13 <(printf '%s\n' "$exported") <(printf '%s\n' "$declared"))
+[ -z "$extra" ] || { echo "FAIL: exported but not declared in include/hop: $extra"; exit 1; }
+[ -z "$missing" ] || { echo "FAIL: declared but not exported (or not implemented): $missing"; exit 1; }
+soname=$(readelf -d "$lib" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
+case "$soname" in libhop.so.[0-9]*) ;; *) echo "FAIL: SONAME is '$soname'"; exit 1 ;; esac
+echo "PASS: $(printf '%s\n' "$exported" | wc -l) hop_* symbols exported, all declared; SONAME $soname"
