@@ -22,6 +22,7 @@
  *      The source of a write must not change until its completion, or a later
  *      signaled completion to the same peer, is seen.
  *   3. post_send copies @buf before returning; it may be reused at once.
+ *      So does post_write with @lmr NULL (inline, @len <= max_inline).
  *   4. Zero-length writes are valid (an immediate alone).
  *   5. post_* return 0, HOP_PROV_AGAIN when a queue is full (poll, then
  *      retry), or a negative hop code after calling hop_comm_fail() with a
@@ -134,6 +135,17 @@ struct hop_prov_ops {
 
 	/* Largest write that may be posted without a registered source. */
 	size_t (*max_inline)(const struct hop_prov *prov);
+
+	/*
+	 * mem_alloc() / mem_free() - Optional (may be NULL; check size
+	 * first): memory that peers can write into most cheaply once it is
+	 * registered, e.g. inside the shm segment so that an eager write is
+	 * a plain copy with no system call. p2p allocates its eager rings
+	 * with it. @len is a multiple of 4096; the result is page aligned;
+	 * NULL on failure (p2p then uses ordinary memory).
+	 */
+	void *(*mem_alloc)(struct hop_prov *prov, size_t len);
+	void (*mem_free)(struct hop_prov *prov, void *addr, size_t len);
 };
 
 extern const struct hop_prov_ops hop_prov_tcp;
