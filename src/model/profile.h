@@ -1,0 +1,132 @@
+/*
+ * profile.h - the link profile hop-probe measures and the cost model loads
+ * (HOP_PROFILE): per rank pair, alpha and its parts, beta, R^2, the duplex
+ * factor and the memory bandwidth, plus the size sweep. Written and read as
+ * JSON (format "hop-probe-profile", version 1; see docs/probe.md for every
+ * field). The reader is strict: a truncated or malformed file, a field of
+ * the wrong type, a missing required field or an insane value (alpha < 0,
+ * beta <= 0) fails with HOP_ERR_PARSE and a message naming the field path,
+ * e.g. "probe.json: pairs[0].beta_GBps: expected number, got string".
+ *
+ * Units: times in microseconds (_us), bandwidths in GB/s = 1e9 bytes/s
+ * (_GBps), sizes in bytes. A measurement that was not taken is NaN in the
+ * structs and null in the file.
+ */
+#ifndef HOP_MODEL_PROFILE_H
+#define HOP_MODEL_PROFILE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#define HOP_PROFILE_FORMAT "hop-probe-profile"
+#define HOP_PROFILE_VERSION 1
+#define HOP_PROFILE_MAX_SIZES 48
+#define HOP_PROFILE_MAX_LINKS 16
+#define HOP_PROFILE_NAME 16
+
+/* median and 99th percentile of one measurement */
+struct hop_pstat {
+	double median_us;
+	double p99_us;
+};
+
+struct hop_profile_point {
+	double size;            /* bytes */
+	double median_us;       /* one-way time T(m) */
+	double p99_us;
+};
+
+struct hop_profile_agg {
+	int links;              /* d */
+	double gbps;            /* measured aggregate bandwidth */
+	double model_gbps;      /* min(d * beta, beta_mem) */
+};
+
+/*
+ * struct hop_profile_pair - one measured pair a -> b. Plain data (no
+ * pointers): hop-probe ships it between ranks as bytes.
+ */
+struct hop_profile_pair {
+	int a, b;
+	char provider[HOP_PROFILE_NAME];
+	/* the model's numbers: T(m) = alpha_us + m / (beta_GBps * 1e3) */
+	double alpha_us;        /* fitted intercept */
+	double beta_gbps;       /* 1 / fitted slope */
+	double r2;
+	double beta_mem_gbps;   /* memcpy bandwidth on rank a */
+	double duplex_factor;   /* t_both / t_one: 1 full duplex, 2 serial */
+	/* alpha_sw + alpha_dma + alpha_sync + alpha_wire = one-way tiny write */
+	struct hop_pstat sw, dma, sync, wire;
+	struct hop_pstat sync_cts;  /* + rendezvous clear-to-send handshake */
+	struct hop_pstat sync_step; /* + per step of an N-rank ring */
+	int ring_ranks;             /* N of sync_step */
+	double alpha_sum_us;        /* sw + dma + sync + wire */
+	double alpha_diff_pct;      /* 100 (sum - alpha) / alpha */
+	/* raw measurements behind the parts (optional in the file) */
+	struct hop_pstat post_inline, post_noninline, post_to_completion;
+	struct hop_pstat oneway_inline, oneway_noninline, oneway_mem;
+	double timer_overhead_us;
+	/* duplex (optional) */
+	double duplex_size, duplex_one_us, duplex_both_us;
+	/* 2-hop store-and-forward over unequal links (optional) */
+	int saf_relay, saf_dest;
+	double saf_size, saf_beta1_gbps, saf_beta2_gbps, saf_gbps,
+		saf_harmonic_gbps;
+	/* aggregate over d links out of rank a (optional) */
+	int nagg;
+	struct hop_profile_agg agg[HOP_PROFILE_MAX_LINKS];
+	/* the sweep */
+	int nsizes;
+	struct hop_profile_point pt[HOP_PROFILE_MAX_SIZES];
+};
+
+struct hop_profile {
+	int version;
+	char provider[HOP_PROFILE_NAME];
+	char hop_version[HOP_PROFILE_NAME];
+	char host[64];
+	int nranks;
+	int npairs;
+	struct hop_profile_pair *pairs; /* owned; hop_profile_free() */
+};
+
+/* Fill @pair with "not measured" (NaN, 0 counts, -1 ranks). */
+void hop_profile_pair_init(struct hop_profile_pair *pair);
+
+/*
+ * hop_profile_write() - Write @p as JSON to @f.
+ * Return: 0, HOP_ERR_INVALID_ARG, HOP_ERR_SYSTEM (write error).
+ */
+int hop_profile_write(const struct hop_profile *p, FILE *f);
+
+/* Write to @path (atomically: a temporary file renamed over it). */
+int hop_profile_save(const struct hop_profile *p, const char *path,
+		     char *err, size_t errlen);
+
+/*
+ * hop_profile_parse() - Read a profile from @len bytes of @text into @p
+ * (zeroed first; free with hop_profile_free() on success; nothing to free
+ * on failure).
+ * @err: "line L, column C: ..." for malformed JSON, "<path>: expected
+ *       <type>, got <type>", "<path>: missing", "<path>: must be > 0 ...".
+ * Return: 0, HOP_ERR_PARSE, HOP_ERR_NO_MEMORY, HOP_ERR_INVALID_ARG.
+ */
+int hop_profile_parse(const char *text, size_t len, struct hop_profile *p,
+		      char *err, size_t errlen);
+
+/* hop_profile_load() - hop_profile_parse() of the file @path; the message
+ * starts with @path. Return: as parse, plus HOP_ERR_SYSTEM (open/read). */
+int hop_profile_load(const char *path, struct hop_profile *p, char *err,
+		     size_t errlen);
+
+void hop_profile_free(struct hop_profile *p);
+
+/* The pair (a, b) or (b, a) of @p, or NULL. */
+const struct hop_profile_pair *hop_profile_find(const struct hop_profile *p,
+						int a, int b);
+
+/* Predicted one-way time of @bytes on @pair: alpha + m / beta, in us. */
+double hop_profile_predict_us(const struct hop_profile_pair *pair,
+			      double bytes);
+
+#endif /* HOP_MODEL_PROFILE_H */
