@@ -1,0 +1,417 @@
+/*
+ * channel.c - set-up and tear-down of the channels (eager rings, staging
+ * slots, peers), control messages and their queue, credits, the backlog of
+ * peers with queued work.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/bootstrap.h"
+#include "p2p/p2p_priv.h"
+
+_Static_assert(HOP_CTL_MAX <= HOP_PROV_SEND_MAX, "control messages fit a send");
+
+/* What each rank publishes about its ring. */
+struct p2p_ring_info {
+	uint64_t addr;
+	uint64_t key;
+	uint64_t eager_size;
+	uint32_t slots;
+	uint32_t slot_bytes;
+};
+
+static int has_mem_alloc(const struct hop_prov_ops *ops)
+{
+	return ops->size >= offsetof(struct hop_prov_ops, mem_free) +
+			    sizeof(ops->mem_free) &&
+	       ops->mem_alloc && ops->mem_free;
+}
+
+static size_t page_round(size_t n)
+{
+	return (n + HOP_RC_PAGE - 1) & ~(size_t)(HOP_RC_PAGE - 1);
+}
+
+/* Registration cache callbacks: straight to the provider. */
+static int rc_reg(void *ctx, void *addr, size_t len, unsigned access,
+		  struct hop_prov_mr **out)
+{
+	struct hop_p2p *p = ctx;
+
+	return p->ops->mr_reg(p->prov, addr, len, access, out);
+}
+
+static void rc_dereg(void *ctx, struct hop_prov_mr *mr)
+{
+	struct hop_p2p *p = ctx;
+
+	if (mr && p->prov)
+		p->ops->mr_dereg(p->prov, mr);
+}
+
+static int p2p_alloc_ring(struct hop_p2p *p)
+{
+	struct hop_comm *comm = p->comm;
+	int ret;
+
+	p->ring_len = page_round((size_t)p->nranks * p->slots * p->slot_bytes);
+	if (has_mem_alloc(p->ops)) {
+		p->ring = p->ops->mem_alloc(p->prov, p->ring_len);
+		p->ring_prov_alloc = p->ring != NULL;
+	}
+	if (!p->ring && posix_memalign((void **)&p->ring, HOP_RC_PAGE,
+				       p->ring_len)) {
+		p->ring = NULL;
+		return hop_comm_fail(comm, HOP_ERR_NO_MEMORY,
+				     "p2p: rank %d: cannot allocate %zu B of "
+				     "eager rings", p->rank, p->ring_len);
+	}
+	memset(p->ring, 0, p->ring_len);
+	ret = p->ops->mr_reg(p->prov, p->ring, p->ring_len,
+			     HOP_PROV_REMOTE_WRITE, &p->ring_mr);
+	if (ret) {
+		p->ring_mr = NULL;
+		return hop_comm_fail(comm, ret < 0 ? ret : HOP_ERR_TRANSPORT,
+				     "p2p: rank %d: registering %zu B of eager "
+				     "rings failed: %s", p->rank, p->ring_len,
+				     hop_strerror(ret));
+	}
+	return 0;
+}
+
+static int p2p_alloc_stage(struct hop_p2p *p)
+{
+	struct hop_comm *comm = p->comm;
+	int ret;
+
+	p->nstage = p->nranks > 1 ? 2 * p->slots : 0;
+	if (p->nstage < 4 && p->nranks > 1)
+		p->nstage = 4;
+	if (!p->nstage)
+		return 0;
+	p->stage_len = page_round((size_t)p->nstage * p->slot_bytes);
+	if (posix_memalign((void **)&p->stage, HOP_RC_PAGE, p->stage_len)) {
+		p->stage = NULL;
+		goto err_nomem;
+	}
+	if (!(p->stage_free = malloc(p->nstage * sizeof(*p->stage_free))))
+		goto err_nomem;
+	for (uint32_t i = 0; i < p->nstage; i++)
+		p->stage_free[i] = p->nstage - 1 - i;
+	p->stage_nfree = p->nstage;
+	ret = p->ops->mr_reg(p->prov, p->stage, p->stage_len, 0, &p->stage_mr);
+	if (ret) {
+		p->stage_mr = NULL;
+		return hop_comm_fail(comm, ret < 0 ? ret : HOP_ERR_TRANSPORT,
+				     "p2p: rank %d: registering %zu B of eager "
+				     "staging slots failed: %s", p->rank,
+				     p->stage_len, hop_strerror(ret));
+	}
+	return 0;
+err_nomem:
+	return hop_comm_fail(comm, HOP_ERR_NO_MEMORY,
+			     "p2p: rank %d: cannot allocate eager staging "
+			     "slots", p->rank);
+}
+
+/* Exchange ring addresses and keys; check every rank agrees on sizes. */
+static int p2p_exchange(struct hop_p2p *p)
+{
+	struct hop_comm *comm = p->comm;
+	struct p2p_ring_info mine = {
+		.addr = (uint64_t)(uintptr_t)p->ring,
+		.key = p->ring_mr->key,
+		.eager_size = p->eager_size,
+		.slots = p->slots,
+		.slot_bytes = (uint32_t)p->slot_bytes,
+	}, *all;
+	int ret;
+
+	if (!(all = calloc((size_t)p->nranks, sizeof(*all))))
+		return hop_comm_fail(comm, HOP_ERR_NO_MEMORY,
+				     "p2p: out of memory");
+	ret = hop_bootstrap_allgather(comm->bs, &mine, all, sizeof(mine),
+				      hop_comm_deadline(comm));
+	if (ret) {
+		hop_comm_fail(comm, ret, "p2p: rank %d: exchanging eager ring "
+			      "addresses failed: %s", p->rank,
+			      hop_bootstrap_error(comm->bs));
+		goto out;
+	}
+	for (int q = 0; q < p->nranks; q++) {
+		if (all[q].eager_size != p->eager_size ||
+		    all[q].slots != p->slots) {
+			ret = hop_comm_fail(comm, HOP_ERR_CONFIG,
+				"p2p: rank %d has HOP_EAGER_SIZE=%" PRIu64
+				" HOP_EAGER_SLOTS=%u but rank %d has %zu and "
+				"%u; every rank must use the same values",
+				q, all[q].eager_size, all[q].slots, p->rank,
+				p->eager_size, p->slots);
+			goto out;
+		}
+		p->peers[q].ring_raddr = all[q].addr +
+			(uint64_t)p->rank * p->slots * p->slot_bytes;
+		p->peers[q].ring_rkey = all[q].key;
+		hop_credit_init(&p->peers[q].cr, p->slots);
+	}
+out:
+	free(all);
+	return ret;
+}
+
+int hop_p2p_init(struct hop_comm *comm)
+{
+	struct hop_p2p *p;
+	int ret;
+
+	if (!comm || !comm->prov_ops || !comm->prov)
+		return HOP_ERR_INVALID_ARG;
+	if (!(p = calloc(1, sizeof(*p))))
+		return hop_comm_fail(comm, HOP_ERR_NO_MEMORY,
+				     "p2p: out of memory");
+	comm->p2p = p;
+	p->comm = comm;
+	p->ops = comm->prov_ops;
+	p->prov = comm->prov;
+	p->rank = comm->rank;
+	p->nranks = comm->nranks;
+	if (comm->cfg.eager_slots < 1 || comm->cfg.eager_slots > 65535 ||
+	    comm->cfg.eager_size > (1u << 30) || comm->cfg.rndv_chunk == 0)
+		return hop_comm_fail(comm, HOP_ERR_CONFIG,
+				     "p2p: HOP_EAGER_SLOTS=%d (1..65535), "
+				     "HOP_EAGER_SIZE=%zu (<= 1 GiB) or "
+				     "HOP_RNDV_CHUNK=%zu (> 0) out of range",
+				     comm->cfg.eager_slots, comm->cfg.eager_size,
+				     comm->cfg.rndv_chunk);
+	p->slots = (uint32_t)comm->cfg.eager_slots;
+	p->eager_size = comm->cfg.eager_size;
+	p->rndv_chunk = comm->cfg.rndv_chunk;
+	p->slot_bytes = (HOP_EAGER_HDR + p->eager_size + 63) & ~(size_t)63;
+	p->max_inline = p->ops->max_inline(p->prov);
+	p->inl_len = p->max_inline < p->slot_bytes ? p->max_inline
+						   : p->slot_bytes;
+	hop_idtab_init(&p->sids);
+	hop_idtab_init(&p->rids);
+	hop_ux_pool_init(&p->uxpool, p->eager_size);
+	hop_regcache_init(&p->rc, rc_reg, rc_dereg, p, hop_regcache_env_max());
+	p->peers = calloc((size_t)p->nranks, sizeof(*p->peers));
+	p->backlog = calloc((size_t)p->nranks, sizeof(*p->backlog));
+	p->inl = malloc(p->inl_len ? p->inl_len : 1);
+	if (!p->peers || !p->backlog || !p->inl)
+		return hop_comm_fail(comm, HOP_ERR_NO_MEMORY,
+				     "p2p: out of memory");
+	if ((ret = p2p_alloc_ring(p)) || (ret = p2p_alloc_stage(p)))
+		return ret;
+	if ((ret = p2p_exchange(p)))
+		return ret;
+	HOP_INFO("p2p: %d ranks on %s, eager %zu B x %u slots, inline %zu B, "
+		 "rendezvous chunk %zu B, reg cache %zu", p->nranks,
+		 p->ops->name, p->eager_size, p->slots, p->max_inline,
+		 p->rndv_chunk, p->rc.max);
+	return 0;
+}
+
+void hop_p2p_fini(struct hop_comm *comm)
+{
+	struct hop_p2p *p;
+	struct p2p_ctlq_ent *c;
+
+	if (!comm || !(p = comm->p2p))
+		return;
+	p->tearing_down = 1;
+	if (p->peers)
+		p2p_fail_all(p, HOP_ERR_ABORTED);
+	while ((c = p->ctl_free)) {
+		p->ctl_free = c->next;
+		free(c);
+	}
+	p2p_notes_free(p);
+	p2p_mrs_free(p);
+	hop_regcache_fini(&p->rc);
+	if (p->ring_mr)
+		p->ops->mr_dereg(p->prov, p->ring_mr);
+	if (p->ring) {
+		if (p->ring_prov_alloc)
+			p->ops->mem_free(p->prov, p->ring, p->ring_len);
+		else
+			free(p->ring);
+	}
+	if (p->stage_mr)
+		p->ops->mr_dereg(p->prov, p->stage_mr);
+	free(p->stage);
+	free(p->stage_free);
+	hop_ux_pool_fini(&p->uxpool);
+	hop_idtab_fini(&p->sids);
+	hop_idtab_fini(&p->rids);
+	p2p_requests_free(p);
+	free(p->inl);
+	free(p->peers);
+	free(p->backlog);
+	free(p);
+	comm->p2p = NULL;
+}
+
+void p2p_backlog_add(struct hop_p2p *p, int peer)
+{
+	if (p->peers[peer].in_backlog)
+		return;
+	p->peers[peer].in_backlog = 1;
+	p->backlog[p->nbacklog++] = peer;
+}
+
+/* Post @m now, carrying the credits owed to @peer. */
+int p2p_ctl_post_now(struct hop_p2p *p, int peer, struct hop_ctl *m)
+{
+	struct p2p_peer *pp = &p->peers[peer];
+	unsigned char buf[HOP_CTL_MAX];
+	size_t len;
+	int ret;
+
+	m->credits = pp->cr.owed;
+	len = hop_ctl_encode(m, buf);
+	ret = p->ops->post_send(p->prov, peer, buf, len, 0, 0);
+	if (ret == 0) {
+		hop_credit_returned(&pp->cr, m->credits);
+		if (m->type == HOP_MSG_CREDIT)
+			pp->credit_queued = 0;
+	}
+	return ret;
+}
+
+/*
+ * Send a control message, or queue it behind earlier ones when the
+ * provider is busy. Returns 0 or a failure code.
+ */
+int p2p_ctl_send(struct hop_p2p *p, int peer, struct hop_ctl *m)
+{
+	struct p2p_peer *pp = &p->peers[peer];
+	struct p2p_ctlq_ent *e;
+	int ret;
+
+	if (!pp->ctl_head) {
+		ret = p2p_ctl_post_now(p, peer, m);
+		if (ret != HOP_PROV_AGAIN)
+			return ret;
+	}
+	if ((e = p->ctl_free))
+		p->ctl_free = e->next;
+	else if (!(e = malloc(sizeof(*e))))
+		return hop_comm_fail(p->comm, HOP_ERR_NO_MEMORY,
+				     "p2p: out of memory queueing a %s "
+				     "message to rank %d",
+				     hop_msg_name(m->type), peer);
+	e->msg = *m;
+	e->next = NULL;
+	if (pp->ctl_tail)
+		pp->ctl_tail->next = e;
+	else
+		pp->ctl_head = e;
+	pp->ctl_tail = e;
+	if (m->type == HOP_MSG_CREDIT)
+		pp->credit_queued = 1;
+	p2p_backlog_add(p, peer);
+	return 0;
+}
+
+/* A slot of @peer's messages was copied out: return credits when due. */
+void p2p_credit_freed(struct hop_p2p *p, int peer)
+{
+	struct p2p_peer *pp = &p->peers[peer];
+
+	hop_credit_freed(&pp->cr);
+	if (hop_credit_due(&pp->cr) && !pp->credit_queued) {
+		struct hop_ctl m = { .type = HOP_MSG_CREDIT };
+
+		p2p_ctl_send(p, peer, &m);
+	}
+}
+
+/* @peer returned @n of our slots in its ring. */
+int p2p_grant(struct hop_p2p *p, int peer, uint32_t n)
+{
+	struct p2p_peer *pp = &p->peers[peer];
+
+	if (!n)
+		return 0;
+	if (hop_credit_grant(&pp->cr, n))
+		return hop_comm_fail(p->comm, HOP_ERR_PROTOCOL,
+				     "p2p: rank %d returned %u eager credits "
+				     "but only %u were in use", peer, n,
+				     pp->cr.slots - pp->cr.avail);
+	if (pp->sendq.head)
+		p2p_backlog_add(p, peer);
+	return 0;
+}
+
+/* Post what waits in one peer's queues; 1 when both queues are empty. */
+static int flush_peer(struct hop_p2p *p, int peer, int *err)
+{
+	struct p2p_peer *pp = &p->peers[peer];
+	struct hop_p2p_req *r;
+	struct p2p_ctlq_ent *e;
+	int ret;
+
+	while ((e = pp->ctl_head)) {
+		ret = p2p_ctl_post_now(p, peer, &e->msg);
+		if (ret == HOP_PROV_AGAIN)
+			return 0;
+		if (ret < 0) {
+			*err = ret;
+			return 0;
+		}
+		if (!(pp->ctl_head = e->next))
+			pp->ctl_tail = NULL;
+		e->next = p->ctl_free;
+		p->ctl_free = e;
+	}
+	while ((r = pp->sendq.head)) {
+		ret = r->len <= p->eager_size ? p2p_eager_post(p, r)
+					      : p2p_rts_post(p, r);
+		if (ret == HOP_PROV_AGAIN)
+			return 0;
+		if (ret < 0) {
+			*err = ret;
+			return 0;
+		}
+		/* posted: the request left the queue inside *_post() */
+	}
+	return 1;
+}
+
+int p2p_flush_backlog(struct hop_p2p *p)
+{
+	int err = 0, i = 0;
+
+	while (i < p->nbacklog && !err) {
+		int peer = p->backlog[i];
+
+		if (flush_peer(p, peer, &err)) {
+			p->peers[peer].in_backlog = 0;
+			p->backlog[i] = p->backlog[--p->nbacklog];
+		} else {
+			i++;
+		}
+	}
+	for (struct hop_p2p_req *r = p->rndv_active.head, *n; r && !err;
+	     r = n) {
+		n = r->next;
+		err = p2p_rndv_push(p, r);
+	}
+	return err;
+}
+
+const char *p2p_tag_str(uint64_t tag, char *buf, size_t len)
+{
+	unsigned ctx = (unsigned)(tag >> 56);
+
+	if (ctx == HOP_CTX_USER && (tag >> 32) == 0)
+		snprintf(buf, len, "%u", (unsigned)tag);
+	else
+		snprintf(buf, len, "%s:0x%06x:%u",
+			 ctx == HOP_CTX_COLL ? "coll" :
+			 ctx == HOP_CTX_INTERNAL ? "internal" : "ctx?",
+			 (unsigned)((tag >> 32) & 0xffffff), (unsigned)tag);
+	return buf;
+}

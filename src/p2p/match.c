@@ -1,0 +1,215 @@
+/*
+ * match.c - posted and unexpected queues, the unexpected-entry pool and the
+ * id table (match.h).
+ */
+#include <stdlib.h>
+
+#include <hop/common.h>
+
+#include "p2p/match.h"
+
+void hop_rlist_push(struct hop_rlist *l, struct hop_p2p_req *r)
+{
+	r->next = NULL;
+	r->prev = l->tail;
+	if (l->tail)
+		l->tail->next = r;
+	else
+		l->head = r;
+	l->tail = r;
+}
+
+void hop_rlist_remove(struct hop_rlist *l, struct hop_p2p_req *r)
+{
+	if (r->prev)
+		r->prev->next = r->next;
+	else
+		l->head = r->next;
+	if (r->next)
+		r->next->prev = r->prev;
+	else
+		l->tail = r->prev;
+	r->next = r->prev = NULL;
+}
+
+struct hop_p2p_req *hop_rlist_pop(struct hop_rlist *l)
+{
+	struct hop_p2p_req *r = l->head;
+
+	if (r)
+		hop_rlist_remove(l, r);
+	return r;
+}
+
+void hop_match_post(struct hop_match *m, struct hop_p2p_req *r)
+{
+	hop_rlist_push(&m->posted, r);
+}
+
+struct hop_p2p_req *hop_match_take_posted(struct hop_match *m, uint64_t tag)
+{
+	for (struct hop_p2p_req *r = m->posted.head; r; r = r->next) {
+		if (r->tag == tag) {
+			hop_rlist_remove(&m->posted, r);
+			return r;
+		}
+	}
+	return NULL;
+}
+
+void hop_match_add_unexp(struct hop_match *m, struct hop_ux *ux)
+{
+	ux->next = NULL;
+	if (m->unexp.tail)
+		m->unexp.tail->next = ux;
+	else
+		m->unexp.head = ux;
+	m->unexp.tail = ux;
+	m->unexp.count++;
+}
+
+struct hop_ux *hop_match_take_unexp(struct hop_match *m, uint64_t tag)
+{
+	struct hop_ux *prev = NULL;
+
+	for (struct hop_ux *ux = m->unexp.head; ux; prev = ux, ux = ux->next) {
+		if (ux->tag != tag)
+			continue;
+		if (prev)
+			prev->next = ux->next;
+		else
+			m->unexp.head = ux->next;
+		if (m->unexp.tail == ux)
+			m->unexp.tail = prev;
+		m->unexp.count--;
+		ux->next = NULL;
+		return ux;
+	}
+	return NULL;
+}
+
+struct hop_ux *hop_match_take_unexp_any(struct hop_match *m)
+{
+	struct hop_ux *ux = m->unexp.head;
+
+	if (!ux)
+		return NULL;
+	if (!(m->unexp.head = ux->next))
+		m->unexp.tail = NULL;
+	m->unexp.count--;
+	ux->next = NULL;
+	return ux;
+}
+
+void hop_ux_pool_init(struct hop_ux_pool *p, size_t data_size)
+{
+	p->free = NULL;
+	p->data_size = data_size;
+	p->allocated = 0;
+	p->nfree = 0;
+}
+
+struct hop_ux *hop_ux_get(struct hop_ux_pool *p)
+{
+	struct hop_ux *ux = p->free;
+
+	if (ux) {
+		p->free = ux->next;
+		p->nfree--;
+	} else {
+		ux = malloc(sizeof(*ux) + p->data_size);
+		if (!ux)
+			return NULL;
+		p->allocated++;
+	}
+	ux->next = NULL;
+	ux->sreq = NULL;
+	return ux;
+}
+
+void hop_ux_put(struct hop_ux_pool *p, struct hop_ux *ux)
+{
+	ux->next = p->free;
+	p->free = ux;
+	p->nfree++;
+}
+
+void hop_ux_pool_fini(struct hop_ux_pool *p)
+{
+	struct hop_ux *ux;
+
+	while ((ux = p->free)) {
+		p->free = ux->next;
+		free(ux);
+	}
+	p->nfree = 0;
+}
+
+void hop_idtab_init(struct hop_idtab *t)
+{
+	t->ptr = NULL;
+	t->next = NULL;
+	t->cap = t->used = 0;
+	t->free_head = UINT32_MAX;
+}
+
+static int idtab_grow(struct hop_idtab *t)
+{
+	uint32_t ncap = t->cap ? t->cap * 2 : 64;
+	void **np;
+	uint32_t *nn;
+
+	if (ncap > HOP_IDTAB_MAX)
+		return HOP_ERR_NO_MEMORY;
+	np = realloc(t->ptr, (size_t)ncap * sizeof(*np));
+	if (!np)
+		return HOP_ERR_NO_MEMORY;
+	t->ptr = np;
+	nn = realloc(t->next, (size_t)ncap * sizeof(*nn));
+	if (!nn)
+		return HOP_ERR_NO_MEMORY;
+	t->next = nn;
+	/* chain the new ids, lowest first */
+	for (uint32_t i = ncap; i-- > t->cap;) {
+		t->ptr[i] = NULL;
+		t->next[i] = t->free_head;
+		t->free_head = i;
+	}
+	t->cap = ncap;
+	return 0;
+}
+
+int hop_idtab_alloc(struct hop_idtab *t, void *ptr, uint32_t *id)
+{
+	uint32_t i;
+
+	if (t->free_head == UINT32_MAX) {
+		int rc = idtab_grow(t);
+
+		if (rc)
+			return rc;
+	}
+	i = t->free_head;
+	t->free_head = t->next[i];
+	t->ptr[i] = ptr;
+	t->used++;
+	*id = i;
+	return 0;
+}
+
+void hop_idtab_free(struct hop_idtab *t, uint32_t id)
+{
+	if (id >= t->cap || !t->ptr[id])
+		return;
+	t->ptr[id] = NULL;
+	t->next[id] = t->free_head;
+	t->free_head = id;
+	t->used--;
+}
+
+void hop_idtab_fini(struct hop_idtab *t)
+{
+	free(t->ptr);
+	free(t->next);
+	hop_idtab_init(t);
+}

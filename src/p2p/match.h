@@ -1,0 +1,101 @@
+/*
+ * match.h - tag matching per peer: the posted-receive queue and the
+ * unexpected-message queue, both FIFO so that messages of one (peer, tag)
+ * match in the order they were sent. No wildcards exist in hop, so a queue
+ * per peer and a scan by tag is all matching needs. Pure data structures:
+ * unit-tested without a provider.
+ */
+#ifndef HOP_P2P_MATCH_H
+#define HOP_P2P_MATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "p2p/p2p.h"
+
+/* Doubly linked FIFO of requests through their next/prev fields. */
+struct hop_rlist {
+	struct hop_p2p_req *head, *tail;
+};
+
+void hop_rlist_push(struct hop_rlist *l, struct hop_p2p_req *r);
+void hop_rlist_remove(struct hop_rlist *l, struct hop_p2p_req *r);
+struct hop_p2p_req *hop_rlist_pop(struct hop_rlist *l);
+
+enum hop_ux_kind {
+	HOP_UX_EAGER = 1,       /* payload copied into data[] */
+	HOP_UX_RTS,             /* rendezvous announced: sender's id in sid */
+	HOP_UX_SELF,            /* large send to this rank: sreq holds data */
+};
+
+/* A message that arrived before its receive was posted. */
+struct hop_ux {
+	struct hop_ux *next;
+	uint64_t tag;
+	size_t len;
+	uint32_t sig;
+	uint32_t kind;
+	uint32_t sid;
+	struct hop_p2p_req *sreq;
+	unsigned char data[];   /* eager_size bytes */
+};
+
+struct hop_uxq {
+	struct hop_ux *head, *tail;
+	size_t count;
+};
+
+struct hop_match {
+	struct hop_rlist posted;
+	struct hop_uxq unexp;
+};
+
+/* Append a posted receive. */
+void hop_match_post(struct hop_match *m, struct hop_p2p_req *r);
+/* Oldest posted receive with @tag, removed from the queue; NULL if none. */
+struct hop_p2p_req *hop_match_take_posted(struct hop_match *m, uint64_t tag);
+/* Append an unexpected message. */
+void hop_match_add_unexp(struct hop_match *m, struct hop_ux *ux);
+/* Oldest unexpected message with @tag, removed; NULL if none. */
+struct hop_ux *hop_match_take_unexp(struct hop_match *m, uint64_t tag);
+/* Oldest unexpected message of any tag, removed; NULL if none. */
+struct hop_ux *hop_match_take_unexp_any(struct hop_match *m);
+
+/* Free list of unexpected entries of @data_size payload bytes each: the
+ * steady state allocates nothing. */
+struct hop_ux_pool {
+	struct hop_ux *free;
+	size_t data_size;
+	size_t allocated;       /* entries ever allocated (for tests/stats) */
+	size_t nfree;
+};
+
+void hop_ux_pool_init(struct hop_ux_pool *p, size_t data_size);
+struct hop_ux *hop_ux_get(struct hop_ux_pool *p);   /* NULL: out of memory */
+void hop_ux_put(struct hop_ux_pool *p, struct hop_ux *ux);
+void hop_ux_pool_fini(struct hop_ux_pool *p);
+
+/*
+ * Table of small integer ids -> pointers (rendezvous ids carried in
+ * immediates and control messages). Grows by doubling, never shrinks.
+ */
+struct hop_idtab {
+	void **ptr;
+	uint32_t *next;         /* free chain */
+	uint32_t cap, free_head, used;
+};
+
+#define HOP_IDTAB_MAX (1u << 24)
+
+void hop_idtab_init(struct hop_idtab *t);
+/* 0, or HOP_ERR_NO_MEMORY. */
+int hop_idtab_alloc(struct hop_idtab *t, void *ptr, uint32_t *id);
+/* The pointer of a live id, NULL for an unknown or free id. */
+static inline void *hop_idtab_get(const struct hop_idtab *t, uint32_t id)
+{
+	return id < t->cap ? t->ptr[id] : NULL;
+}
+void hop_idtab_free(struct hop_idtab *t, uint32_t id);
+void hop_idtab_fini(struct hop_idtab *t);
+
+#endif /* HOP_P2P_MATCH_H */

@@ -1,0 +1,236 @@
+/*
+ * p2p_priv.h - private state of the channel layer, shared by the files of
+ * src/p2p only.
+ *
+ * Per communicator (struct hop_p2p):
+ *   - ring: one region registered REMOTE_WRITE, nranks * slots slots of
+ *     slot_bytes; peer q writes into slots [q * slots, (q + 1) * slots).
+ *     Its address and key are published with hop_bootstrap_allgather().
+ *   - stage: registered bounce slots for eager messages too large to be
+ *     posted inline; freed by the write's local completion.
+ *   - per peer: where our slots are in the peer's ring, eager sequence
+ *     numbers, credits, matching queues, a send queue (messages waiting for
+ *     credits or for the provider) and a control queue (control messages
+ *     the provider refused with HOP_PROV_AGAIN).
+ *   - id tables of rendezvous in flight, the registration cache, the put
+ *     notes queue, free lists of public requests.
+ *
+ * Every message to a peer (eager or RTS) leaves in the order it was
+ * started: once anything waits in the peer's send queue, later messages
+ * queue behind it. Control messages have their own queue so that credits
+ * and clear-to-sends never wait behind sends that wait for credits.
+ */
+#ifndef HOP_P2P_PRIV_H
+#define HOP_P2P_PRIV_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/core.h"
+#include "p2p/credit.h"
+#include "p2p/match.h"
+#include "p2p/p2p.h"
+#include "p2p/proto.h"
+#include "p2p/regcache.h"
+#include "p2p/request.h"
+#include "transport/provider.h"
+
+#define P2P_POLL_BATCH 32
+#define P2P_WAIT_US 1000        /* longest single provider wait() */
+
+/* hop_p2p_req.kind */
+enum { P2P_KIND_SEND = 1, P2P_KIND_RECV = 2 };
+
+/* request state, in priv[0] */
+enum p2p_state {
+	ST_IDLE = 0,
+	ST_SENDQ,        /* send waiting in the peer's send queue */
+	ST_POSTED,       /* receive in the posted queue */
+	ST_WAIT_CTS,     /* rendezvous send: RTS out, id in sids */
+	ST_RNDV_WRITE,   /* rendezvous send: writing, in rndv_active */
+	ST_RNDV_LAST,    /* rendezvous send: all written, waiting completion */
+	ST_RNDV_RECV,    /* rendezvous receive: CTS out, id in rids */
+	ST_SELF_UX,      /* large send to self, in our unexpected queue */
+	ST_DEFERRED,     /* complete, callback pending (deferred list) */
+	ST_DONE,
+};
+
+/* private request fields */
+#define RQ_STATE(r) ((r)->priv[0])
+#define RQ_ID(r) ((r)->priv[1])    /* sid (send) or rid (recv) */
+#define RQ_RADDR(r) ((r)->priv[2]) /* rndv send: target address */
+#define RQ_RKEY(r) ((r)->priv[3])  /* rndv send: target key */
+#define RQ_OFF(r) ((r)->priv[4])   /* rndv send: bytes posted */
+#define RQ_RCE(r) ((r)->priv[5])   /* registration cache entry */
+#define RQ_MLEN(r) ((r)->priv[6])  /* rndv: message length */
+#define RQ_RID(r) ((r)->priv[7])   /* rndv send: receiver's id */
+
+static inline struct hop_rc_entry *rq_rce(const struct hop_p2p_req *r)
+{
+	return (struct hop_rc_entry *)(uintptr_t)RQ_RCE(r);
+}
+
+/* wr_id of signaled writes: kind in the top 4 bits */
+#define WR_STAGE (1ull << 60)
+#define WR_RNDV (2ull << 60)
+#define WR_PUT (3ull << 60)
+#define WR_KIND(w) ((w) & (15ull << 60))
+#define WR_VAL(w) ((w) & ~(15ull << 60))
+
+/* A control message waiting for the provider. */
+struct p2p_ctlq_ent {
+	struct p2p_ctlq_ent *next;
+	struct hop_ctl msg;
+};
+
+/* An immediate delivered by a put, waiting for hop_wait_imm(). */
+struct p2p_note {
+	struct p2p_note *next;
+	int peer;
+	uint32_t imm;
+	uint64_t len;
+};
+
+struct p2p_peer {
+	uint64_t ring_raddr;     /* our first slot in the peer's ring */
+	uint64_t ring_rkey;
+	uint32_t send_seq;       /* eager messages sent to the peer */
+	uint32_t recv_seq;       /* eager messages received from it */
+	struct hop_credit cr;
+	struct hop_match mq;
+	struct hop_rlist sendq;
+	struct p2p_ctlq_ent *ctl_head, *ctl_tail;
+	int credit_queued;       /* a CREDIT message waits in the ctl queue */
+	int in_backlog;
+};
+
+/* Public hop_mr_t. */
+struct hop_mr {
+	uint32_t magic;
+	struct hop_comm *comm;
+	struct hop_prov_mr *pmr; /* NULL for an empty region */
+	void *addr;
+	size_t len;
+	unsigned access;
+	struct hop_mr *prev, *next;
+};
+#define HOP_MR_MAGIC 0x686d7272u /* "hmrr" */
+
+struct p2p_req_chunk {
+	struct p2p_req_chunk *next;
+	struct hop_request req[];
+};
+#define P2P_REQ_CHUNK 64
+
+struct hop_p2p {
+	struct hop_comm *comm;
+	const struct hop_prov_ops *ops;
+	struct hop_prov *prov;
+	int rank, nranks;
+	uint32_t slots;
+	size_t eager_size, slot_bytes, max_inline, rndv_chunk;
+
+	unsigned char *ring;
+	size_t ring_len;
+	int ring_prov_alloc;     /* ring from ops->mem_alloc */
+	struct hop_prov_mr *ring_mr;
+
+	unsigned char *stage;
+	size_t stage_len;
+	struct hop_prov_mr *stage_mr;
+	uint32_t *stage_free;
+	uint32_t nstage, stage_nfree;
+
+	unsigned char *inl;      /* inline eager write, built here */
+	size_t inl_len;
+
+	struct p2p_peer *peers;
+	int *backlog;            /* peers with queued sends or control msgs */
+	int nbacklog;
+	struct hop_rlist rndv_active;
+	struct hop_idtab sids, rids;
+	struct hop_ux_pool uxpool;
+	struct p2p_ctlq_ent *ctl_free;
+
+	struct p2p_note *notes_head, *notes_tail, *notes_free;
+	uint64_t put_seq;        /* id of the blocking put in flight */
+	int put_done, put_status;
+
+	struct hop_regcache rc;
+	struct hop_mr *mrs;      /* live public regions */
+
+	struct hop_request *req_free;
+	struct p2p_req_chunk *req_chunks;
+
+	struct hop_rlist deferred;  /* completions whose callback is pending */
+	int post_depth;          /* inside hop_p2p_isend/irecv */
+	int fail_code;           /* set once every request was failed */
+	int tearing_down;        /* fini: no callbacks */
+	struct hop_cqe cqe[P2P_POLL_BATCH];
+};
+
+/* channel.c */
+void p2p_backlog_add(struct hop_p2p *p, int peer);
+int p2p_ctl_send(struct hop_p2p *p, int peer, struct hop_ctl *m);
+int p2p_ctl_post_now(struct hop_p2p *p, int peer, struct hop_ctl *m);
+int p2p_flush_backlog(struct hop_p2p *p);
+void p2p_credit_freed(struct hop_p2p *p, int peer);
+int p2p_grant(struct hop_p2p *p, int peer, uint32_t n);
+const char *p2p_tag_str(uint64_t tag, char *buf, size_t len);
+
+/* progress.c */
+void p2p_complete(struct hop_p2p *p, struct hop_p2p_req *r, int status);
+void p2p_fail_all(struct hop_p2p *p, int code);
+static inline int p2p_failed(const struct hop_comm *comm)
+{
+	int f = atomic_load_explicit(&((struct hop_comm *)comm)->failed,
+				     memory_order_relaxed);
+
+	if (f < 0)
+		return f;
+	if (f > 0)       /* a cause is being recorded */
+		return HOP_ERR_COMM_FAILED;
+	if (atomic_load_explicit(&((struct hop_comm *)comm)->aborted,
+				 memory_order_relaxed))
+		return HOP_ERR_ABORTED;
+	return 0;
+}
+typedef void (*p2p_describe_fn)(void *arg, char *buf, size_t len);
+int p2p_wait_loop(struct hop_comm *comm, int (*done)(void *), void *arg,
+		  p2p_describe_fn describe, void *darg);
+void p2p_describe_req(const struct hop_p2p_req *r, char *buf, size_t len);
+
+/* eager.c */
+int p2p_eager_post(struct hop_p2p *p, struct hop_p2p_req *r);
+int p2p_eager_arrived(struct hop_p2p *p, const struct hop_cqe *c);
+void p2p_deliver_ux(struct hop_p2p *p, struct hop_p2p_req *r,
+		    struct hop_ux *ux);
+int p2p_check_match(struct hop_p2p *p, struct hop_p2p_req *r, int peer,
+		    uint64_t len, uint32_t sig, uint32_t sid);
+int p2p_self_send(struct hop_p2p *p, struct hop_p2p_req *r);
+
+/* rndv.c */
+int p2p_rts_post(struct hop_p2p *p, struct hop_p2p_req *r);
+int p2p_rts_arrived(struct hop_p2p *p, int peer, const struct hop_ctl *m);
+void p2p_rndv_recv_start(struct hop_p2p *p, struct hop_p2p_req *r,
+			 uint64_t len, uint32_t sid);
+int p2p_cts_arrived(struct hop_p2p *p, int peer, const struct hop_ctl *m);
+int p2p_nak_arrived(struct hop_p2p *p, int peer, const struct hop_ctl *m);
+int p2p_rndv_push(struct hop_p2p *p, struct hop_p2p_req *r);
+int p2p_rndv_write_done(struct hop_p2p *p, const struct hop_cqe *c);
+int p2p_rndv_recv_done(struct hop_p2p *p, const struct hop_cqe *c);
+
+/* put.c */
+int p2p_put_note_arrived(struct hop_p2p *p, int peer,
+			 const struct hop_ctl *m);
+int p2p_note_push(struct hop_p2p *p, int peer, uint32_t imm, uint64_t len);
+void p2p_notes_free(struct hop_p2p *p);
+
+/* request.c / mem.c */
+void p2p_requests_free(struct hop_p2p *p);
+void p2p_mrs_free(struct hop_p2p *p);
+struct hop_mr *p2p_mr_find_key(struct hop_p2p *p, uint64_t key,
+			       uint64_t addr, uint64_t len);
+
+#endif /* HOP_P2P_PRIV_H */

@@ -1,0 +1,323 @@
+/*
+ * progress.c - the one progress engine of hop: poll the provider in
+ * batches, dispatch completions to the protocols, post queued work, run
+ * completion callbacks; the waiting loop every blocking call goes through
+ * (spin, then bounded provider waits, until the comm deadline); failing
+ * every outstanding request when the communicator fails.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "p2p/p2p_priv.h"
+
+void p2p_complete(struct hop_p2p *p, struct hop_p2p_req *r, int status)
+{
+	r->status = status;
+	if (r->cb && !p->tearing_down) {
+		if (p->post_depth) {
+			/* inside isend/irecv: the caller has not returned yet */
+			RQ_STATE(r) = ST_DEFERRED;
+			hop_rlist_push(&p->deferred, r);
+			return;
+		}
+		RQ_STATE(r) = ST_DONE;
+		r->done = 1;
+		r->cb(r, r->cb_arg);    /* may reuse @r: touch it no more */
+		return;
+	}
+	RQ_STATE(r) = ST_DONE;
+	r->done = 1;
+}
+
+static void run_deferred(struct hop_p2p *p)
+{
+	struct hop_p2p_req *r;
+
+	while ((r = hop_rlist_pop(&p->deferred))) {
+		RQ_STATE(r) = ST_DONE;
+		r->done = 1;
+		r->cb(r, r->cb_arg);
+	}
+}
+
+static void release_rce(struct hop_p2p *p, struct hop_p2p_req *r)
+{
+	if (RQ_RCE(r)) {
+		hop_regcache_put(&p->rc, rq_rce(r));
+		RQ_RCE(r) = 0;
+	}
+}
+
+/*
+ * Complete every outstanding request with @code (once): the communicator
+ * failed, was aborted, or is being destroyed. Nothing stays linked to
+ * memory of the caller afterwards.
+ */
+void p2p_fail_all(struct hop_p2p *p, int code)
+{
+	struct hop_p2p_req *r;
+	struct hop_ux *ux;
+
+	if (p->fail_code)
+		return;
+	p->fail_code = code;
+	p->rndv_active.head = p->rndv_active.tail = NULL;
+	for (int q = 0; q < p->nranks; q++) {
+		struct p2p_peer *pp = &p->peers[q];
+		struct p2p_ctlq_ent *e;
+
+		while ((r = hop_rlist_pop(&pp->mq.posted)))
+			p2p_complete(p, r, code);
+		while ((r = hop_rlist_pop(&pp->sendq))) {
+			if (r->len > p->eager_size)
+				hop_idtab_free(&p->sids, (uint32_t)RQ_ID(r));
+			p2p_complete(p, r, code);
+		}
+		while ((ux = hop_match_take_unexp_any(&pp->mq))) {
+			if (ux->kind == HOP_UX_SELF)
+				p2p_complete(p, ux->sreq, code);
+			hop_ux_put(&p->uxpool, ux);
+		}
+		while ((e = pp->ctl_head)) {
+			pp->ctl_head = e->next;
+			e->next = p->ctl_free;
+			p->ctl_free = e;
+		}
+		pp->ctl_tail = NULL;
+		pp->credit_queued = 0;
+		pp->in_backlog = 0;
+	}
+	p->nbacklog = 0;
+	for (uint32_t id = 0; id < p->sids.cap; id++) {
+		if ((r = hop_idtab_get(&p->sids, id))) {
+			hop_idtab_free(&p->sids, id);
+			release_rce(p, r);
+			p2p_complete(p, r, code);
+		}
+	}
+	for (uint32_t id = 0; id < p->rids.cap; id++) {
+		if ((r = hop_idtab_get(&p->rids, id))) {
+			hop_idtab_free(&p->rids, id);
+			release_rce(p, r);
+			p2p_complete(p, r, code);
+		}
+	}
+	if (p->tearing_down) {
+		while ((r = hop_rlist_pop(&p->deferred))) {
+			RQ_STATE(r) = ST_DONE;
+			r->done = 1;
+		}
+	} else if (!p->post_depth) {
+		run_deferred(p);
+	}
+}
+
+static int dispatch_write(struct hop_p2p *p, const struct hop_cqe *c)
+{
+	switch (WR_KIND(c->wr_id)) {
+	case WR_STAGE:
+		if (WR_VAL(c->wr_id) >= p->nstage)
+			break;
+		p->stage_free[p->stage_nfree++] = (uint32_t)WR_VAL(c->wr_id);
+		if (c->status)
+			return hop_comm_fail(p->comm, c->status, "p2p: eager "
+					     "write to rank %d failed: %s",
+					     c->peer, hop_strerror(c->status));
+		return 0;
+	case WR_RNDV:
+		return p2p_rndv_write_done(p, c);
+	case WR_PUT:
+		if (WR_VAL(c->wr_id) == p->put_seq) {
+			p->put_done = 1;
+			p->put_status = c->status;
+		}
+		return 0;
+	}
+	return hop_comm_fail(p->comm, HOP_ERR_INTERNAL, "p2p: completion of "
+			     "unknown write 0x%llx from rank %d",
+			     (unsigned long long)c->wr_id, c->peer);
+}
+
+static int dispatch_recv(struct hop_p2p *p, const struct hop_cqe *c)
+{
+	struct hop_ctl m;
+	char err[160];
+	int ret;
+
+	if (c->len > HOP_PROV_SEND_MAX)
+		return hop_comm_fail(p->comm, HOP_ERR_PROTOCOL, "p2p: control "
+				     "message of %u B from rank %d", c->len,
+				     c->peer);
+	if ((ret = hop_ctl_decode(c->data, c->len, &m, err, sizeof(err))))
+		return hop_comm_fail(p->comm, ret, "p2p: from rank %d: %s",
+				     c->peer, err);
+	if ((ret = p2p_grant(p, c->peer, m.credits)))
+		return ret;
+	switch (m.type) {
+	case HOP_MSG_RTS:
+		return p2p_rts_arrived(p, c->peer, &m);
+	case HOP_MSG_CTS:
+		return p2p_cts_arrived(p, c->peer, &m);
+	case HOP_MSG_NAK:
+		return p2p_nak_arrived(p, c->peer, &m);
+	case HOP_MSG_PUT:
+		return p2p_put_note_arrived(p, c->peer, &m);
+	default:        /* CREDIT: granted above */
+		return 0;
+	}
+}
+
+static int dispatch(struct hop_p2p *p, const struct hop_cqe *c)
+{
+	if (c->peer < 0 || c->peer >= p->nranks)
+		return hop_comm_fail(p->comm, HOP_ERR_PROTOCOL, "p2p: completion "
+				     "names rank %d (comm has %d ranks)",
+				     c->peer, p->nranks);
+	switch (c->op) {
+	case HOP_CQE_WRITE:
+		return dispatch_write(p, c);
+	case HOP_CQE_SEND:
+		return 0;
+	case HOP_CQE_RECV_IMM:
+		switch (hop_imm_kind(c->imm)) {
+		case HOP_IMM_EAGER:
+			return p2p_eager_arrived(p, c);
+		case HOP_IMM_RNDV:
+			return p2p_rndv_recv_done(p, c);
+		}
+		return hop_comm_fail(p->comm, HOP_ERR_PROTOCOL, "p2p: rank %d "
+				     "wrote with unknown immediate 0x%08x",
+				     c->peer, c->imm);
+	case HOP_CQE_RECV:
+		return dispatch_recv(p, c);
+	}
+	return hop_comm_fail(p->comm, HOP_ERR_INTERNAL, "p2p: completion of "
+			     "unknown kind %d from rank %d", c->op, c->peer);
+}
+
+int hop_p2p_progress(struct hop_comm *comm)
+{
+	struct hop_p2p *p = comm->p2p;
+	int n, ret = 0;
+
+	if (!p)
+		return HOP_ERR_INVALID_HANDLE;
+	if (p->post_depth)      /* called from a completion callback */
+		return 0;
+	if ((ret = p2p_failed(comm)))
+		goto fail;
+	if (p->deferred.head)
+		run_deferred(p);
+	n = p->ops->poll(p->prov, p->cqe, P2P_POLL_BATCH);
+	if (n < 0) {
+		ret = n;
+		goto fail;
+	}
+	p->post_depth++;        /* callbacks run after the batch */
+	for (int i = 0; i < n && ret >= 0; i++)
+		ret = dispatch(p, &p->cqe[i]);
+	if (ret >= 0 && (p->nbacklog || p->rndv_active.head))
+		ret = p2p_flush_backlog(p);
+	p->post_depth--;
+	if (ret < 0 || (ret = p2p_failed(comm)))
+		goto fail;
+	if (p->deferred.head)
+		run_deferred(p);
+	return n;
+fail:
+	if (p2p_failed(comm))
+		ret = p2p_failed(comm);
+	p2p_fail_all(p, ret);
+	return ret;
+}
+
+void p2p_describe_req(const struct hop_p2p_req *r, char *buf, size_t len)
+{
+	char tag[48];
+
+	snprintf(buf, len, "%s rank %d tag %s (%zu B)",
+		 r->kind == P2P_KIND_SEND ? "send to" : "recv from", r->peer,
+		 p2p_tag_str(r->tag, tag, sizeof(tag)), r->len);
+}
+
+int p2p_wait_loop(struct hop_comm *comm, int (*done)(void *), void *arg,
+		  p2p_describe_fn describe, void *darg)
+{
+	struct hop_p2p *p = comm->p2p;
+	unsigned spins = 0, iter = 0, spin_max;
+	uint64_t deadline;
+	char what[256];
+	int ret;
+
+	if (done(arg))
+		return 0;
+	if (!p)
+		return HOP_ERR_INVALID_HANDLE;
+	spin_max = comm->cfg.spin_count > 0 ? (unsigned)comm->cfg.spin_count
+					    : 0;
+	deadline = hop_comm_deadline(comm);
+	for (;;) {
+		ret = hop_p2p_progress(comm);
+		if (ret < 0)
+			return ret;
+		if (done(arg))
+			return 0;
+		if (ret > 0)
+			spins = 0;
+		if ((++iter & 1023) == 0 || spins >= spin_max) {
+			if (hop_deadline_passed(deadline))
+				break;
+		}
+		if (spins < spin_max) {
+			spins++;
+			continue;
+		}
+		int left = hop_deadline_ms_left(deadline);
+		p->ops->wait(p->prov, left >= 1 ? P2P_WAIT_US : 100);
+	}
+	describe(darg, what, sizeof(what));
+	ret = hop_comm_fail(comm, HOP_ERR_TIMEOUT, "rank %d: %s not completed "
+			    "within %g s (HOP_TIMEOUT)", p->rank, what,
+			    comm->cfg.timeout_ms / 1000.0);
+	p2p_fail_all(p, ret);
+	return ret;
+}
+
+struct what_arg {
+	const char *what;
+};
+
+static void describe_what(void *arg, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", ((struct what_arg *)arg)->what);
+}
+
+int hop_p2p_wait_until(struct hop_comm *comm, int (*done)(void *arg),
+		       void *arg, const char *what)
+{
+	struct what_arg w = { what ? what : "operation" };
+
+	if (!comm || !done)
+		return HOP_ERR_INVALID_ARG;
+	return p2p_wait_loop(comm, done, arg, describe_what, &w);
+}
+
+static int req_done(void *arg)
+{
+	return ((struct hop_p2p_req *)arg)->done;
+}
+
+static void describe_req(void *arg, char *buf, size_t len)
+{
+	p2p_describe_req(arg, buf, len);
+}
+
+int hop_p2p_wait(struct hop_comm *comm, struct hop_p2p_req *req)
+{
+	int ret;
+
+	if (req->done)
+		return req->status;
+	ret = p2p_wait_loop(comm, req_done, req, describe_req, req);
+	return req->done ? req->status : ret;
+}

@@ -1,0 +1,185 @@
+/*
+ * proto.c - encode/decode of eager headers and control messages (proto.h).
+ * Pure functions: no provider, no communicator.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <hop/common.h>
+
+#include "p2p/proto.h"
+
+#define PUT(buf, off, v) memcpy((unsigned char *)(buf) + (off), &(v), sizeof(v))
+#define GET(buf, off, v) memcpy(&(v), (const unsigned char *)(buf) + (off), sizeof(v))
+
+void hop_eager_hdr_encode(void *dst, const struct hop_eager_hdr *h)
+{
+	uint32_t magic = HOP_EAGER_MAGIC;
+
+	PUT(dst, 0, h->tag);
+	PUT(dst, 8, h->len);
+	PUT(dst, 12, h->sig);
+	PUT(dst, 16, h->seq);
+	PUT(dst, 20, h->credits);
+	PUT(dst, 22, h->type);
+	PUT(dst, 23, h->flags);
+	PUT(dst, 24, h->src);
+	PUT(dst, 28, magic);
+}
+
+int hop_eager_hdr_decode(const void *src, size_t written, size_t eager_size,
+			 struct hop_eager_hdr *h, char *err, size_t errlen)
+{
+	uint32_t magic;
+
+	if (written < HOP_EAGER_HDR) {
+		snprintf(err, errlen, "eager write of %zu bytes is shorter than "
+			 "its %u-byte header", written, HOP_EAGER_HDR);
+		return HOP_ERR_PROTOCOL;
+	}
+	GET(src, 0, h->tag);
+	GET(src, 8, h->len);
+	GET(src, 12, h->sig);
+	GET(src, 16, h->seq);
+	GET(src, 20, h->credits);
+	GET(src, 22, h->type);
+	GET(src, 23, h->flags);
+	GET(src, 24, h->src);
+	GET(src, 28, magic);
+	if (magic != HOP_EAGER_MAGIC || h->type != HOP_MSG_EAGER ||
+	    h->flags != 0) {
+		snprintf(err, errlen, "eager slot holds no valid header (magic "
+			 "0x%08x, type %u, flags %u)", magic, h->type, h->flags);
+		return HOP_ERR_PROTOCOL;
+	}
+	if (h->len > eager_size) {
+		snprintf(err, errlen, "eager payload of %u bytes exceeds the "
+			 "slot size %zu", h->len, eager_size);
+		return HOP_ERR_PROTOCOL;
+	}
+	if ((size_t)h->len + HOP_EAGER_HDR != written) {
+		snprintf(err, errlen, "eager header says %u payload bytes but "
+			 "%zu bytes were written", h->len, written);
+		return HOP_ERR_PROTOCOL;
+	}
+	return 0;
+}
+
+static const size_t ctl_len[HOP_MSG_TYPE_MAX] = {
+	[HOP_MSG_RTS] = 8 + 24,
+	[HOP_MSG_CTS] = 8 + 24,
+	[HOP_MSG_NAK] = 8 + 40,
+	[HOP_MSG_CREDIT] = 8,
+	[HOP_MSG_PUT] = 8 + 12,
+};
+
+const char *hop_msg_name(unsigned type)
+{
+	static const char *const names[HOP_MSG_TYPE_MAX] = {
+		[HOP_MSG_EAGER] = "EAGER", [HOP_MSG_RTS] = "RTS",
+		[HOP_MSG_CTS] = "CTS",     [HOP_MSG_NAK] = "NAK",
+		[HOP_MSG_CREDIT] = "CREDIT", [HOP_MSG_PUT] = "PUT",
+	};
+
+	return type < HOP_MSG_TYPE_MAX && names[type] ? names[type] : "?";
+}
+
+size_t hop_ctl_encode(const struct hop_ctl *m, void *buf)
+{
+	unsigned char *b = buf;
+
+	memset(b, 0, 8);
+	b[0] = m->type;
+	PUT(b, 4, m->credits);
+	switch (m->type) {
+	case HOP_MSG_RTS:
+		PUT(b, 8, m->u.rts.tag);
+		PUT(b, 16, m->u.rts.len);
+		PUT(b, 24, m->u.rts.sig);
+		PUT(b, 28, m->u.rts.sid);
+		break;
+	case HOP_MSG_CTS:
+		PUT(b, 8, m->u.cts.addr);
+		PUT(b, 16, m->u.cts.key);
+		PUT(b, 24, m->u.cts.sid);
+		PUT(b, 28, m->u.cts.rid);
+		break;
+	case HOP_MSG_NAK:
+		PUT(b, 8, m->u.nak.tag);
+		PUT(b, 16, m->u.nak.slen);
+		PUT(b, 24, m->u.nak.rlen);
+		PUT(b, 32, m->u.nak.code);
+		PUT(b, 36, m->u.nak.sid);
+		PUT(b, 40, m->u.nak.ssig);
+		PUT(b, 44, m->u.nak.rsig);
+		break;
+	case HOP_MSG_PUT:
+		PUT(b, 8, m->u.put.len);
+		PUT(b, 16, m->u.put.imm);
+		break;
+	default:
+		break;
+	}
+	return m->type < HOP_MSG_TYPE_MAX ? ctl_len[m->type] : 8;
+}
+
+int hop_ctl_decode(const void *buf, size_t len, struct hop_ctl *m, char *err,
+		   size_t errlen)
+{
+	const unsigned char *b = buf;
+
+	if (len < 8) {
+		snprintf(err, errlen, "control message of %zu bytes is too "
+			 "short", len);
+		return HOP_ERR_PROTOCOL;
+	}
+	memset(m, 0, sizeof(*m));
+	m->type = b[0];
+	if (m->type == HOP_MSG_EAGER || m->type >= HOP_MSG_TYPE_MAX ||
+	    m->type == 0 || b[1] || b[2] || b[3]) {
+		snprintf(err, errlen, "control message of unknown type %u",
+			 m->type);
+		return HOP_ERR_PROTOCOL;
+	}
+	if (len != ctl_len[m->type]) {
+		snprintf(err, errlen, "%s message of %zu bytes (expected %zu)",
+			 hop_msg_name(m->type), len, ctl_len[m->type]);
+		return HOP_ERR_PROTOCOL;
+	}
+	GET(b, 4, m->credits);
+	switch (m->type) {
+	case HOP_MSG_RTS:
+		GET(b, 8, m->u.rts.tag);
+		GET(b, 16, m->u.rts.len);
+		GET(b, 24, m->u.rts.sig);
+		GET(b, 28, m->u.rts.sid);
+		break;
+	case HOP_MSG_CTS:
+		GET(b, 8, m->u.cts.addr);
+		GET(b, 16, m->u.cts.key);
+		GET(b, 24, m->u.cts.sid);
+		GET(b, 28, m->u.cts.rid);
+		break;
+	case HOP_MSG_NAK:
+		GET(b, 8, m->u.nak.tag);
+		GET(b, 16, m->u.nak.slen);
+		GET(b, 24, m->u.nak.rlen);
+		GET(b, 32, m->u.nak.code);
+		GET(b, 36, m->u.nak.sid);
+		GET(b, 40, m->u.nak.ssig);
+		GET(b, 44, m->u.nak.rsig);
+		if (m->u.nak.code >= 0) {
+			snprintf(err, errlen, "NAK carries no error code (%d)",
+				 (int)m->u.nak.code);
+			return HOP_ERR_PROTOCOL;
+		}
+		break;
+	case HOP_MSG_PUT:
+		GET(b, 8, m->u.put.len);
+		GET(b, 16, m->u.put.imm);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}

@@ -1,0 +1,114 @@
+/*
+ * proto.h - the wire formats of the channel protocol (pure encode/decode,
+ * unit-tested without a provider).
+ *
+ * Eager message: one write into the receiver's slot, HOP_EAGER_HDR bytes of
+ * header then the payload, with an immediate naming the slot:
+ *
+ *   off size field
+ *    0   8   tag      64-bit internal tag (HOP_TAG)
+ *    8   4   len      payload bytes (<= eager_size)
+ *   12   4   sig      collective signature, 0 for user traffic
+ *   16   4   seq      per-pair eager sequence number (slot = seq % slots)
+ *   20   2   credits  slots the sender returns to the receiver (piggyback)
+ *   22   1   type     HOP_MSG_EAGER
+ *   23   1   flags    0
+ *   24   4   src      sending rank (checked)
+ *   28   4   magic    HOP_EAGER_MAGIC
+ *
+ * Control messages (post_send, <= HOP_PROV_SEND_MAX bytes): an 8-byte
+ * common part {type u8, 3 zero bytes, credits u32} then the body of the
+ * type (RTS, CTS, NAK, CREDIT, PUT). Fields are in host byte order: every
+ * rank of a job runs on the same architecture.
+ *
+ * Immediates: the top 4 bits are the kind (HOP_IMM_EAGER: low bits are the
+ * slot; HOP_IMM_RNDV: low bits are the receiver's rendezvous id).
+ */
+#ifndef HOP_P2P_PROTO_H
+#define HOP_P2P_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define HOP_EAGER_HDR 32u
+#define HOP_EAGER_MAGIC 0x68656772u /* "hegr" */
+
+enum hop_msg_type {
+	HOP_MSG_EAGER = 1,
+	HOP_MSG_RTS,    /* request to send: tag, len, sig, sender's id */
+	HOP_MSG_CTS,    /* clear to send: where to write */
+	HOP_MSG_NAK,    /* receiver refuses a message (truncation, mismatch) */
+	HOP_MSG_CREDIT, /* eager slots returned */
+	HOP_MSG_PUT,    /* a put's data is in place: imm, len */
+	HOP_MSG_TYPE_MAX
+};
+
+struct hop_eager_hdr {
+	uint64_t tag;
+	uint32_t len;
+	uint32_t sig;
+	uint32_t seq;
+	uint16_t credits;
+	uint8_t type;
+	uint8_t flags;
+	uint32_t src;
+};
+
+void hop_eager_hdr_encode(void *dst, const struct hop_eager_hdr *h);
+
+/*
+ * hop_eager_hdr_decode() - Decode and validate the header of a slot.
+ * @written: bytes the completion says were written (header + payload).
+ * @eager_size: largest payload allowed.
+ * Return: 0 or HOP_ERR_PROTOCOL with the reason in @err.
+ */
+int hop_eager_hdr_decode(const void *src, size_t written, size_t eager_size,
+			 struct hop_eager_hdr *h, char *err, size_t errlen);
+
+#define HOP_NO_ID 0xffffffffu   /* NAK of an eager message: no sender id */
+
+struct hop_ctl {
+	uint8_t type;
+	uint32_t credits;
+	union {
+		struct {
+			uint64_t tag, len;
+			uint32_t sig, sid;
+		} rts;
+		struct {
+			uint64_t addr, key;
+			uint32_t sid, rid;
+		} cts;
+		struct {
+			uint64_t tag, slen, rlen;
+			int32_t code;
+			uint32_t sid, ssig, rsig;
+		} nak;
+		struct {
+			uint64_t len;
+			uint32_t imm;
+		} put;
+	} u;
+};
+
+#define HOP_CTL_MAX 56u
+
+/* Encode @m into @buf (HOP_CTL_MAX bytes); returns the bytes used. */
+size_t hop_ctl_encode(const struct hop_ctl *m, void *buf);
+/* Decode and validate; 0 or HOP_ERR_PROTOCOL with the reason in @err. */
+int hop_ctl_decode(const void *buf, size_t len, struct hop_ctl *m, char *err,
+		   size_t errlen);
+const char *hop_msg_name(unsigned type);
+
+#define HOP_IMM_EAGER 1u
+#define HOP_IMM_RNDV 2u
+#define HOP_IMM_VAL_MASK 0x0fffffffu
+
+static inline uint32_t hop_imm_make(uint32_t kind, uint32_t val)
+{
+	return (kind << 28) | (val & HOP_IMM_VAL_MASK);
+}
+static inline uint32_t hop_imm_kind(uint32_t imm) { return imm >> 28; }
+static inline uint32_t hop_imm_val(uint32_t imm) { return imm & HOP_IMM_VAL_MASK; }
+
+#endif /* HOP_P2P_PROTO_H */
