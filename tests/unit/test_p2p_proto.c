@@ -1,0 +1,249 @@
+/*
+ * test_p2p_proto.c - wire formats of the channel protocol: eager headers
+ * and control messages survive encode/decode field for field, every
+ * malformed input is rejected with a reason, control messages fit a
+ * provider send, immediates pack kind and value.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <hop/common.h>
+
+#include "p2p/p2p.h"
+#include "p2p/proto.h"
+#include "transport/provider.h"
+
+static char err[256];
+
+static void test_eager_roundtrip(void **state)
+{
+	unsigned char slot[HOP_EAGER_HDR + 100];
+	struct hop_eager_hdr h = {
+		.tag = HOP_TAG(HOP_CTX_COLL, 0xabcdef, 0xdeadbeef),
+		.len = 100, .sig = 0x12345678, .seq = 0xfffffffe,
+		.credits = 65535, .type = HOP_MSG_EAGER, .flags = 0, .src = 7,
+	}, d;
+	(void)state;
+
+	hop_eager_hdr_encode(slot, &h);
+	memset(&d, 0x5a, sizeof(d));
+	assert_int_equal(hop_eager_hdr_decode(slot, sizeof(slot), 100, &d, err,
+					      sizeof(err)), 0);
+	assert_int_equal(d.tag, h.tag);
+	assert_int_equal(d.tag >> 56, HOP_CTX_COLL);
+	assert_int_equal(d.len, 100);
+	assert_int_equal(d.sig, 0x12345678);
+	assert_int_equal(d.seq, 0xfffffffe);
+	assert_int_equal(d.credits, 65535);
+	assert_int_equal(d.src, 7);
+	/* zero-length message: header alone */
+	h.len = 0;
+	hop_eager_hdr_encode(slot, &h);
+	assert_int_equal(hop_eager_hdr_decode(slot, HOP_EAGER_HDR, 64, &d, err,
+					      sizeof(err)), 0);
+	assert_int_equal(d.len, 0);
+}
+
+static void test_eager_rejects(void **state)
+{
+	unsigned char slot[HOP_EAGER_HDR + 64];
+	struct hop_eager_hdr h = { .tag = 1, .len = 64, .type = HOP_MSG_EAGER },
+			     d;
+	(void)state;
+
+	hop_eager_hdr_encode(slot, &h);
+	/* shorter than a header */
+	assert_int_equal(hop_eager_hdr_decode(slot, 31, 64, &d, err,
+					      sizeof(err)), HOP_ERR_PROTOCOL);
+	assert_non_null(strstr(err, "shorter"));
+	/* payload larger than the slot */
+	assert_int_equal(hop_eager_hdr_decode(slot, sizeof(slot), 63, &d, err,
+					      sizeof(err)), HOP_ERR_PROTOCOL);
+	assert_non_null(strstr(err, "exceeds"));
+	/* written bytes disagree with the header */
+	assert_int_equal(hop_eager_hdr_decode(slot, sizeof(slot) - 1, 64, &d,
+					      err, sizeof(err)),
+			 HOP_ERR_PROTOCOL);
+	assert_non_null(strstr(err, "64 payload bytes"));
+	/* garbage: bad magic */
+	slot[28] ^= 0xff;
+	assert_int_equal(hop_eager_hdr_decode(slot, sizeof(slot), 64, &d, err,
+					      sizeof(err)), HOP_ERR_PROTOCOL);
+	assert_non_null(strstr(err, "magic"));
+	slot[28] ^= 0xff;
+	/* wrong type */
+	slot[22] = HOP_MSG_RTS;
+	assert_int_equal(hop_eager_hdr_decode(slot, sizeof(slot), 64, &d, err,
+					      sizeof(err)), HOP_ERR_PROTOCOL);
+}
+
+static void roundtrip(const struct hop_ctl *m, struct hop_ctl *d)
+{
+	unsigned char buf[HOP_CTL_MAX];
+	size_t len = hop_ctl_encode(m, buf);
+
+	assert_true(len >= 8);
+	assert_true(len <= HOP_CTL_MAX);
+	assert_true(len <= HOP_PROV_SEND_MAX);
+	memset(d, 0x77, sizeof(*d));
+	assert_int_equal(hop_ctl_decode(buf, len, d, err, sizeof(err)), 0);
+	assert_int_equal(d->type, m->type);
+	assert_int_equal(d->credits, m->credits);
+	/* one byte short is rejected */
+	struct hop_ctl scratch;
+	assert_int_equal(hop_ctl_decode(buf, len - 1, &scratch, err,
+					sizeof(err)), HOP_ERR_PROTOCOL);
+}
+
+static void test_ctl_roundtrip(void **state)
+{
+	struct hop_ctl m, d;
+	(void)state;
+
+	memset(&m, 0, sizeof(m));
+	m.type = HOP_MSG_RTS;
+	m.credits = 9;
+	m.u.rts.tag = ~0ull;
+	m.u.rts.len = 64ull << 20;
+	m.u.rts.sig = 0xcafe;
+	m.u.rts.sid = 12345;
+	roundtrip(&m, &d);
+	assert_int_equal(d.u.rts.tag, ~0ull);
+	assert_int_equal(d.u.rts.len, 64ull << 20);
+	assert_int_equal(d.u.rts.sig, 0xcafe);
+	assert_int_equal(d.u.rts.sid, 12345);
+
+	memset(&m, 0, sizeof(m));
+	m.type = HOP_MSG_CTS;
+	m.u.cts.addr = 0x7fff12345678ull;
+	m.u.cts.key = 0x100000003ull;
+	m.u.cts.sid = 1;
+	m.u.cts.rid = 0x0fffffff;
+	roundtrip(&m, &d);
+	assert_int_equal(d.u.cts.addr, 0x7fff12345678ull);
+	assert_int_equal(d.u.cts.key, 0x100000003ull);
+	assert_int_equal(d.u.cts.sid, 1);
+	assert_int_equal(d.u.cts.rid, 0x0fffffff);
+
+	memset(&m, 0, sizeof(m));
+	m.type = HOP_MSG_NAK;
+	m.u.nak.tag = 5;
+	m.u.nak.slen = 1000003;
+	m.u.nak.rlen = 4097;
+	m.u.nak.code = HOP_ERR_TRUNCATED;
+	m.u.nak.sid = HOP_NO_ID;
+	m.u.nak.ssig = 1;
+	m.u.nak.rsig = 2;
+	roundtrip(&m, &d);
+	assert_int_equal(d.u.nak.slen, 1000003);
+	assert_int_equal(d.u.nak.rlen, 4097);
+	assert_int_equal(d.u.nak.code, HOP_ERR_TRUNCATED);
+	assert_int_equal(d.u.nak.sid, HOP_NO_ID);
+	assert_int_equal(d.u.nak.ssig, 1);
+	assert_int_equal(d.u.nak.rsig, 2);
+
+	memset(&m, 0, sizeof(m));
+	m.type = HOP_MSG_PUT;
+	m.credits = 65536;
+	m.u.put.len = 1ull << 33;
+	m.u.put.imm = 0xffffffffu;
+	roundtrip(&m, &d);
+	assert_int_equal(d.u.put.len, 1ull << 33);
+	assert_int_equal(d.u.put.imm, 0xffffffffu);
+
+	memset(&m, 0, sizeof(m));
+	m.type = HOP_MSG_CREDIT;
+	m.credits = 8;
+	roundtrip(&m, &d);
+	assert_int_equal(d.credits, 8);
+}
+
+static void test_ctl_rejects(void **state)
+{
+	unsigned char buf[HOP_CTL_MAX] = { 0 };
+	struct hop_ctl m = { .type = HOP_MSG_NAK }, d;
+	size_t len;
+	(void)state;
+
+	assert_int_equal(hop_ctl_decode(buf, 7, &d, err, sizeof(err)),
+			 HOP_ERR_PROTOCOL);
+	memset(buf, 0, sizeof(buf));
+	buf[0] = 0;
+	assert_int_equal(hop_ctl_decode(buf, 8, &d, err, sizeof(err)),
+			 HOP_ERR_PROTOCOL);
+	buf[0] = HOP_MSG_EAGER;         /* never a control message */
+	assert_int_equal(hop_ctl_decode(buf, 8, &d, err, sizeof(err)),
+			 HOP_ERR_PROTOCOL);
+	buf[0] = HOP_MSG_TYPE_MAX;
+	assert_int_equal(hop_ctl_decode(buf, 8, &d, err, sizeof(err)),
+			 HOP_ERR_PROTOCOL);
+	assert_non_null(strstr(err, "unknown type"));
+	buf[0] = HOP_MSG_CREDIT;
+	buf[2] = 1;                     /* reserved byte set */
+	assert_int_equal(hop_ctl_decode(buf, 8, &d, err, sizeof(err)),
+			 HOP_ERR_PROTOCOL);
+	/* a NAK must carry an error code */
+	m.u.nak.code = 0;
+	len = hop_ctl_encode(&m, buf);
+	assert_int_equal(hop_ctl_decode(buf, len, &d, err, sizeof(err)),
+			 HOP_ERR_PROTOCOL);
+	assert_non_null(strstr(err, "NAK"));
+	/* length of another type */
+	m.type = HOP_MSG_RTS;
+	len = hop_ctl_encode(&m, buf);
+	buf[0] = HOP_MSG_PUT;
+	assert_int_equal(hop_ctl_decode(buf, len, &d, err, sizeof(err)),
+			 HOP_ERR_PROTOCOL);
+	assert_non_null(strstr(err, "PUT"));
+}
+
+static void test_imm(void **state)
+{
+	uint32_t imm;
+	(void)state;
+
+	imm = hop_imm_make(HOP_IMM_EAGER, 15);
+	assert_int_equal(hop_imm_kind(imm), HOP_IMM_EAGER);
+	assert_int_equal(hop_imm_val(imm), 15);
+	imm = hop_imm_make(HOP_IMM_RNDV, HOP_IMM_VAL_MASK);
+	assert_int_equal(hop_imm_kind(imm), HOP_IMM_RNDV);
+	assert_int_equal(hop_imm_val(imm), HOP_IMM_VAL_MASK);
+	/* values wider than 28 bits do not spill into the kind */
+	imm = hop_imm_make(HOP_IMM_EAGER, 0xffffffffu);
+	assert_int_equal(hop_imm_kind(imm), HOP_IMM_EAGER);
+	assert_string_equal(hop_msg_name(HOP_MSG_CTS), "CTS");
+	assert_string_equal(hop_msg_name(200), "?");
+}
+
+static void test_tag_macro(void **state)
+{
+	(void)state;
+	assert_int_equal(HOP_TAG(HOP_CTX_USER, 0, 7), 7);
+	assert_int_equal(HOP_TAG(HOP_CTX_USER, 0, 0x7fffffff), 0x7fffffff);
+	assert_int_equal(HOP_TAG(HOP_CTX_COLL, 1, 2),
+			 (1ull << 56) | (1ull << 32) | 2);
+	/* hi24 is masked, lo32 is not sign-extended */
+	assert_int_equal(HOP_TAG(HOP_CTX_INTERNAL, 0x1ffffff, -1),
+			 (2ull << 56) | (0xffffffull << 32) | 0xffffffffull);
+	assert_true(HOP_TAG(HOP_CTX_USER, 0, 1) != HOP_TAG(HOP_CTX_COLL, 0, 1));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_eager_roundtrip),
+		cmocka_unit_test(test_eager_rejects),
+		cmocka_unit_test(test_ctl_roundtrip),
+		cmocka_unit_test(test_ctl_rejects),
+		cmocka_unit_test(test_imm),
+		cmocka_unit_test(test_tag_macro),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
