@@ -1,0 +1,481 @@
+/*
+ * config.c - every HOP_* variable of struct hop_config in one table that
+ * drives the defaults, the strict parsing of the environment and the
+ * documentation table (docs/config.md is checked against it by a test).
+ *
+ * Defaults are written as a user would write them and go through the same
+ * parser as the environment, so the documented default is the one in use.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hop/common.h>
+
+#include "config.h"
+#include "log.h"
+
+extern char **environ;
+
+enum cfg_type {
+	CFG_INT,        /* int; min/max are values */
+	CFG_SIZE,       /* size_t; min/max in bytes; K/M/G suffixes */
+	CFG_STR,        /* char[]; max is the longest length accepted */
+	CFG_SECONDS,    /* int milliseconds; user writes (fractional) seconds */
+};
+
+struct cfg_var {
+	const char *name;
+	enum cfg_type type;
+	const char *def;        /* default, as a user would write it */
+	long long min, max;
+	const char *choices;    /* "a|b|c": the only values accepted, or NULL */
+	size_t off, fsize;      /* field in struct hop_config */
+	const char *help;       /* one line, no '|' */
+};
+
+#define FIELD(f) offsetof(struct hop_config, f), sizeof(((struct hop_config *)0)->f)
+#define KIB 1024ll
+#define MIB (1024ll * 1024)
+#define GIB (1024ll * 1024 * 1024)
+
+static const struct cfg_var cfg_vars[] = {
+	/* core */
+	{ "HOP_TIMEOUT", CFG_SECONDS, "60", 1, 2000000000ll, NULL, FIELD(timeout_ms),
+	  "deadline of every blocking wait, in seconds, e.g. 60 or 0.5" },
+	{ "HOP_TRANSPORT", CFG_STR, "auto", 0, 15, "auto|verbs|tcp|shm", FIELD(transport),
+	  "provider: auto picks verbs if every rank has an active device, else shm on one host, else tcp" },
+	{ "HOP_SOCKET_IFNAME", CFG_STR, "", 0, 15, NULL, FIELD(socket_ifname),
+	  "interface for the rendezvous and TCP traffic; unset: first non-loopback IPv4 interface, else lo" },
+	{ "HOP_SPIN", CFG_INT, "2000", 0, 100000000, NULL, FIELD(spin_count),
+	  "polls a waiter spins before it yields or blocks" },
+	/* p2p */
+	{ "HOP_EAGER_SIZE", CFG_SIZE, "8192", 64, 1 * MIB, NULL, FIELD(eager_size),
+	  "largest payload sent eagerly (bytes per pre-registered slot); larger messages use rendezvous" },
+	{ "HOP_EAGER_SLOTS", CFG_INT, "16", 1, 1024, NULL, FIELD(eager_slots),
+	  "eager slots per peer (receive ring depth)" },
+	{ "HOP_RNDV_CHUNK", CFG_SIZE, "1M", 4 * KIB, 1 * GIB, NULL, FIELD(rndv_chunk),
+	  "bytes per write of a rendezvous transfer" },
+	/* collectives */
+	{ "HOP_ALGO", CFG_STR, "", 0, 255, NULL, FIELD(algo),
+	  "force algorithms per collective, e.g. allreduce:ring,broadcast:tree; unset: chosen by the model" },
+	{ "HOP_CHUNK_SIZE", CFG_SIZE, "0", 0, 1 * GIB, NULL, FIELD(chunk_size),
+	  "pipelining chunk in bytes; 0: chosen by the model" },
+	{ "HOP_PIPELINE_DEPTH", CFG_INT, "0", 0, 1024, NULL, FIELD(pipeline_depth),
+	  "chunks in flight per step; 0: chosen by the model" },
+	{ "HOP_PIPELINE_CHUNKS", CFG_INT, "0", 0, 65536, NULL, FIELD(pipeline_chunks),
+	  "chunks k of a multi-hop pipelined transfer; 0: the model's optimum" },
+	{ "HOP_PROFILE", CFG_STR, "", 0, 255, NULL, FIELD(profile),
+	  "path of a hop-probe JSON profile (alpha/beta per provider); unset: built-in estimates" },
+	{ "HOP_TOPO", CFG_STR, "", 0, 255, NULL, FIELD(topo),
+	  "path of a topology file describing hosts and links; unset: flat" },
+	/* verbs */
+	{ "HOP_IB_DEVICE", CFG_STR, "", 0, 63, NULL, FIELD(ib_device),
+	  "verbs device name (e.g. mlx5_0, rxe0); unset: the first with an ACTIVE port" },
+	{ "HOP_IB_PORT", CFG_INT, "1", 1, 255, NULL, FIELD(ib_port),
+	  "verbs port number" },
+	{ "HOP_IB_GID_INDEX", CFG_INT, "-1", -1, 1023, NULL, FIELD(ib_gid_index),
+	  "GID table index (RoCE); -1: automatic (RoCE v2 IPv4 GID when present)" },
+	{ "HOP_IB_TIMEOUT", CFG_INT, "18", 0, 31, NULL, FIELD(ib_timeout),
+	  "local ACK timeout exponent: 4.096 us * 2^value" },
+	{ "HOP_IB_RETRY_CNT", CFG_INT, "7", 0, 7, NULL, FIELD(ib_retry_cnt),
+	  "transport retries before a QP fails" },
+	{ "HOP_IB_MTU", CFG_INT, "0", 0, 4096, "0|256|512|1024|2048|4096", FIELD(ib_mtu),
+	  "path MTU in bytes; 0: the port's active MTU" },
+	{ "HOP_IB_CM", CFG_STR, "rdmacm", 0, 15, "rdmacm|oob", FIELD(ib_cm),
+	  "connection setup: rdmacm, or oob (QP numbers exchanged through the bootstrap)" },
+	{ "HOP_IB_SIGNAL_EVERY", CFG_INT, "16", 1, 4096, NULL, FIELD(ib_signal_every),
+	  "request a hardware completion every this many posts (selective signalling)" },
+};
+#define N_CFG_VARS (sizeof(cfg_vars) / sizeof(cfg_vars[0]))
+
+/* Read by the launcher and hop_comm_init_env(), not stored in hop_config. */
+static const struct {
+	const char *name, *def, *help;
+} env_vars[] = {
+	{ "HOP_DEBUG", "warn", "log level on stderr: none, warn, info or trace" },
+	{ "HOP_RANK", "", "rank of this process (set by hop-run; read by hop_comm_init_env)" },
+	{ "HOP_SIZE", "", "number of ranks (set by hop-run; read by hop_comm_init_env)" },
+	{ "HOP_UNIQUE_ID", "", "hex unique id of the job (set by hop-run; read by hop_comm_init_env)" },
+	{ "HOP_ADDR", "", "host:port where rank 0 listens, when HOP_UNIQUE_ID is not set" },
+	{ "HOP_SECRET", "", "32 hex digits shared by every rank, with HOP_ADDR; unset: derived from the job id (warned)" },
+	{ "HOP_BOOTSTRAP_FD", "", "rendezvous listening socket inherited by rank 0 from hop-run" },
+};
+#define N_ENV_VARS (sizeof(env_vars) / sizeof(env_vars[0]))
+
+static int cfg_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int cfg_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return HOP_ERR_CONFIG;
+}
+
+/* "1G", "4K", "8192": the shortest exact spelling of a size. */
+static void fmt_size(unsigned long long v, char *buf, size_t len)
+{
+	static const char sfx[] = { 'G', 'M', 'K' };
+	static const unsigned long long mul[] = { GIB, MIB, KIB };
+
+	for (int i = 0; i < 3; i++) {
+		if (v >= mul[i] && v % mul[i] == 0) {
+			snprintf(buf, len, "%llu%c", v / mul[i], sfx[i]);
+			return;
+		}
+	}
+	snprintf(buf, len, "%llu", v);
+}
+
+/* "60", "0.5", "0.001": milliseconds as decimal seconds. */
+static void fmt_ms(long long ms, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%lld.%03lld", ms / 1000, ms % 1000);
+
+	while (n > 0 && (size_t)n < len && buf[n - 1] == '0')
+		buf[--n] = '\0';
+	if (n > 0 && (size_t)n < len && buf[n - 1] == '.')
+		buf[--n] = '\0';
+}
+
+/* The "allowed" text of errors and of the documentation table. */
+static void allowed_int(long min, long max, char *buf, size_t len)
+{
+	snprintf(buf, len, "%ld..%ld", min, max);
+}
+
+static void allowed_size(size_t min, size_t max, char *buf, size_t len)
+{
+	char smin[32], smax[32];
+
+	fmt_size(min, smin, sizeof(smin));
+	fmt_size(max, smax, sizeof(smax));
+	snprintf(buf, len, "%s..%s bytes, suffixes K, M, G", smin, smax);
+}
+
+static void allowed_secs(long long min_ms, long long max_ms, char *buf,
+			 size_t len)
+{
+	char smin[32], smax[32];
+
+	fmt_ms(min_ms, smin, sizeof(smin));
+	fmt_ms(max_ms, smax, sizeof(smax));
+	snprintf(buf, len, "%s..%s seconds, fractions allowed", smin, smax);
+}
+
+static int check_not_empty(const char *name, const char *value,
+			   const char *allowed, char *err, size_t errlen)
+{
+	if (!value || !*value)
+		return cfg_err(err, errlen, "%s is set but empty (allowed: %s); "
+			       "unset it for the default", name, allowed);
+	if (isspace((unsigned char)value[0]))
+		return cfg_err(err, errlen, "%s='%s': leading white space "
+			       "(allowed: %s)", name, value, allowed);
+	return 0;
+}
+
+int hop_parse_int(const char *name, const char *value, long min, long max,
+		  long *out, char *err, size_t errlen)
+{
+	char allowed[64];
+	char *end;
+	long v;
+	int ret;
+
+	allowed_int(min, max, allowed, sizeof(allowed));
+	if ((ret = check_not_empty(name, value, allowed, err, errlen)))
+		return ret;
+	errno = 0;
+	v = strtol(value, &end, 10);
+	if (end == value)
+		return cfg_err(err, errlen, "%s='%s': not an integer (allowed: %s)",
+			       name, value, allowed);
+	if (*end)
+		return cfg_err(err, errlen, "%s='%s': trailing characters '%s' "
+			       "after the number (allowed: %s)", name, value,
+			       end, allowed);
+	if (errno == ERANGE || v < min || v > max)
+		return cfg_err(err, errlen, "%s='%s': out of range (allowed: %s)",
+			       name, value, allowed);
+	*out = v;
+	return 0;
+}
+
+int hop_parse_size(const char *name, const char *value, size_t min,
+		   size_t max, size_t *out, char *err, size_t errlen)
+{
+	char allowed[96];
+	unsigned long long v, mul = 1;
+	char *end;
+	int ret;
+
+	allowed_size(min, max, allowed, sizeof(allowed));
+	if ((ret = check_not_empty(name, value, allowed, err, errlen)))
+		return ret;
+	if (!isdigit((unsigned char)value[0]))
+		return cfg_err(err, errlen, "%s='%s': not a size (allowed: %s)",
+			       name, value, allowed);
+	errno = 0;
+	v = strtoull(value, &end, 10);
+	if (errno == ERANGE)
+		return cfg_err(err, errlen, "%s='%s': out of range (allowed: %s)",
+			       name, value, allowed);
+	switch (*end) {
+	case 'K': case 'k': mul = KIB; end++; break;
+	case 'M': case 'm': mul = MIB; end++; break;
+	case 'G': case 'g': mul = GIB; end++; break;
+	default: break;
+	}
+	if (*end)
+		return cfg_err(err, errlen, "%s='%s': trailing characters '%s' "
+			       "after the size (allowed: %s)", name, value, end,
+			       allowed);
+	if (v > ULLONG_MAX / mul || v * mul < min || v * mul > max)
+		return cfg_err(err, errlen, "%s='%s': out of range (allowed: %s)",
+			       name, value, allowed);
+	*out = (size_t)(v * mul);
+	return 0;
+}
+
+/* Decimal seconds ("60", "0.5", ".25") to milliseconds, rounded. */
+static int parse_seconds(const char *name, const char *value, long long min_ms,
+			 long long max_ms, int *out, char *err, size_t errlen)
+{
+	char allowed[96];
+	long long sec = 0, frac = 0, ms;
+	int ndig = 0, nfrac = 0, ret;
+	const char *p = value;
+
+	allowed_secs(min_ms, max_ms, allowed, sizeof(allowed));
+	if ((ret = check_not_empty(name, value, allowed, err, errlen)))
+		return ret;
+	for (; isdigit((unsigned char)*p); p++, ndig++) {
+		if (sec <= max_ms / 1000) /* stop growing once out of range */
+			sec = sec * 10 + (*p - '0');
+	}
+	if (*p == '.') {
+		for (p++; isdigit((unsigned char)*p); p++, nfrac++) {
+			if (nfrac < 4) /* 1/10 ms, for rounding */
+				frac = frac * 10 + (*p - '0');
+		}
+	}
+	if (ndig + nfrac == 0)
+		return cfg_err(err, errlen, "%s='%s': not a number of seconds "
+			       "(allowed: %s)", name, value, allowed);
+	if (*p)
+		return cfg_err(err, errlen, "%s='%s': trailing characters '%s' "
+			       "after the number (allowed: %s)", name, value, p,
+			       allowed);
+	for (int i = nfrac; i < 4; i++)
+		frac *= 10;
+	if (sec > max_ms / 1000)
+		return cfg_err(err, errlen, "%s='%s': out of range (allowed: %s)",
+			       name, value, allowed);
+	ms = sec * 1000 + (frac + 5) / 10;
+	if (ms < min_ms || ms > max_ms)
+		return cfg_err(err, errlen, "%s='%s': out of range (allowed: %s)",
+			       name, value, allowed);
+	*out = (int)ms;
+	return 0;
+}
+
+static int in_choices(const char *choices, const char *value)
+{
+	size_t vlen = strlen(value);
+
+	for (const char *c = choices; *c;) {
+		size_t n = strcspn(c, "|");
+
+		if (n == vlen && strncmp(c, value, n) == 0)
+			return 1;
+		c += n + (c[n] == '|');
+	}
+	return 0;
+}
+
+static void choices_list(const char *choices, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	for (const char *c = choices; *c && o + 1 < len; c++)
+		o += (size_t)snprintf(buf + o, len - o, *c == '|' ? ", " : "%c", *c);
+}
+
+static int parse_var(const struct cfg_var *v, const char *value,
+		     struct hop_config *cfg, char *err, size_t errlen)
+{
+	char *field = (char *)cfg + v->off;
+	char allowed[128];
+	long lv;
+	size_t sv;
+	int ret;
+
+	switch (v->type) {
+	case CFG_INT:
+		ret = hop_parse_int(v->name, value, (long)v->min, (long)v->max,
+				    &lv, err, errlen);
+		if (ret)
+			return ret;
+		if (v->choices) {
+			char buf[24];
+
+			snprintf(buf, sizeof(buf), "%ld", lv);
+			if (!in_choices(v->choices, buf)) {
+				choices_list(v->choices, allowed, sizeof(allowed));
+				return cfg_err(err, errlen, "%s='%s': not an "
+					       "allowed value (allowed: %s)",
+					       v->name, value, allowed);
+			}
+		}
+		*(int *)(void *)field = (int)lv;
+		return 0;
+	case CFG_SIZE:
+		ret = hop_parse_size(v->name, value, (size_t)v->min,
+				     (size_t)v->max, &sv, err, errlen);
+		if (ret)
+			return ret;
+		*(size_t *)(void *)field = sv;
+		return 0;
+	case CFG_SECONDS:
+		return parse_seconds(v->name, value, v->min, v->max,
+				     (int *)(void *)field, err, errlen);
+	case CFG_STR:
+		if (v->choices)
+			choices_list(v->choices, allowed, sizeof(allowed));
+		else
+			snprintf(allowed, sizeof(allowed), "up to %lld "
+				 "characters", v->max);
+		if ((ret = check_not_empty(v->name, value, allowed, err, errlen)))
+			return ret;
+		if (v->choices) {
+			if (!in_choices(v->choices, value))
+				return cfg_err(err, errlen, "%s='%s': not an "
+					       "allowed value (allowed: %s)",
+					       v->name, value, allowed);
+		}
+		if (strlen(value) > (size_t)v->max || strlen(value) >= v->fsize)
+			return cfg_err(err, errlen, "%s='%.40s...': longer than "
+				       "%lld characters", v->name, value, v->max);
+		snprintf(field, v->fsize, "%s", value);
+		return 0;
+	}
+	return cfg_err(err, errlen, "%s: internal error (type %d)", v->name,
+		       (int)v->type);
+}
+
+void hop_config_defaults(struct hop_config *cfg)
+{
+	char err[256];
+
+	memset(cfg, 0, sizeof(*cfg));
+	for (size_t i = 0; i < N_CFG_VARS; i++) {
+		/* the unit tests check that every default parses */
+		if (cfg_vars[i].type == CFG_STR && !cfg_vars[i].def[0])
+			continue;
+		if (parse_var(&cfg_vars[i], cfg_vars[i].def, cfg, err, sizeof(err)))
+			HOP_WARN("bad built-in default: %s", err);
+	}
+}
+
+static int is_known_name(const char *name, size_t len)
+{
+	for (size_t i = 0; i < N_CFG_VARS; i++)
+		if (strlen(cfg_vars[i].name) == len &&
+		    strncmp(cfg_vars[i].name, name, len) == 0)
+			return 1;
+	for (size_t i = 0; i < N_ENV_VARS; i++)
+		if (strlen(env_vars[i].name) == len &&
+		    strncmp(env_vars[i].name, name, len) == 0)
+			return 1;
+	return 0;
+}
+
+/* A typo such as HOP_TIMOUT would otherwise be silently ignored. */
+static void warn_unknown_vars(void)
+{
+	static atomic_int warned;
+
+	if (atomic_exchange(&warned, 1) || !environ)
+		return;
+	for (char **e = environ; *e; e++) {
+		size_t len = strcspn(*e, "=");
+
+		if (strncmp(*e, "HOP_", 4) == 0 && !is_known_name(*e, len))
+			HOP_WARN("unknown variable %.*s ignored (every HOP_* "
+				 "variable is listed in docs/config.md)",
+				 (int)len, *e);
+	}
+}
+
+int hop_config_load(struct hop_config *cfg, char *err, size_t errlen)
+{
+	struct hop_config tmp;
+
+	if (!cfg)
+		return cfg_err(err, errlen, "hop_config_load: cfg is NULL");
+	if (err && errlen)
+		err[0] = '\0';
+	hop_config_defaults(&tmp);
+	for (size_t i = 0; i < N_CFG_VARS; i++) {
+		const char *value = getenv(cfg_vars[i].name);
+		int ret;
+
+		if (!value)
+			continue;
+		if ((ret = parse_var(&cfg_vars[i], value, &tmp, err, errlen)))
+			return ret;
+	}
+	warn_unknown_vars();
+	*cfg = tmp;
+	return 0;
+}
+
+static void var_allowed(const struct cfg_var *v, char *buf, size_t len)
+{
+	if (v->choices) {
+		choices_list(v->choices, buf, len);
+		return;
+	}
+	switch (v->type) {
+	case CFG_INT:
+		allowed_int((long)v->min, (long)v->max, buf, len);
+		break;
+	case CFG_SIZE:
+		allowed_size((size_t)v->min, (size_t)v->max, buf, len);
+		break;
+	case CFG_SECONDS:
+		allowed_secs(v->min, v->max, buf, len);
+		break;
+	case CFG_STR:
+		snprintf(buf, len, "up to %lld characters", v->max);
+		break;
+	}
+}
+
+void hop_config_print_table(void *file)
+{
+	FILE *f = file ? (FILE *)file : stdout;
+	char allowed[128];
+
+	for (size_t i = 0; i < N_CFG_VARS; i++) {
+		var_allowed(&cfg_vars[i], allowed, sizeof(allowed));
+		fprintf(f, "%s|%s|%s (allowed: %s)\n", cfg_vars[i].name,
+			cfg_vars[i].def, cfg_vars[i].help, allowed);
+	}
+	for (size_t i = 0; i < N_ENV_VARS; i++)
+		fprintf(f, "%s|%s|%s\n", env_vars[i].name, env_vars[i].def,
+			env_vars[i].help);
+}

@@ -1,0 +1,108 @@
+/*
+ * log.c - HOP_DEBUG logging to stderr.
+ *
+ * Each line is formatted into one buffer and written with a single write()
+ * so that the lines of ranks sharing a terminal or a pipe never interleave
+ * mid-line (pipes make writes up to PIPE_BUF atomic; lines are capped
+ * below that).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <hop/common.h>
+
+#include "log.h"
+
+#define LOG_LINE_MAX 1024 /* < PIPE_BUF (4096): one atomic write */
+
+int hop_log_level_g = HOP_LOG_WARN;
+static atomic_int log_rank = -1;
+
+static const char *const level_names[] = {
+	[HOP_LOG_NONE] = "none",
+	[HOP_LOG_WARN] = "warn",
+	[HOP_LOG_INFO] = "info",
+	[HOP_LOG_TRACE] = "trace",
+};
+
+int hop_log_init(void)
+{
+	const char *v = getenv("HOP_DEBUG");
+
+	if (!v) {
+		hop_log_level_g = HOP_LOG_WARN;
+		return 0;
+	}
+	for (int l = HOP_LOG_NONE; l <= HOP_LOG_TRACE; l++) {
+		if (strcasecmp(v, level_names[l]) == 0) {
+			hop_log_level_g = l;
+			return 0;
+		}
+	}
+	hop_log_level_g = HOP_LOG_WARN;
+	hop_log_write(HOP_LOG_WARN,
+		      "HOP_DEBUG='%s' is not one of none, warn, info, trace; "
+		      "using warn", v);
+	return HOP_ERR_CONFIG;
+}
+
+void hop_log_set_rank(int rank)
+{
+	atomic_store_explicit(&log_rank, rank < 0 ? -1 : rank,
+			      memory_order_relaxed);
+}
+
+void hop_log_write(int level, const char *fmt, ...)
+{
+	char line[LOG_LINE_MAX];
+	int saved_errno = errno;
+	int rank = atomic_load_explicit(&log_rank, memory_order_relaxed);
+	const char *lname;
+	size_t n;
+	va_list ap;
+	int r;
+
+	if (level < HOP_LOG_WARN || level > HOP_LOG_TRACE)
+		level = HOP_LOG_WARN;
+	lname = level_names[level];
+	if (rank >= 0)
+		r = snprintf(line, sizeof(line), "[hop r%d] %s: ", rank, lname);
+	else
+		r = snprintf(line, sizeof(line), "[hop pid%ld] %s: ",
+			     (long)getpid(), lname);
+	n = r > 0 ? (size_t)r : 0;
+
+	va_start(ap, fmt);
+	r = vsnprintf(line + n, sizeof(line) - n, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		r = 0;
+	if (n + (size_t)r >= sizeof(line) - 1) {
+		/* truncated: mark it, keep room for the newline */
+		n = sizeof(line) - 5;
+		memcpy(line + n, "...", 3);
+		n += 3;
+	} else {
+		n += (size_t)r;
+	}
+	while (n > 0 && line[n - 1] == '\n')
+		n--;
+	line[n++] = '\n';
+
+	for (size_t off = 0; off < n;) {
+		ssize_t w = write(STDERR_FILENO, line + off, n - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+	}
+	errno = saved_errno;
+}
