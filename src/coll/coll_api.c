@@ -1,134 +1,347 @@
 /*
- * coll_api.c - public collective entry points (stubs until the schedule
- * executor lands; they let the other layers link).
+ * coll_api.c - the public collectives: argument checks (naming rank,
+ * count, dtype, op and root), algorithm choice, then one schedule run by
+ * the p2p executor (coll_op.c): blocking calls start and wait, i-calls
+ * return a request completed by hop_test()/hop_wait().
  */
-#include <stdlib.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
 
-#include "core/core.h"
-#include "coll/coll.h"
+#include "coll/coll_int.h"
+#include "p2p/request.h"
 
-int hop_coll_init(struct hop_comm *comm)
+struct call {
+	const char *fn;
+	int kind;
+	size_t count;
+	hop_dtype_t dtype;
+	hop_op_t op;
+	int root;
+	const void *sendbuf;
+	void *recvbuf;
+};
+
+__attribute__((format(printf, 4, 5)))
+static int call_err(struct hop_comm *comm, const struct call *c, int code,
+		    const char *fmt, ...)
 {
-	(void)comm;
+	char what[256], where[160];
+	va_list ap;
+	int o;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	o = snprintf(where, sizeof(where), "%s(rank %d, count %zu", c->fn,
+		     comm->rank, c->count);
+	if (c->kind != HOP_COLL_BARRIER)
+		o += snprintf(where + o, sizeof(where) - (size_t)o, ", dtype %s",
+			      hop_dtype_name(c->dtype));
+	if (c->kind == HOP_COLL_REDUCE || c->kind == HOP_COLL_ALLREDUCE ||
+	    c->kind == HOP_COLL_REDUCESCATTER)
+		o += snprintf(where + o, sizeof(where) - (size_t)o, ", op %s",
+			      hop_op_name(c->op));
+	if (c->kind == HOP_COLL_REDUCE || c->kind == HOP_COLL_BROADCAST)
+		snprintf(where + o, sizeof(where) - (size_t)o, ", root %d)",
+			 c->root);
+	else
+		snprintf(where + o, sizeof(where) - (size_t)o, ")");
+	return hop_set_error(comm, code, "%s: %s", where, what);
+}
+
+static int overlap(const void *a, size_t alen, const void *b, size_t blen)
+{
+	uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+
+	return alen && blen && x < y + blen && y < x + alen;
+}
+
+/* Checks every argument; fills *@inplace. */
+static int check_args(struct hop_comm *comm, const struct call *c,
+		      int *inplace)
+{
+	int n = comm->nranks, r = comm->rank, rooted;
+	size_t es, per, total;
+
+	*inplace = 0;
+	if (c->kind == HOP_COLL_BARRIER)
+		return 0;
+	if (!(es = hop_dtype_size(c->dtype)))
+		return call_err(comm, c, HOP_ERR_INVALID_ARG, "invalid dtype "
+				"%d", (int)c->dtype);
+	rooted = c->kind == HOP_COLL_REDUCE || c->kind == HOP_COLL_BROADCAST;
+	if ((c->kind == HOP_COLL_REDUCE || c->kind == HOP_COLL_ALLREDUCE ||
+	     c->kind == HOP_COLL_REDUCESCATTER) &&
+	    (unsigned)c->op >= HOP_OP_COUNT)
+		return call_err(comm, c, HOP_ERR_INVALID_ARG, "invalid op %d",
+				(int)c->op);
+	if (rooted && (c->root < 0 || c->root >= n))
+		return call_err(comm, c, HOP_ERR_INVALID_ARG, "root %d out of "
+				"range (comm has %d ranks)", c->root, n);
+	if (c->count > SIZE_MAX / es / (size_t)n)
+		return call_err(comm, c, HOP_ERR_INVALID_ARG, "count %zu of "
+				"dtype %s (%zu B) times %d ranks overflows "
+				"size_t", c->count, hop_dtype_name(c->dtype),
+				es, n);
+	per = c->count * es;
+	total = per * (size_t)n;
+	if (!c->count)
+		return 0;
+	switch (c->kind) {
+	case HOP_COLL_BROADCAST:
+		if (!c->recvbuf)
+			return call_err(comm, c, HOP_ERR_INVALID_ARG, "buf is "
+					"NULL with count %zu > 0", c->count);
+		return 0;
+	case HOP_COLL_REDUCE:
+	case HOP_COLL_ALLREDUCE:
+		if (!c->sendbuf)
+			return call_err(comm, c, HOP_ERR_INVALID_ARG, "sendbuf "
+					"is NULL with count %zu > 0", c->count);
+		if (c->kind == HOP_COLL_REDUCE && r != c->root)
+			return 0; /* recvbuf ignored off the root */
+		if (!c->recvbuf)
+			return call_err(comm, c, HOP_ERR_INVALID_ARG, "recvbuf "
+					"is NULL with count %zu > 0", c->count);
+		*inplace = c->sendbuf == c->recvbuf;
+		if (!*inplace && overlap(c->sendbuf, per, c->recvbuf, per))
+			return call_err(comm, c, HOP_ERR_INVALID_ARG, "sendbuf "
+					"%p and recvbuf %p overlap partially "
+					"(%zu B each); pass the same pointer "
+					"for in place", c->sendbuf, c->recvbuf,
+					per);
+		return 0;
+	case HOP_COLL_ALLGATHER:
+		if (!c->sendbuf || !c->recvbuf)
+			return call_err(comm, c, HOP_ERR_INVALID_ARG, "%s is "
+					"NULL with count %zu > 0",
+					c->sendbuf ? "recvbuf" : "sendbuf",
+					c->count);
+		*inplace = c->sendbuf ==
+			   (const char *)c->recvbuf + (size_t)r * per;
+		if (!*inplace && overlap(c->sendbuf, per, c->recvbuf, total))
+			return call_err(comm, c, HOP_ERR_INVALID_ARG, "sendbuf "
+					"%p overlaps recvbuf %p (%zu B) but is "
+					"not recvbuf + rank * count * size "
+					"(in place)", c->sendbuf, c->recvbuf,
+					total);
+		return 0;
+	case HOP_COLL_REDUCESCATTER:
+		if (!c->sendbuf || !c->recvbuf)
+			return call_err(comm, c, HOP_ERR_INVALID_ARG, "%s is "
+					"NULL with count %zu > 0",
+					c->sendbuf ? "recvbuf" : "sendbuf",
+					c->count);
+		*inplace = c->recvbuf ==
+			   (const char *)c->sendbuf + (size_t)r * per;
+		if (!*inplace && overlap(c->sendbuf, total, c->recvbuf, per))
+			return call_err(comm, c, HOP_ERR_INVALID_ARG, "recvbuf "
+					"%p overlaps sendbuf %p (%zu B) but is "
+					"not sendbuf + rank * count * size "
+					"(in place)", c->recvbuf, c->sendbuf,
+					total);
+		return 0;
+	}
 	return 0;
 }
 
-void hop_coll_fini(struct hop_comm *comm)
+/* HOP_DEBUG=info: say which algorithm runs, once per change. */
+static void log_choice(struct hop_comm *comm, const struct call *c,
+		       const struct hop_coll_choice *ch, size_t bytes)
 {
-	(void)comm;
+	static _Thread_local int last[HOP_COLL_KIND_COUNT];
+	static _Thread_local size_t last_chunk[HOP_COLL_KIND_COUNT];
+
+	if (hop_log_level_g < HOP_LOG_INFO)
+		return;
+	if (last[c->kind] == ch->algo + 1 && last_chunk[c->kind] == ch->chunk_bytes)
+		return;
+	last[c->kind] = ch->algo + 1;
+	last_chunk[c->kind] = ch->chunk_bytes;
+	HOP_INFO("%s: %s algorithm %s (%zu B, %d ranks, chunk %zu B, depth "
+		 "%d)%s", c->fn, hop_coll_kind_name(c->kind),
+		 hop_coll_algo_name(ch->algo), bytes, comm->nranks,
+		 ch->chunk_bytes, ch->depth,
+		 comm->coll->tune.forced[c->kind] ? " forced by HOP_ALGO" : "");
 }
 
-int hop_coll_test(struct hop_comm *comm, struct hop_coll_op *op, int *done)
+static int coll_call(struct hop_comm *comm, struct call *c,
+		     hop_request_t **reqp)
 {
-	(void)comm;
-	(void)op;
-	*done = 1;
-	return HOP_ERR_NOT_SUPPORTED;
+	struct hop_coll_args a;
+	struct hop_coll_choice ch;
+	struct hop_request *r = NULL;
+	struct hop_coll_op *op;
+	int ret, inplace;
+
+	if (reqp)
+		*reqp = NULL;
+	if ((ret = hop_comm_check(comm)))
+		return ret;
+	if (!comm->coll)
+		return hop_set_error(comm, HOP_ERR_INVALID_HANDLE, "%s: "
+				     "collectives not initialised", c->fn);
+	if ((ret = check_args(comm, c, &inplace)))
+		return ret;
+	size_t es = c->kind == HOP_COLL_BARRIER ? 1 : hop_dtype_size(c->dtype);
+	hop_coll_select(c->kind, c->count * es, comm->nranks, &comm->coll->tune,
+			&ch);
+	log_choice(comm, c, &ch, c->count * es);
+	memset(&a, 0, sizeof(a));
+	a.kind = c->kind;
+	a.algo = ch.algo;
+	a.rank = comm->rank;
+	a.nranks = comm->nranks;
+	a.root = c->kind == HOP_COLL_REDUCE || c->kind == HOP_COLL_BROADCAST
+			 ? c->root : 0;
+	a.count = c->kind == HOP_COLL_BARRIER ? 0 : c->count;
+	a.dtype = c->kind == HOP_COLL_BARRIER ? HOP_UINT8 : c->dtype;
+	a.op = c->kind == HOP_COLL_REDUCE || c->kind == HOP_COLL_ALLREDUCE ||
+			       c->kind == HOP_COLL_REDUCESCATTER
+		       ? c->op : HOP_SUM;
+	a.inplace = inplace;
+	a.chunk_bytes = ch.chunk_bytes;
+	a.depth = ch.depth;
+
+	if (reqp && !(r = hop_request_get(comm, HOP_REQ_COLL)))
+		return comm->last_error[0] ? HOP_ERR_NO_MEMORY
+			: hop_set_error(comm, HOP_ERR_NO_MEMORY, "%s: out of "
+					"memory for a request", c->fn);
+	if (!(op = hop_coll_op_get(comm, &a))) {
+		hop_request_put(r);
+		return HOP_ERR_NO_MEMORY;
+	}
+	snprintf(op->desc, sizeof(op->desc), "%s(%s, count %zu, %s, %s, root "
+		 "%d)", hop_coll_kind_name(a.kind), hop_coll_algo_name(a.algo),
+		 a.count, hop_dtype_name(a.dtype), hop_op_name(a.op), a.root);
+	if ((ret = hop_coll_op_start(op, &a, c->sendbuf, c->recvbuf))) {
+		hop_request_put(r);
+		return ret;
+	}
+	if (r) {
+		r->coll = op;
+		*reqp = r;
+		return 0;
+	}
+	ret = hop_coll_wait(comm, op);
+	hop_coll_release(comm, op);
+	return ret;
 }
 
-int hop_coll_wait(struct hop_comm *comm, struct hop_coll_op *op)
-{
-	(void)comm;
-	(void)op;
-	return HOP_ERR_NOT_SUPPORTED;
-}
-
-void hop_coll_release(struct hop_comm *comm, struct hop_coll_op *op)
-{
-	(void)comm;
-	(void)op;
-}
+#define CALL(fnname, k, cnt, dt, o, rt, sb, rb)                               \
+	struct call c = { fnname, k, cnt, dt, o, rt, sb, rb }
 
 int hop_allreduce(hop_comm_t *comm, const void *sendbuf, void *recvbuf,
 		  size_t count, hop_dtype_t dtype, hop_op_t op)
 {
-	(void)comm; (void)sendbuf; (void)recvbuf; (void)count; (void)dtype;
-	(void)op;
-	return HOP_ERR_NOT_SUPPORTED;
+	CALL("hop_allreduce", HOP_COLL_ALLREDUCE, count, dtype, op, 0, sendbuf,
+	     recvbuf);
+	return coll_call(comm, &c, NULL);
 }
 
 int hop_broadcast(hop_comm_t *comm, void *buf, size_t count,
 		  hop_dtype_t dtype, int root)
 {
-	(void)comm; (void)buf; (void)count; (void)dtype; (void)root;
-	return HOP_ERR_NOT_SUPPORTED;
+	CALL("hop_broadcast", HOP_COLL_BROADCAST, count, dtype, HOP_SUM, root,
+	     buf, buf);
+	return coll_call(comm, &c, NULL);
 }
 
 int hop_reduce(hop_comm_t *comm, const void *sendbuf, void *recvbuf,
 	       size_t count, hop_dtype_t dtype, hop_op_t op, int root)
 {
-	(void)comm; (void)sendbuf; (void)recvbuf; (void)count; (void)dtype;
-	(void)op; (void)root;
-	return HOP_ERR_NOT_SUPPORTED;
+	CALL("hop_reduce", HOP_COLL_REDUCE, count, dtype, op, root, sendbuf,
+	     recvbuf);
+	return coll_call(comm, &c, NULL);
 }
 
 int hop_allgather(hop_comm_t *comm, const void *sendbuf, void *recvbuf,
 		  size_t count, hop_dtype_t dtype)
 {
-	(void)comm; (void)sendbuf; (void)recvbuf; (void)count; (void)dtype;
-	return HOP_ERR_NOT_SUPPORTED;
+	CALL("hop_allgather", HOP_COLL_ALLGATHER, count, dtype, HOP_SUM, 0,
+	     sendbuf, recvbuf);
+	return coll_call(comm, &c, NULL);
 }
 
 int hop_reducescatter(hop_comm_t *comm, const void *sendbuf, void *recvbuf,
 		      size_t recvcount, hop_dtype_t dtype, hop_op_t op)
 {
-	(void)comm; (void)sendbuf; (void)recvbuf; (void)recvcount;
-	(void)dtype; (void)op;
-	return HOP_ERR_NOT_SUPPORTED;
+	CALL("hop_reducescatter", HOP_COLL_REDUCESCATTER, recvcount, dtype, op,
+	     0, sendbuf, recvbuf);
+	return coll_call(comm, &c, NULL);
 }
 
 int hop_barrier(hop_comm_t *comm)
 {
-	(void)comm;
-	return HOP_ERR_NOT_SUPPORTED;
+	CALL("hop_barrier", HOP_COLL_BARRIER, 0, HOP_UINT8, HOP_SUM, 0, NULL,
+	     NULL);
+	return coll_call(comm, &c, NULL);
 }
+
+/* i-forms: @req must not be NULL */
+#define NEED_REQ(fnname)                                                      \
+	do {                                                                  \
+		if (!req) {                                                   \
+			int e_ = hop_comm_check(comm);                        \
+			return e_ ? e_ : hop_set_error(comm,                  \
+				HOP_ERR_INVALID_ARG, "%s: req is NULL",      \
+				fnname);                                      \
+		}                                                             \
+	} while (0)
 
 int hop_iallreduce(hop_comm_t *comm, const void *sendbuf, void *recvbuf,
 		   size_t count, hop_dtype_t dtype, hop_op_t op,
 		   hop_request_t **req)
 {
-	(void)comm; (void)sendbuf; (void)recvbuf; (void)count; (void)dtype;
-	(void)op; (void)req;
-	return HOP_ERR_NOT_SUPPORTED;
+	NEED_REQ("hop_iallreduce");
+	CALL("hop_iallreduce", HOP_COLL_ALLREDUCE, count, dtype, op, 0, sendbuf,
+	     recvbuf);
+	return coll_call(comm, &c, req);
 }
 
 int hop_ibroadcast(hop_comm_t *comm, void *buf, size_t count,
 		   hop_dtype_t dtype, int root, hop_request_t **req)
 {
-	(void)comm; (void)buf; (void)count; (void)dtype; (void)root;
-	(void)req;
-	return HOP_ERR_NOT_SUPPORTED;
+	NEED_REQ("hop_ibroadcast");
+	CALL("hop_ibroadcast", HOP_COLL_BROADCAST, count, dtype, HOP_SUM, root,
+	     buf, buf);
+	return coll_call(comm, &c, req);
 }
 
 int hop_ireduce(hop_comm_t *comm, const void *sendbuf, void *recvbuf,
 		size_t count, hop_dtype_t dtype, hop_op_t op, int root,
 		hop_request_t **req)
 {
-	(void)comm; (void)sendbuf; (void)recvbuf; (void)count; (void)dtype;
-	(void)op; (void)root; (void)req;
-	return HOP_ERR_NOT_SUPPORTED;
+	NEED_REQ("hop_ireduce");
+	CALL("hop_ireduce", HOP_COLL_REDUCE, count, dtype, op, root, sendbuf,
+	     recvbuf);
+	return coll_call(comm, &c, req);
 }
 
 int hop_iallgather(hop_comm_t *comm, const void *sendbuf, void *recvbuf,
 		   size_t count, hop_dtype_t dtype, hop_request_t **req)
 {
-	(void)comm; (void)sendbuf; (void)recvbuf; (void)count; (void)dtype;
-	(void)req;
-	return HOP_ERR_NOT_SUPPORTED;
+	NEED_REQ("hop_iallgather");
+	CALL("hop_iallgather", HOP_COLL_ALLGATHER, count, dtype, HOP_SUM, 0,
+	     sendbuf, recvbuf);
+	return coll_call(comm, &c, req);
 }
 
 int hop_ireducescatter(hop_comm_t *comm, const void *sendbuf, void *recvbuf,
 		       size_t recvcount, hop_dtype_t dtype, hop_op_t op,
 		       hop_request_t **req)
 {
-	(void)comm; (void)sendbuf; (void)recvbuf; (void)recvcount;
-	(void)dtype; (void)op; (void)req;
-	return HOP_ERR_NOT_SUPPORTED;
+	NEED_REQ("hop_ireducescatter");
+	CALL("hop_ireducescatter", HOP_COLL_REDUCESCATTER, recvcount, dtype, op,
+	     0, sendbuf, recvbuf);
+	return coll_call(comm, &c, req);
 }
 
 int hop_ibarrier(hop_comm_t *comm, hop_request_t **req)
 {
-	(void)comm;
-	(void)req;
-	return HOP_ERR_NOT_SUPPORTED;
+	NEED_REQ("hop_ibarrier");
+	CALL("hop_ibarrier", HOP_COLL_BARRIER, 0, HOP_UINT8, HOP_SUM, 0, NULL,
+	     NULL);
+	return coll_call(comm, &c, req);
 }

@@ -1,0 +1,75 @@
+/*
+ * coll_int.h - private state of the collectives layer: the per-comm pool
+ * of ops (each keeps its schedule, request array and scratch buffer, so
+ * a repeated collective allocates nothing) and the algorithm selection.
+ */
+#ifndef HOP_COLL_COLL_INT_H
+#define HOP_COLL_COLL_INT_H
+
+#include "coll/coll.h"
+#include "coll/sched.h"
+#include "core/core.h"
+#include "p2p/p2p.h"
+
+struct hop_coll_op {
+	struct hop_comm *comm;
+	struct hop_sched sched;
+	struct hop_p2p_req *reqs;       /* one per step */
+	uint8_t *posted;                /* step handed to p2p, not completed */
+	int reqs_cap;
+	void *scratch;                  /* grows, kept */
+	size_t scratch_cap;
+	uint32_t seq, sig;
+	int status;                     /* first error, 0 */
+	int outstanding;                /* p2p requests in flight */
+	int state;                      /* OP_FREE / OP_ACTIVE / OP_ZOMBIE */
+	char desc[160];                 /* "allreduce(ring, count 5, f32, sum)" */
+	struct hop_coll_op *next;
+};
+
+/* Tuning inputs of the selection (the cost model will add its profile). */
+struct hop_coll_tune {
+	int forced[HOP_COLL_KIND_COUNT]; /* HOP_ALGO, HOP_ALGO_AUTO = none */
+	size_t chunk_size;              /* HOP_CHUNK_SIZE, 0 = auto */
+	int depth;                      /* HOP_PIPELINE_DEPTH, 0 = auto */
+};
+
+struct hop_coll_choice {
+	int algo;
+	size_t chunk_bytes;
+	int depth;
+};
+
+struct hop_coll {
+	uint32_t seq;                   /* collectives started on this comm */
+	struct hop_coll_tune tune;
+	struct hop_coll_op *free;       /* ready for reuse */
+	struct hop_coll_op *active;     /* started, not released */
+	struct hop_coll_op *zombies;    /* released with requests in flight */
+};
+
+/*
+ * hop_coll_select() - The one place that picks an algorithm, chunk size
+ * and pipeline depth for a collective of @kind moving @bytes per rank
+ * (the per-rank contribution for allgather/reducescatter) among @nranks.
+ * HOP_ALGO wins; otherwise a table by size and N (select.c).
+ */
+void hop_coll_select(int kind, size_t bytes, int nranks,
+		     const struct hop_coll_tune *tune,
+		     struct hop_coll_choice *out);
+
+/* Parse HOP_ALGO into @forced; HOP_ERR_CONFIG naming the bad part. */
+int hop_coll_parse_algo(const char *spec, int forced[HOP_COLL_KIND_COUNT],
+			char *err, size_t errlen);
+
+const char *hop_coll_kind_name(int kind);
+const char *hop_coll_algo_name(int algo);
+
+/* Ops: get one for @a (prefers one whose cached schedule matches). */
+struct hop_coll_op *hop_coll_op_get(struct hop_comm *comm,
+				    const struct hop_coll_args *a);
+/* Build, post the first steps; on failure the op is released. */
+int hop_coll_op_start(struct hop_coll_op *op, const struct hop_coll_args *a,
+		      const void *sendbuf, void *recvbuf);
+
+#endif /* HOP_COLL_COLL_INT_H */

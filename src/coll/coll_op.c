@@ -1,0 +1,348 @@
+/*
+ * coll_op.c - the p2p executor of schedules and the life of a collective
+ * operation: init/fini of the layer, op pool, start, progress of every
+ * running collective, test/wait/release.
+ *
+ * SEND/RECV steps go to hop_p2p_isend/irecv with the op's request for that
+ * step and a completion callback that only queues the step (the driver in
+ * sched.c starts its successors on the next advance), so nothing re-enters
+ * p2p from inside p2p. Every wait advances all running collectives of the
+ * comm, so nonblocking collectives progress in any order of waits.
+ *
+ * A released op whose requests are still in flight (cancelled, or failed
+ * mid-way) is parked as a zombie until p2p completes them (it always does:
+ * a failed comm completes every request), and only then reused or freed.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/coll_int.h"
+
+enum { OP_FREE = 0, OP_ACTIVE, OP_ZOMBIE };
+
+int hop_coll_init(struct hop_comm *comm)
+{
+	struct hop_coll *c;
+	char err[HOP_MSG_LEN];
+	int ret;
+
+	if (!(c = calloc(1, sizeof(*c))))
+		return hop_set_error(comm, HOP_ERR_NO_MEMORY,
+				     "collectives: out of memory");
+	ret = hop_coll_parse_algo(comm->cfg.algo, c->tune.forced, err,
+				  sizeof(err));
+	if (ret) {
+		free(c);
+		return hop_set_error(comm, ret, "%s", err);
+	}
+	c->tune.chunk_size = comm->cfg.chunk_size;
+	c->tune.depth = comm->cfg.pipeline_depth;
+	comm->coll = c;
+	return 0;
+}
+
+static void op_free(struct hop_coll_op *op)
+{
+	hop_sched_free(&op->sched);
+	free(op->reqs);
+	free(op->posted);
+	free(op->scratch);
+	free(op);
+}
+
+static void unlink_op(struct hop_coll_op **list, struct hop_coll_op *op)
+{
+	for (; *list; list = &(*list)->next)
+		if (*list == op) {
+			*list = op->next;
+			op->next = NULL;
+			return;
+		}
+}
+
+/* Move zombies whose requests all completed to the free list. */
+static void reap_zombies(struct hop_coll *c)
+{
+	struct hop_coll_op **z = &c->zombies;
+
+	while (*z) {
+		struct hop_coll_op *op = *z;
+		if (op->outstanding > 0) {
+			z = &op->next;
+			continue;
+		}
+		*z = op->next;
+		op->state = OP_FREE;
+		op->next = c->free;
+		c->free = op;
+	}
+}
+
+void hop_coll_fini(struct hop_comm *comm)
+{
+	struct hop_coll *c = comm ? comm->coll : NULL;
+	struct hop_coll_op *op;
+
+	if (!c)
+		return;
+	/* requests still in p2p point into our ops: fail the comm so p2p
+	 * completes them all before the memory goes */
+	int busy = 0;
+	for (op = c->active; op; op = op->next)
+		busy |= op->outstanding > 0;
+	for (op = c->zombies; op; op = op->next)
+		busy |= op->outstanding > 0;
+	if (busy && comm->p2p) {
+		hop_comm_fail(comm, HOP_ERR_ABORTED, "rank %d: communicator "
+			      "destroyed with a collective in flight",
+			      comm->rank);
+		hop_p2p_progress(comm);
+	}
+	while ((op = c->active)) {
+		c->active = op->next;
+		op_free(op);
+	}
+	while ((op = c->zombies)) {
+		c->zombies = op->next;
+		op_free(op);
+	}
+	while ((op = c->free)) {
+		c->free = op->next;
+		op_free(op);
+	}
+	free(c);
+	comm->coll = NULL;
+}
+
+struct hop_coll_op *hop_coll_op_get(struct hop_comm *comm,
+				    const struct hop_coll_args *a)
+{
+	struct hop_coll *c = comm->coll;
+	struct hop_coll_op **pick = NULL, *op;
+
+	reap_zombies(c);
+	for (struct hop_coll_op **p = &c->free; *p; p = &(*p)->next) {
+		const struct hop_coll_args *b = &(*p)->sched.args;
+		if (!pick)
+			pick = p;
+		if ((*p)->sched.built && b->kind == a->kind &&
+		    b->algo == a->algo && b->count == a->count &&
+		    b->dtype == a->dtype) {
+			pick = p;
+			break;
+		}
+	}
+	if (pick) {
+		op = *pick;
+		*pick = op->next;
+	} else if ((op = calloc(1, sizeof(*op)))) {
+		hop_sched_init(&op->sched);
+	} else {
+		hop_set_error(comm, HOP_ERR_NO_MEMORY, "rank %d: out of memory "
+			      "for a collective", comm->rank);
+		return NULL;
+	}
+	op->comm = comm;
+	op->status = 0;
+	op->outstanding = 0;
+	op->state = OP_ACTIVE;
+	op->next = c->active;
+	c->active = op;
+	return op;
+}
+
+void hop_coll_release(struct hop_comm *comm, struct hop_coll_op *op)
+{
+	struct hop_coll *c = comm ? comm->coll : NULL;
+
+	if (!c || !op || op->state != OP_ACTIVE)
+		return;
+	unlink_op(&c->active, op);
+	if (op->outstanding > 0) {
+		op->state = OP_ZOMBIE;
+		op->next = c->zombies;
+		c->zombies = op;
+		return;
+	}
+	op->state = OP_FREE;
+	op->next = c->free;
+	c->free = op;
+}
+
+/* p2p completion callback: queue the step for the driver. */
+static void op_req_done(struct hop_p2p_req *req, void *arg)
+{
+	struct hop_coll_op *op = arg;
+	int idx = (int)(req - op->reqs);
+
+	if (!op->posted[idx])
+		return;
+	op->posted[idx] = 0;
+	op->outstanding--;
+	if (req->status && !op->status)
+		op->status = req->status;
+	if (op->state == OP_ACTIVE)
+		hop_sched_complete(&op->sched, idx);
+}
+
+static int op_start_step(void *ctx, struct hop_sched *s, int idx)
+{
+	struct hop_coll_op *op = ctx;
+	const struct hop_step *st = &s->steps[idx];
+	struct hop_p2p_req *req = &op->reqs[idx];
+	uint64_t tag = HOP_TAG(HOP_CTX_COLL, op->seq, st->tag);
+	int ret;
+
+	req->cb = op_req_done;
+	req->cb_arg = op;
+	op->posted[idx] = 1;
+	op->outstanding++;
+	if (st->kind == HOP_STEP_SEND)
+		ret = hop_p2p_isend(op->comm, req, st->peer, tag,
+				    hop_sched_ptr(s, st->sbuf, st->soff), st->len,
+				    op->sig);
+	else
+		ret = hop_p2p_irecv(op->comm, req, st->peer, tag,
+				    hop_sched_ptr(s, st->dbuf, st->doff), st->len,
+				    op->sig);
+	if (ret && op->posted[idx]) {
+		op->posted[idx] = 0;
+		op->outstanding--;
+	}
+	return ret;
+}
+
+static void op_advance(struct hop_coll_op *op)
+{
+	if (op->status || op->sched.finished)
+		return;
+	int ret = hop_sched_advance(&op->sched, op_start_step, op);
+	if (ret && !op->status)
+		op->status = ret;
+}
+
+static void advance_all(struct hop_comm *comm)
+{
+	for (struct hop_coll_op *op = comm->coll->active; op; op = op->next)
+		op_advance(op);
+}
+
+/* Collective signature: ranks that disagree fail with HOP_ERR_MISMATCH. */
+static uint32_t op_signature(const struct hop_coll_args *a)
+{
+	uint64_t v[8] = { (uint64_t)a->kind, (uint64_t)a->algo, a->count,
+			  (uint64_t)a->dtype, (uint64_t)a->op,
+			  (uint64_t)a->root, (uint64_t)a->nranks,
+			  a->chunk_bytes };
+	uint32_t h = 2166136261u;
+
+	for (int i = 0; i < 8; i++)
+		for (int b = 0; b < 8; b++) {
+			h ^= (uint32_t)(v[i] >> (8 * b)) & 0xffu;
+			h *= 16777619u;
+		}
+	return h ? h : 1;
+}
+
+static int grow_op(struct hop_coll_op *op)
+{
+	struct hop_sched *s = &op->sched;
+
+	if (s->nsteps > op->reqs_cap) {
+		int cap = s->cap; /* the step array's capacity */
+		void *r = realloc(op->reqs, (size_t)cap * sizeof(*op->reqs));
+		if (r)
+			op->reqs = r;
+		void *p = realloc(op->posted, (size_t)cap);
+		if (p)
+			op->posted = p;
+		if (!r || !p)
+			return HOP_ERR_NO_MEMORY;
+		op->reqs_cap = cap;
+	}
+	if (s->scratch_bytes > op->scratch_cap) {
+		free(op->scratch);
+		op->scratch_cap = 0;
+		if (!(op->scratch = aligned_alloc(HOP_SCRATCH_ALIGN,
+						  s->scratch_bytes)))
+			return HOP_ERR_NO_MEMORY;
+		op->scratch_cap = s->scratch_bytes;
+	}
+	return 0;
+}
+
+int hop_coll_op_start(struct hop_coll_op *op, const struct hop_coll_args *a,
+		      const void *sendbuf, void *recvbuf)
+{
+	struct hop_comm *comm = op->comm;
+	void *base[HOP_BUF_COUNT] = { NULL };
+	int ret;
+
+	if ((ret = hop_sched_build(&op->sched, a)) || (ret = grow_op(op))) {
+		hop_coll_release(comm, op);
+		if (ret == HOP_ERR_NO_MEMORY)
+			return hop_set_error(comm, ret, "rank %d: %s: out of "
+					     "memory for its schedule (%d steps, "
+					     "%zu B scratch)", comm->rank,
+					     op->desc, op->sched.nsteps,
+					     op->sched.scratch_bytes);
+		return hop_set_error(comm, ret, "rank %d: %s: cannot build the "
+				     "schedule: %s", comm->rank, op->desc,
+				     hop_strerror(ret));
+	}
+	memset(op->posted, 0, (size_t)op->sched.nsteps);
+	op->seq = comm->coll->seq++ & 0xffffffu;
+	op->sig = op_signature(a);
+	base[HOP_BUF_SEND] = (void *)(uintptr_t)sendbuf;
+	base[HOP_BUF_RECV] = recvbuf;
+	base[HOP_BUF_SCRATCH] = op->scratch;
+	hop_sched_start(&op->sched, base);
+	HOP_TRACE("rank %d: %s seq %u: %d steps, %zu B scratch", comm->rank,
+		  op->desc, op->seq, op->sched.nsteps, op->sched.scratch_bytes);
+	op_advance(op);
+	return 0;
+}
+
+static int op_failed(struct hop_comm *comm, struct hop_coll_op *op)
+{
+	int code = op->status;
+
+	return hop_set_error(comm, code, "rank %d: %s failed: %s", comm->rank,
+			     op->desc, comm->fail_msg[0] ? comm->fail_msg
+							 : hop_strerror(code));
+}
+
+int hop_coll_test(struct hop_comm *comm, struct hop_coll_op *op, int *done)
+{
+	*done = 0;
+	if (!op->status && !op->sched.finished) {
+		int ret = hop_p2p_progress(comm);
+		if (ret < 0 && !op->status)
+			op->status = ret;
+		advance_all(comm);
+	}
+	if (op->status) {
+		*done = 1;
+		return op_failed(comm, op);
+	}
+	*done = op->sched.finished;
+	return 0;
+}
+
+static int op_done(void *arg)
+{
+	struct hop_coll_op *op = arg;
+
+	advance_all(op->comm);
+	return op->status || op->sched.finished;
+}
+
+int hop_coll_wait(struct hop_comm *comm, struct hop_coll_op *op)
+{
+	int ret = hop_p2p_wait_until(comm, op_done, op, op->desc);
+
+	if (ret && !op->status)
+		op->status = ret;
+	return op->status ? op_failed(comm, op) : 0;
+}

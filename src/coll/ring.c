@@ -1,0 +1,224 @@
+/*
+ * ring.c - ring algorithms: AllReduce (reduce-scatter + allgather),
+ * AllGather and ReduceScatter, chunked and pipelined.
+ *
+ * The data is split into N blocks (count/N elements, the first count%N
+ * one more) and every block into chunks. Each chunk travels the ring on
+ * its own: chunk c of step s+1 only waits for chunk c of step s, so up to
+ * `depth` chunks are in flight while earlier ones are reduced. Received
+ * partial sums land in a scratch lane (one per in-flight chunk) and are
+ * reduced into place. Block b is reduced in the order
+ * d_b op d_b+1 op ... op d_b-1 (left fold around the ring) by the rank
+ * that ends up owning it, and the allgather copies exactly those bytes,
+ * so every rank ends with identical results.
+ *
+ * Tags: phase-step * nchunks + chunk, unique per ring pair.
+ */
+#include "coll/sched.h"
+
+/* ---- AllReduce ---- */
+static int ring_allreduce(struct hop_sched *s)
+{
+	const struct hop_coll_args *a = &s->args;
+	int n = a->nranks, r = a->rank, D = a->depth;
+	int next = (r + 1) % n, prev = (r - 1 + n) % n;
+	size_t count = a->count, es = s->esize;
+	int lastuse[HOP_SCHED_MAX_DEPTH];
+
+	s->avg_buf = HOP_BUF_RECV;
+	s->avg_count = count;
+	if (!count)
+		return 0;
+	if (n == 1) {
+		if (!a->inplace)
+			hop_s_copy(s, HOP_BUF_RECV, 0, HOP_BUF_SEND, 0,
+				   count * es, -1, -1, -1);
+		return 0;
+	}
+	size_t ce = hop_chunk_elems(s, hop_blk_count(count, n, 0), 2 * n);
+	size_t nch = hop_nchunks(hop_blk_count(count, n, 0), ce);
+	size_t lane_bytes = ce * es;
+	size_t lane0 = hop_sched_scratch(s, lane_bytes * (size_t)D);
+	int *rs_send = hop_sched_tmp(s, (size_t)n);
+	if (!rs_send)
+		return s->err;
+	for (int l = 0; l < D; l++)
+		lastuse[l] = -1;
+
+	for (size_t c = 0; c < nch; c++) {
+		int L = (int)(c % (size_t)D);
+		size_t lane = lane0 + (size_t)L * lane_bytes;
+		int red = -1; /* reduce of this chunk at the previous step */
+		size_t off, len;
+
+		for (int i = 0; i < n; i++)
+			rs_send[i] = -1;
+		/* reduce-scatter: step st sends block r-st, receives r-st-1 */
+		for (int st = 0; st < n - 1; st++) {
+			int sb = hop_mod(r - st, n), rb = hop_mod(r - st - 1, n);
+			uint32_t tag = (uint32_t)((size_t)st * nch + c);
+
+			if (hop_blk_chunk(s, count, n, sb, ce, c, &off, &len))
+				rs_send[st] = st == 0
+					? hop_s_send(s, next, tag, HOP_BUF_SEND, off,
+						     len, -1, -1, -1)
+					: hop_s_send(s, next, tag, HOP_BUF_RECV, off,
+						     len, red, -1, -1);
+			red = -1;
+			if (!hop_blk_chunk(s, count, n, rb, ce, c, &off, &len))
+				continue;
+			int rv = hop_s_recv(s, prev, tag, HOP_BUF_SCRATCH, lane,
+					    len, lastuse[L], -1, -1);
+			int cp = -1;
+			if (!a->inplace)
+				cp = hop_s_copy(s, HOP_BUF_RECV, off, HOP_BUF_SEND,
+						off, len, -1, -1, -1);
+			/* received partial (lower in the fold) op own */
+			red = hop_s_reduce(s, HOP_STEP_REV, HOP_BUF_RECV, off,
+					   HOP_BUF_SCRATCH, lane, len, rv, cp, -1);
+			lastuse[L] = red;
+		}
+		/* allgather: step st sends block r+1-st, receives r-st */
+		int got = -1;
+		for (int st = 0; st < n - 1; st++) {
+			int sb = hop_mod(r + 1 - st, n), rb = hop_mod(r - st, n);
+			uint32_t tag = (uint32_t)((size_t)(n - 1 + st) * nch + c);
+
+			if (hop_blk_chunk(s, count, n, sb, ce, c, &off, &len))
+				hop_s_send(s, next, tag, HOP_BUF_RECV, off, len,
+					   st == 0 ? red : got, -1, -1);
+			got = -1;
+			if (hop_blk_chunk(s, count, n, rb, ce, c, &off, &len))
+				got = hop_s_recv(s, prev, tag, HOP_BUF_RECV, off,
+						 len, rs_send[st], -1, -1);
+		}
+	}
+	return 0;
+}
+
+/* ---- AllGather: rank r's @count elements land at block r ---- */
+static int ring_allgather(struct hop_sched *s)
+{
+	const struct hop_coll_args *a = &s->args;
+	int n = a->nranks, r = a->rank;
+	int next = (r + 1) % n, prev = (r - 1 + n) % n;
+	size_t count = a->count, es = s->esize, blk = count * es;
+
+	if (!count)
+		return 0;
+	size_t ce = hop_chunk_elems(s, count, n);
+	size_t nch = hop_nchunks(count, ce);
+
+	for (size_t c = 0; c < nch; c++) {
+		size_t co = c * ce * es;
+		size_t len = (count - c * ce < ce ? count - c * ce : ce) * es;
+		int got = -1;
+
+		if (!a->inplace)
+			hop_s_copy(s, HOP_BUF_RECV, (size_t)r * blk + co,
+				   HOP_BUF_SEND, co, len, -1, -1, -1);
+		for (int st = 0; st < n - 1; st++) {
+			int sb = hop_mod(r - st, n), rb = hop_mod(r - st - 1, n);
+			uint32_t tag = (uint32_t)((size_t)st * nch + c);
+
+			if (st == 0)
+				hop_s_send(s, next, tag, HOP_BUF_SEND, co, len,
+					   -1, -1, -1);
+			else
+				hop_s_send(s, next, tag, HOP_BUF_RECV,
+					   (size_t)sb * blk + co, len, got, -1,
+					   -1);
+			got = hop_s_recv(s, prev, tag, HOP_BUF_RECV,
+					 (size_t)rb * blk + co, len, -1, -1, -1);
+		}
+	}
+	return 0;
+}
+
+/* ---- ReduceScatter: rank r gets block r (@count elements) ---- */
+static int ring_reducescatter(struct hop_sched *s)
+{
+	const struct hop_coll_args *a = &s->args;
+	int n = a->nranks, r = a->rank, D = a->depth;
+	int next = (r + 1) % n, prev = (r - 1 + n) % n;
+	size_t count = a->count, es = s->esize, blk = count * es;
+	int lastuse[HOP_SCHED_MAX_DEPTH][2];
+
+	s->avg_buf = HOP_BUF_RECV;
+	s->avg_count = count;
+	if (!count)
+		return 0;
+	if (n == 1) {
+		if (!a->inplace)
+			hop_s_copy(s, HOP_BUF_RECV, 0, HOP_BUF_SEND, 0, blk, -1,
+				   -1, -1);
+		return 0;
+	}
+	size_t ce = hop_chunk_elems(s, count, n);
+	size_t nch = hop_nchunks(count, ce);
+	size_t slot_bytes = ce * es;
+	size_t lane0 = hop_sched_scratch(s, slot_bytes * 2 * (size_t)D);
+	for (int l = 0; l < D; l++)
+		lastuse[l][0] = lastuse[l][1] = -1;
+
+	for (size_t c = 0; c < nch; c++) {
+		int L = (int)(c % (size_t)D);
+		size_t co = c * ce * es;
+		size_t len = (count - c * ce < ce ? count - c * ce : ce) * es;
+		int red = -1;
+
+		/* step st: send block r-st-1 (own data at st 0, else the
+		 * partial reduced at st-1), receive the partial of r-st-2 */
+		for (int st = 0; st < n - 1; st++) {
+			int sb = hop_mod(r - st - 1, n), rb = hop_mod(r - st - 2, n);
+			int p = st & 1;
+			size_t slot = lane0 + ((size_t)L * 2 + (size_t)p) * slot_bytes;
+			size_t pslot = lane0 + ((size_t)L * 2 + (size_t)!p) * slot_bytes;
+			uint32_t tag = (uint32_t)((size_t)st * nch + c);
+
+			if (st == 0) {
+				hop_s_send(s, next, tag, HOP_BUF_SEND,
+					   (size_t)sb * blk + co, len, -1, -1, -1);
+			} else {
+				int sd = hop_s_send(s, next, tag, HOP_BUF_SCRATCH,
+						    pslot, len, red, -1, -1);
+				lastuse[L][!p] = sd;
+			}
+			int rv = hop_s_recv(s, prev, tag, HOP_BUF_SCRATCH, slot,
+					    len, lastuse[L][p], -1, -1);
+			if (st < n - 2) {
+				/* partial (lower in the fold) op own */
+				red = hop_s_reduce(s, 0, HOP_BUF_SCRATCH, slot,
+						   HOP_BUF_SEND,
+						   (size_t)rb * blk + co, len, rv,
+						   -1, -1);
+				lastuse[L][p] = red;
+			} else {
+				int cp = -1;
+				if (!a->inplace)
+					cp = hop_s_copy(s, HOP_BUF_RECV, co,
+							HOP_BUF_SEND,
+							(size_t)r * blk + co,
+							len, -1, -1, -1);
+				red = hop_s_reduce(s, HOP_STEP_REV, HOP_BUF_RECV,
+						   co, HOP_BUF_SCRATCH, slot, len,
+						   rv, cp, -1);
+				lastuse[L][p] = red;
+			}
+		}
+	}
+	return 0;
+}
+
+int hop_build_ring(struct hop_sched *s)
+{
+	switch (s->args.kind) {
+	case HOP_COLL_ALLREDUCE:
+		return ring_allreduce(s);
+	case HOP_COLL_ALLGATHER:
+		return ring_allgather(s);
+	case HOP_COLL_REDUCESCATTER:
+		return ring_reducescatter(s);
+	}
+	return HOP_ERR_NOT_SUPPORTED;
+}

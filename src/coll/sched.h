@@ -1,0 +1,249 @@
+/*
+ * sched.h - collectives as schedules (DESIGN.md, decision 2).
+ *
+ * A schedule is one rank's list of steps of one collective: SEND a byte
+ * range to a peer, RECV a byte range from a peer, REDUCE (dst op= src),
+ * COPY, or NOP (a join). Each step waits for up to three earlier steps.
+ * Buffers are named by id (the caller's send buffer, receive buffer, or
+ * the op's scratch) plus a byte offset, so a schedule does not depend on
+ * where the data lives: it can be kept and rerun for the next call with
+ * the same arguments, and the same schedule runs on the p2p executor
+ * (coll_op.c) or on the in-process simulation executor (sim.c).
+ *
+ * Executors share the dataflow driver here: a step starts when all its
+ * dependencies completed; REDUCE/COPY/NOP run inline, SEND/RECV go to the
+ * backend, which reports completion with hop_sched_complete() (safe from
+ * a p2p completion callback: it only queues).
+ */
+#ifndef HOP_COLL_SCHED_H
+#define HOP_COLL_SCHED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <hop/common.h>
+
+enum hop_coll_kind {
+	HOP_COLL_BROADCAST = 0,
+	HOP_COLL_REDUCE,
+	HOP_COLL_ALLREDUCE,
+	HOP_COLL_ALLGATHER,
+	HOP_COLL_REDUCESCATTER,
+	HOP_COLL_BARRIER,
+	HOP_COLL_KIND_COUNT
+};
+
+enum hop_coll_algo {
+	HOP_ALGO_AUTO = 0,
+	HOP_ALGO_FLAT,          /* bcast, reduce */
+	HOP_ALGO_TREE,          /* bcast, reduce: binomial; allreduce: binomial reduce+bcast */
+	HOP_ALGO_CHAIN,         /* bcast, reduce: pipelined chain */
+	HOP_ALGO_RING,          /* allreduce, allgather, reducescatter */
+	HOP_ALGO_DBTREE,        /* allreduce: double binary tree */
+	HOP_ALGO_RD,            /* allreduce: recursive doubling */
+	HOP_ALGO_RABENSEIFNER,  /* allreduce */
+	HOP_ALGO_BRUCK,         /* allgather */
+	HOP_ALGO_HALVING,       /* reducescatter: recursive halving */
+	HOP_ALGO_DISSEMINATION, /* barrier */
+	HOP_ALGO_COUNT
+};
+
+enum hop_step_kind {
+	HOP_STEP_NOP = 0,
+	HOP_STEP_SEND,
+	HOP_STEP_RECV,
+	HOP_STEP_REDUCE,
+	HOP_STEP_COPY,
+};
+
+enum hop_buf_id {
+	HOP_BUF_NONE = 0,
+	HOP_BUF_SEND,
+	HOP_BUF_RECV,
+	HOP_BUF_SCRATCH,
+	HOP_BUF_COUNT
+};
+
+/* REDUCE flag: dst = src op dst (src is the lower-ranked operand). */
+#define HOP_STEP_REV 0x1
+
+#define HOP_SCHED_MAXDEPS 3
+#define HOP_SCHED_MAX_DEPTH 16     /* pipeline lanes */
+#define HOP_SCHED_MAX_CHUNKS (1u << 20) /* per region; keeps tags in 32 bits */
+#define HOP_SCRATCH_ALIGN 64
+
+struct hop_step {
+	uint8_t kind;           /* enum hop_step_kind */
+	uint8_t flags;          /* HOP_STEP_REV */
+	uint8_t dbuf;           /* RECV/REDUCE/COPY destination buffer id */
+	uint8_t sbuf;           /* SEND/REDUCE/COPY source buffer id */
+	int32_t peer;           /* SEND/RECV */
+	uint32_t tag;           /* SEND/RECV: low 32 bits of the p2p tag */
+	int32_t deps[HOP_SCHED_MAXDEPS]; /* earlier step indices, -1 = none */
+	size_t doff, soff;      /* byte offsets into dbuf / sbuf */
+	size_t len;             /* bytes */
+};
+
+/* What a schedule is built from; equal args give an equal schedule. */
+struct hop_coll_args {
+	int kind;               /* enum hop_coll_kind */
+	int algo;               /* enum hop_coll_algo, never AUTO here */
+	int rank, nranks, root;
+	size_t count;           /* elements; per rank for allgather/reducescatter */
+	hop_dtype_t dtype;
+	hop_op_t op;
+	int inplace;
+	size_t chunk_bytes;     /* pipelining chunk, > 0 */
+	int depth;              /* lanes in flight, 1..HOP_SCHED_MAX_DEPTH */
+};
+
+struct hop_sched {
+	/* built */
+	struct hop_coll_args args;
+	int built;              /* args valid: rebuild only when they change */
+	size_t esize;           /* element size */
+	hop_op_t rop;           /* reduction op (HOP_AVG reduces with HOP_SUM) */
+	struct hop_step *steps;
+	int nsteps, cap;
+	int *succ_start;        /* CSR successors: succ[succ_start[i]..[i+1]) */
+	int *succ;
+	int succ_cap, start_cap;
+	size_t scratch_bytes;
+	int avg_buf;            /* after the last step: divide by nranks */
+	size_t avg_off, avg_count;
+	int err;                /* HOP_ERR_NO_MEMORY during build */
+	int *tmp;               /* builders' scratch index array */
+	int tmp_cap;
+	/* run state */
+	int *pending;           /* unfinished dependencies per step */
+	int *ready, *completed; /* FIFO queues, each step enters once */
+	int rhead, rtail, chead, ctail;
+	int ndone;
+	int finished;           /* all steps done and epilogue applied */
+	int run_cap;
+	void *base[HOP_BUF_COUNT];
+	/* virtual time (simulation only; NULL on the p2p executor): the
+	 * driver propagates ready times along dependencies and times inline
+	 * steps at @tgamma seconds per byte */
+	double *tready, *tdone;
+	double tgamma;
+};
+
+/* Backend of an executor: start a SEND or RECV step. Returns 0 (it will
+ * call hop_sched_complete() later, possibly from inside this call) or a
+ * negative hop code. */
+typedef int (*hop_sched_start_fn)(void *ctx, struct hop_sched *s, int idx);
+
+void hop_sched_init(struct hop_sched *s);
+void hop_sched_free(struct hop_sched *s);
+
+/* Build @s for @a unless it already holds that schedule. 0 or error. */
+int hop_sched_build(struct hop_sched *s, const struct hop_coll_args *a);
+
+/* Reset the run state; buffers in @base (indexed by enum hop_buf_id). */
+void hop_sched_start(struct hop_sched *s, void *const base[HOP_BUF_COUNT]);
+/* Start every ready step and process completions until nothing is left
+ * to do right now. Returns 0 or the first error of a backend start. */
+int hop_sched_advance(struct hop_sched *s, hop_sched_start_fn start, void *ctx);
+/* Mark SEND/RECV step @idx complete (queues it; advance processes it). */
+void hop_sched_complete(struct hop_sched *s, int idx);
+
+static inline void *hop_sched_ptr(const struct hop_sched *s, int buf,
+				  size_t off)
+{
+	return s->base[buf] ? (char *)s->base[buf] + off : NULL;
+}
+
+/* ---- builder helpers (algorithms use these) ---- */
+int hop_sched_add(struct hop_sched *s, int kind, int flags, int dbuf,
+		  size_t doff, int sbuf, size_t soff, size_t len, int peer,
+		  uint32_t tag, int d0, int d1, int d2);
+/* Builder temp array of @n ints set to -1 (kept across builds); NULL
+ * and s->err set when out of memory. */
+int *hop_sched_tmp(struct hop_sched *s, size_t n);
+/* Reserve scratch bytes; returns the offset (aligned). */
+size_t hop_sched_scratch(struct hop_sched *s, size_t bytes);
+
+#define hop_s_send(s, peer, tag, sbuf, soff, len, d0, d1, d2)                \
+	hop_sched_add(s, HOP_STEP_SEND, 0, HOP_BUF_NONE, 0, sbuf, soff, len,  \
+		      peer, tag, d0, d1, d2)
+#define hop_s_recv(s, peer, tag, dbuf, doff, len, d0, d1, d2)                \
+	hop_sched_add(s, HOP_STEP_RECV, 0, dbuf, doff, HOP_BUF_NONE, 0, len,  \
+		      peer, tag, d0, d1, d2)
+#define hop_s_reduce(s, fl, dbuf, doff, sbuf, soff, len, d0, d1, d2)         \
+	hop_sched_add(s, HOP_STEP_REDUCE, fl, dbuf, doff, sbuf, soff, len,    \
+		      -1, 0, d0, d1, d2)
+#define hop_s_copy(s, dbuf, doff, sbuf, soff, len, d0, d1, d2)               \
+	hop_sched_add(s, HOP_STEP_COPY, 0, dbuf, doff, sbuf, soff, len, -1,   \
+		      0, d0, d1, d2)
+#define hop_s_nop(s, d0, d1, d2)                                             \
+	hop_sched_add(s, HOP_STEP_NOP, 0, HOP_BUF_NONE, 0, HOP_BUF_NONE, 0,   \
+		      0, -1, 0, d0, d1, d2)
+
+/* ---- partitioning ---- */
+/* Block @b of @count elements split over @n: count/n, the first count%n
+ * blocks one more (the remainder is spread, never dropped). */
+static inline size_t hop_blk_count(size_t count, int n, int b)
+{
+	return count / (size_t)n + ((size_t)b < count % (size_t)n ? 1 : 0);
+}
+
+static inline size_t hop_blk_start(size_t count, int n, int b)
+{
+	size_t q = count / (size_t)n, r = count % (size_t)n;
+
+	return (size_t)b * q + ((size_t)b < r ? (size_t)b : r);
+}
+
+/* Elements per chunk for a region of @elems: the configured chunk, grown
+ * so the region has at most HOP_SCHED_MAX_CHUNKS chunks and @phases *
+ * chunks stays below 2^31 (tags are phase * nchunks + chunk); >= 1. */
+size_t hop_chunk_elems(const struct hop_sched *s, size_t elems, int phases);
+
+/* Chunk @c of block @b (of @count split over @n) with @ce elements per
+ * chunk: byte offset and length; 0 when the block has no chunk @c. */
+static inline int hop_blk_chunk(const struct hop_sched *s, size_t count,
+				int n, int b, size_t ce, size_t c,
+				size_t *off, size_t *len)
+{
+	size_t bs = hop_blk_start(count, n, b), bn = hop_blk_count(count, n, b);
+	size_t co = c * ce;
+
+	if (co >= bn)
+		return 0;
+	*off = (bs + co) * s->esize;
+	*len = (bn - co < ce ? bn - co : ce) * s->esize;
+	return 1;
+}
+
+static inline size_t hop_nchunks(size_t elems, size_t ce)
+{
+	return (elems + ce - 1) / ce;
+}
+
+static inline int hop_mod(int a, int n)
+{
+	a %= n;
+	return a < 0 ? a + n : a;
+}
+
+/* Largest power of two <= n (n >= 1). */
+static inline int hop_pof2_floor(int n)
+{
+	int p = 1;
+
+	while (p * 2 <= n)
+		p *= 2;
+	return p;
+}
+
+/* ---- algorithm builders (one file per family) ---- */
+int hop_build_bcast(struct hop_sched *s);        /* bcast.c */
+int hop_build_reduce(struct hop_sched *s);       /* reduce_rooted.c */
+int hop_build_allreduce_tree(struct hop_sched *s); /* tree.c */
+int hop_build_ring(struct hop_sched *s);         /* ring.c */
+int hop_build_recursive(struct hop_sched *s);    /* recursive.c */
+int hop_build_allgather_bruck(struct hop_sched *s); /* bruck.c */
+int hop_build_barrier(struct hop_sched *s);      /* bruck.c */
+
+#endif /* HOP_COLL_SCHED_H */

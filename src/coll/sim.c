@@ -1,0 +1,255 @@
+/*
+ * sim.c - in-process simulation executor (see sim.h).
+ *
+ * Posted SENDs and RECVs that found no partner wait in a hash table keyed
+ * by (source, destination, tag), each key a FIFO in posting order, exactly
+ * the matching rule of the p2p layer.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/sim.h"
+
+struct hop_sim_ent {
+	int src, dst;
+	uint32_t tag;
+	int is_send;
+	int rank, step;         /* the posting rank's step */
+	int next;               /* bucket chain, in posting order */
+};
+
+static unsigned sim_hash(int src, int dst, uint32_t tag, int nb)
+{
+	uint64_t h = (uint64_t)(uint32_t)src * 0x9e3779b97f4a7c15ull;
+	h ^= (uint64_t)(uint32_t)dst * 0xc2b2ae3d27d4eb4full;
+	h ^= (uint64_t)tag * 0x165667b19e3779f9ull;
+	h ^= h >> 29;
+	return (unsigned)(h % (uint64_t)nb);
+}
+
+static int sim_setup(struct hop_sim *sim)
+{
+	int n = sim->nranks;
+
+	if (!sim->bucket) {
+		sim->nbucket = 4096;
+		sim->bucket = malloc((size_t)sim->nbucket * sizeof(int));
+		if (!sim->bucket)
+			return HOP_ERR_NO_MEMORY;
+	}
+	for (int i = 0; i < sim->nbucket; i++)
+		sim->bucket[i] = -1;
+	sim->nent = 0;
+	sim->free_ent = -1;
+	if (sim->wcap < n) {
+		free(sim->work);
+		free(sim->inwork);
+		sim->work = malloc((size_t)n * sizeof(int));
+		sim->inwork = malloc((size_t)n);
+		if (!sim->work || !sim->inwork)
+			return HOP_ERR_NO_MEMORY;
+		sim->wcap = n;
+	}
+	sim->whead = 0;
+	sim->wcount = n;
+	for (int i = 0; i < n; i++) {
+		sim->work[i] = i;
+		sim->inwork[i] = 1;
+	}
+	sim->makespan = 0;
+	sim->messages = sim->bytes = 0;
+	sim->err[0] = 0;
+	return 0;
+}
+
+/* ring buffer of ranks with queued work (each rank at most once) */
+static void sim_wake(struct hop_sim *sim, int rank)
+{
+	if (sim->inwork[rank])
+		return;
+	sim->inwork[rank] = 1;
+	sim->work[(sim->whead + sim->wcount) % sim->wcap] = rank;
+	sim->wcount++;
+}
+
+static int sim_new_ent(struct hop_sim *sim)
+{
+	if (sim->free_ent >= 0) {
+		int e = sim->free_ent;
+		sim->free_ent = sim->ent[e].next;
+		return e;
+	}
+	if (sim->nent == sim->ent_cap) {
+		int ncap = sim->ent_cap ? sim->ent_cap * 2 : 1024;
+		void *p = realloc(sim->ent, (size_t)ncap * sizeof(*sim->ent));
+		if (!p)
+			return -1;
+		sim->ent = p;
+		sim->ent_cap = ncap;
+	}
+	return sim->nent++;
+}
+
+static int sim_deliver(struct hop_sim *sim, int srank, int sstep, int rrank,
+		       int rstep)
+{
+	struct hop_sched *ss = &sim->s[srank], *rs = &sim->s[rrank];
+	const struct hop_step *sd = &ss->steps[sstep], *rv = &rs->steps[rstep];
+
+	if (sd->len != rv->len) {
+		snprintf(sim->err, sizeof(sim->err),
+			 "rank %d step %d sends %zu bytes (tag %u) but rank %d "
+			 "step %d receives %zu", srank, sstep, sd->len, sd->tag,
+			 rrank, rstep, rv->len);
+		return HOP_ERR_INTERNAL;
+	}
+	void *dst = hop_sched_ptr(rs, rv->dbuf, rv->doff);
+	const void *src = hop_sched_ptr(ss, sd->sbuf, sd->soff);
+	if (dst && src && sd->len)
+		memcpy(dst, src, sd->len);
+	sim->messages++;
+	sim->bytes += sd->len;
+	if (ss->tready && rs->tready) {
+		double t = ss->tready[sstep] > rs->tready[rstep]
+				   ? ss->tready[sstep] : rs->tready[rstep];
+		t += sim->alpha + sim->beta * (double)sd->len;
+		ss->tdone[sstep] = rs->tdone[rstep] = t;
+		if (t > sim->makespan)
+			sim->makespan = t;
+	}
+	hop_sched_complete(ss, sstep);
+	hop_sched_complete(rs, rstep);
+	sim_wake(sim, srank);
+	sim_wake(sim, rrank);
+	return 0;
+}
+
+static int sim_start(void *ctx, struct hop_sched *s, int idx)
+{
+	struct hop_sim *sim = ctx;
+	const struct hop_step *st = &s->steps[idx];
+	int me = s->args.rank, is_send = st->kind == HOP_STEP_SEND;
+	int src = is_send ? me : st->peer, dst = is_send ? st->peer : me;
+
+	if (st->peer < 0 || st->peer >= sim->nranks || st->peer == me) {
+		snprintf(sim->err, sizeof(sim->err),
+			 "rank %d step %d: bad peer %d", me, idx, st->peer);
+		return HOP_ERR_INTERNAL;
+	}
+	unsigned h = sim_hash(src, dst, st->tag, sim->nbucket);
+	int *link = &sim->bucket[h];
+	while (*link >= 0) {
+		struct hop_sim_ent *e = &sim->ent[*link];
+		if (e->src == src && e->dst == dst && e->tag == st->tag &&
+		    e->is_send != is_send) {
+			int found = *link, prank = e->rank, pstep = e->step;
+			*link = e->next;
+			sim->ent[found].rank = -1;
+			sim->ent[found].next = sim->free_ent;
+			sim->free_ent = found;
+			return is_send ? sim_deliver(sim, me, idx, prank, pstep)
+				       : sim_deliver(sim, prank, pstep, me, idx);
+		}
+		link = &e->next;
+	}
+	int ne = sim_new_ent(sim);
+	if (ne < 0)
+		return HOP_ERR_NO_MEMORY;
+	struct hop_sim_ent *e = &sim->ent[ne];
+	e->src = src;
+	e->dst = dst;
+	e->tag = st->tag;
+	e->is_send = is_send;
+	e->rank = me;
+	e->step = idx;
+	e->next = -1;
+	*link = ne; /* append: FIFO per key */
+	return 0;
+}
+
+static void sim_report_stuck(struct hop_sim *sim)
+{
+	for (int r = 0; r < sim->nranks; r++) {
+		struct hop_sched *s = &sim->s[r];
+		if (s->finished)
+			continue;
+		snprintf(sim->err, sizeof(sim->err),
+			 "deadlock: rank %d finished %d of %d steps", r,
+			 s->ndone, s->nsteps);
+		for (int e = 0; e < sim->nent; e++) {
+			struct hop_sim_ent *en = &sim->ent[e];
+			if (en->rank != r)
+				continue;
+			size_t l = strlen(sim->err);
+			snprintf(sim->err + l, sizeof(sim->err) - l,
+				 "; %s step %d peer %d tag %u unmatched",
+				 en->is_send ? "send" : "recv", en->step,
+				 en->is_send ? en->dst : en->src, en->tag);
+			break;
+		}
+		return;
+	}
+}
+
+int hop_sim_run(struct hop_sim *sim)
+{
+	int ret = sim_setup(sim);
+
+	if (ret)
+		return ret;
+	while (sim->wcount > 0) {
+		int r = sim->work[sim->whead];
+		sim->whead = (sim->whead + 1) % sim->wcap;
+		sim->wcount--;
+		sim->inwork[r] = 0;
+		ret = hop_sched_advance(&sim->s[r], sim_start, sim);
+		if (ret) {
+			if (!sim->err[0])
+				snprintf(sim->err, sizeof(sim->err),
+					 "rank %d: %s", r, hop_strerror(ret));
+			return ret;
+		}
+	}
+	for (int r = 0; r < sim->nranks; r++) {
+		struct hop_sched *s = &sim->s[r];
+		if (!s->finished) {
+			sim_report_stuck(sim);
+			return HOP_ERR_INTERNAL;
+		}
+		for (int i = 0; s->tdone && i < s->nsteps; i++)
+			if (s->tdone[i] > sim->makespan)
+				sim->makespan = s->tdone[i];
+	}
+	return 0;
+}
+
+int hop_sim_timed(struct hop_sched *s)
+{
+	size_t n = (size_t)(s->nsteps ? s->nsteps : 1);
+
+	free(s->tready);
+	free(s->tdone);
+	s->tready = calloc(n, sizeof(double));
+	s->tdone = calloc(n, sizeof(double));
+	if (!s->tready || !s->tdone) {
+		free(s->tready);
+		free(s->tdone);
+		s->tready = s->tdone = NULL;
+		return HOP_ERR_NO_MEMORY;
+	}
+	return 0;
+}
+
+void hop_sim_free(struct hop_sim *sim)
+{
+	free(sim->ent);
+	free(sim->bucket);
+	free(sim->work);
+	free(sim->inwork);
+	sim->ent = NULL;
+	sim->bucket = NULL;
+	sim->work = NULL;
+	sim->inwork = NULL;
+	sim->nent = sim->ent_cap = sim->wcap = 0;
+}
