@@ -1,0 +1,27 @@
+#!/bin/bash
+# p2p_test through hop-run on each provider with 2, 3, 4 and 8 ranks.
+# HOP_P2P_TRANSPORTS overrides the list (e.g. "verbs" in the SoftRoCE VMs);
+# HOP_P2P_RANKS the rank counts. Fails if any rank of any run fails.
+set -u
+b=${top_builddir:?run through make check or set top_builddir}
+run=$b/tools/hop-run
+prog=$b/tests/integration/p2p_test
+fail=0
+for t in ${HOP_P2P_TRANSPORTS:-tcp shm}; do
+	for n in ${HOP_P2P_RANKS:-2 3 4 8}; do
+		args=
+		# 64 MiB around the ring on every run but the 8-rank ones
+		# (there 4 MiB keeps the memory of the test modest)
+		[ "$n" -ge 8 ] && args="--big 4194304"
+		out=$(HOP_TRANSPORT=$t "$run" -n "$n" --timeout 300 -- "$prog" $args 2>&1)
+		rc=$?
+		if [ $rc = 0 ] && grep -q "all checks passed" <<< "$out"; then
+			echo "PASS: p2p $t $n ranks"
+		else
+			echo "FAIL: p2p $t $n ranks (exit $rc)"
+			printf '%s\n' "$out" | tail -n 30 | sed 's/^/    /'
+			fail=1
+		fi
+	done
+done
+exit $fail

@@ -1,0 +1,508 @@
+/*
+ * p2p_test.c - point-to-point end to end, run by p2p.sh through hop-run on
+ * every provider with 2..8 ranks. Each rank checks what it received byte
+ * for byte (the pattern depends on sender, receiver, size and index) and
+ * exits non-zero on the first problem, naming it.
+ *
+ *   sizes      0 B, 1 B, odd sizes around the eager limit, 1000003 B, all
+ *              pairs at once (isend/irecv + hop_wait); 64 MiB in a ring
+ *   blocking   hop_send/hop_recv ping-pong, status checked
+ *   tags       many tags interleaved, receives posted in another order
+ *              and late (unexpected eager and rendezvous messages)
+ *   test       hop_test polling loops
+ *   put        hop_put + hop_wait_imm into registered regions (inline,
+ *              staged, chunked sizes, to self), data and immediates checked
+ *   errors     each bad argument returns its specific code; truncation on
+ *              both ends (eager and rendezvous); put out of bounds; the
+ *              communicator stays usable after argument errors
+ *
+ * Options: --quick (skip 64 MiB), --big BYTES (size of the ring test).
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <hop/hop.h>
+
+static hop_comm_t *comm;
+static int rank, size;
+static size_t big = 64u << 20;
+
+#define FAIL(...)                                                             \
+	do {                                                                  \
+		fprintf(stderr, "p2p_test rank %d: FAIL %s:%d: ", rank,       \
+			__func__, __LINE__);                                  \
+		fprintf(stderr, __VA_ARGS__);                                 \
+		fprintf(stderr, " (last error: %s)\n",                        \
+			hop_comm_last_error(comm));                           \
+		exit(1);                                                      \
+	} while (0)
+
+#define CHECK_RC(call, want)                                                  \
+	do {                                                                  \
+		int rc_ = (call);                                             \
+		if (rc_ != (want))                                            \
+			FAIL("%s returned %s, expected %s", #call,            \
+			     hop_err_name(rc_), hop_err_name(want));          \
+	} while (0)
+#define OK(call) CHECK_RC(call, HOP_SUCCESS)
+
+static uint8_t pat(int src, int dst, size_t n, int idx, size_t i)
+{
+	uint32_t x = (uint32_t)i * 2654435761u;
+
+	return (uint8_t)((x >> 24) ^ (uint32_t)(src * 29 + dst * 7 + idx * 3) ^
+			 (uint32_t)(n % 251) ^ (uint32_t)(i >> 16));
+}
+
+static void fill(uint8_t *b, int src, int dst, size_t n, int idx)
+{
+	for (size_t i = 0; i < n; i++)
+		b[i] = pat(src, dst, n, idx, i);
+}
+
+static void verify(const uint8_t *b, int src, int dst, size_t n, int idx,
+		   const char *what)
+{
+	for (size_t i = 0; i < n; i++)
+		if (b[i] != pat(src, dst, n, idx, i))
+			FAIL("%s: %zu B from rank %d (index %d): byte %zu is "
+			     "0x%02x, expected 0x%02x", what, n, src, idx, i,
+			     b[i], pat(src, dst, n, idx, i));
+}
+
+static void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (!p)
+		FAIL("out of memory (%zu B)", n);
+	return p;
+}
+
+/* A barrier made of point-to-point messages (tag 0x7ffffff0). */
+static void p2p_barrier(void)
+{
+	const int tag = 0x7ffffff0;
+
+	if (rank == 0) {
+		for (int r = 1; r < size; r++)
+			OK(hop_recv(comm, NULL, 0, r, tag, NULL));
+		for (int r = 1; r < size; r++)
+			OK(hop_send(comm, NULL, 0, r, tag));
+	} else {
+		OK(hop_send(comm, NULL, 0, 0, tag));
+		OK(hop_recv(comm, NULL, 0, 0, tag, NULL));
+	}
+}
+
+/* Every pair exchanges one message of each size, all at once. */
+static void test_all_pairs(void)
+{
+	static const size_t sizes[] = { 0, 1, 7, 64, 255, 4097, 8191, 8192,
+					8193, 65536, 1000003 };
+	const int ns = (int)(sizeof(sizes) / sizeof(sizes[0]));
+	int n = ns * (size - 1);
+	hop_request_t **sreq = calloc((size_t)n, sizeof(*sreq));
+	hop_request_t **rreq = calloc((size_t)n, sizeof(*rreq));
+	uint8_t **sbuf = calloc((size_t)n, sizeof(*sbuf));
+	uint8_t **rbuf = calloc((size_t)n, sizeof(*rbuf));
+	int k = 0;
+
+	if (!sreq || !rreq || !sbuf || !rbuf)
+		FAIL("out of memory");
+	for (int d = 1; d < size; d++) {
+		int to = (rank + d) % size, from = (rank - d + size) % size;
+
+		for (int s = 0; s < ns; s++, k++) {
+			sbuf[k] = xmalloc(sizes[s]);
+			rbuf[k] = xmalloc(sizes[s] + 16);
+			memset(rbuf[k], 0xee, sizes[s] + 16);
+			fill(sbuf[k], rank, to, sizes[s], s);
+			OK(hop_irecv(comm, sizes[s] ? rbuf[k] : NULL,
+				     sizes[s] ? sizes[s] + 16 : 0, from, s,
+				     &rreq[k]));
+			OK(hop_isend(comm, sizes[s] ? sbuf[k] : NULL, sizes[s],
+				     to, s, &sreq[k]));
+		}
+	}
+	k = 0;
+	for (int d = 1; d < size; d++) {
+		int from = (rank - d + size) % size;
+
+		for (int s = 0; s < ns; s++, k++) {
+			hop_status_t st;
+
+			OK(hop_wait(&sreq[k], NULL));
+			if (sreq[k])
+				FAIL("hop_wait left the send request set");
+			OK(hop_wait(&rreq[k], &st));
+			if (st.source != from || st.tag != s ||
+			    st.bytes != sizes[s])
+				FAIL("status {%d, %d, %zu}, expected {%d, %d, "
+				     "%zu}", st.source, st.tag, st.bytes, from,
+				     s, sizes[s]);
+			verify(rbuf[k], from, rank, sizes[s], s, "all pairs");
+			for (size_t i = sizes[s]; i < sizes[s] + 16; i++)
+				if (rbuf[k][i] != 0xee)
+					FAIL("byte %zu past a %zu B message "
+					     "was written", i, sizes[s]);
+			free(sbuf[k]);
+			free(rbuf[k]);
+		}
+	}
+	free(sreq);
+	free(rreq);
+	free(sbuf);
+	free(rbuf);
+}
+
+/* A large message around the ring, blocking calls ordered to not deadlock. */
+static void test_big_ring(void)
+{
+	int to = (rank + 1) % size, from = (rank - 1 + size) % size;
+	uint8_t *s = xmalloc(big), *r = xmalloc(big);
+	hop_request_t *rq;
+	hop_status_t st;
+
+	fill(s, rank, to, big, 99);
+	memset(r, 0, big);
+	OK(hop_irecv(comm, r, big, from, 99, &rq));
+	OK(hop_send(comm, s, big, to, 99));
+	OK(hop_wait(&rq, &st));
+	if (st.bytes != big)
+		FAIL("received %zu B, expected %zu", st.bytes, big);
+	verify(r, from, rank, big, 99, "ring");
+	/* again: the registration cache makes the second one cheaper */
+	memset(r, 0, big);
+	OK(hop_irecv(comm, r, big, from, 98, &rq));
+	OK(hop_send(comm, s, big, to, 98));
+	OK(hop_wait(&rq, NULL));
+	verify(r, from, rank, big, 99, "ring (second)");
+	free(s);
+	free(r);
+}
+
+/* Ranks 0 and 1 ping-pong with blocking calls. */
+static void test_blocking(void)
+{
+	uint8_t buf[20000], exp[20000];
+	hop_status_t st;
+
+	if (rank > 1)
+		return;
+	for (int i = 0; i < 50; i++) {
+		size_t n = (size_t)(i * 397) % sizeof(buf);
+
+		if (rank == 0) {
+			fill(buf, 0, 1, n, i);
+			OK(hop_send(comm, buf, n, 1, 5));
+			OK(hop_recv(comm, buf, sizeof(buf), 1, 6, &st));
+			fill(exp, 1, 0, n, i);
+		} else {
+			OK(hop_recv(comm, buf, sizeof(buf), 0, 5, &st));
+			if (st.bytes != n || st.source != 0 || st.tag != 5)
+				FAIL("status {%d, %d, %zu}, expected {0, 5, "
+				     "%zu}", st.source, st.tag, st.bytes, n);
+			verify(buf, 0, 1, n, i, "ping");
+			fill(buf, 1, 0, n, i);
+			OK(hop_send(comm, buf, n, 0, 6));
+			continue;
+		}
+		if (st.bytes != n)
+			FAIL("pong of %zu B, expected %zu", st.bytes, n);
+		if (memcmp(buf, exp, n))
+			FAIL("pong data differs");
+	}
+}
+
+/*
+ * Each rank streams M messages to the next, tags k % T with sizes that
+ * alternate eager/rendezvous; the receiver posts late (after a barrier, so
+ * the messages are unexpected) and by descending tag. Within one tag the
+ * order must be kept.
+ */
+static void test_tags(void)
+{
+	enum { M = 96, T = 8 };
+	int to = (rank + 1) % size, from = (rank - 1 + size) % size;
+	hop_request_t *sreq[M], *rreq[M];
+	uint8_t *sb[M], *rb[M];
+	size_t len[M];
+
+	for (int k = 0; k < M; k++) {
+		len[k] = (k % 3 == 0) ? 20000 + (size_t)k : (size_t)(k * 37);
+		sb[k] = xmalloc(len[k]);
+		rb[k] = xmalloc(len[k]);
+		fill(sb[k], rank, to, len[k], k);
+		memset(rb[k], 0, len[k]);
+	}
+	for (int k = 0; k < M; k++)
+		OK(hop_isend(comm, sb[k], len[k], to, k % T, &sreq[k]));
+	/* let the eager ones arrive unexpected; rendezvous sends wait */
+	usleep(20000);
+	for (int t = T - 1; t >= 0; t--)
+		for (int k = t; k < M; k += T)
+			OK(hop_irecv(comm, rb[k], len[k], from, t, &rreq[k]));
+	for (int k = M - 1; k >= 0; k--) {
+		hop_status_t st;
+
+		OK(hop_wait(&rreq[k], &st));
+		if (st.bytes != len[k] || st.tag != k % T)
+			FAIL("message %d: %zu B tag %d, expected %zu B tag %d",
+			     k, st.bytes, st.tag, len[k], k % T);
+		verify(rb[k], from, rank, len[k], k, "tags");
+	}
+	for (int k = 0; k < M; k++) {
+		OK(hop_wait(&sreq[k], NULL));
+		free(sb[k]);
+		free(rb[k]);
+	}
+}
+
+/* hop_test polling to completion, with a counter of polls. */
+static void test_hop_test(void)
+{
+	int to = (rank + 1) % size, from = (rank - 1 + size) % size;
+	size_t n = 300000;
+	uint8_t *s = xmalloc(n), *r = xmalloc(n);
+	hop_request_t *rs, *rr;
+	int ds = 0, dr = 0;
+	long polls = 0;
+	hop_status_t st = { -1, -1, 0 };
+
+	fill(s, rank, to, n, 7);
+	OK(hop_irecv(comm, r, n, from, 77, &rr));
+	OK(hop_isend(comm, s, n, to, 77, &rs));
+	while (!ds || !dr) {
+		if (!ds)
+			OK(hop_test(&rs, &ds, NULL));
+		if (!dr)
+			OK(hop_test(&rr, &dr, &st));
+		if (++polls > 100000000L)
+			FAIL("hop_test never completed");
+	}
+	if (rs || rr)
+		FAIL("completed requests not set to NULL");
+	if (st.bytes != n || st.source != from || st.tag != 77)
+		FAIL("status {%d, %d, %zu}", st.source, st.tag, st.bytes);
+	verify(r, from, rank, n, 7, "hop_test");
+	free(s);
+	free(r);
+}
+
+/* Every rank puts a block into every rank's region (itself included). */
+static void test_put(void)
+{
+	static const size_t sizes[] = { 0, 8, 200, 5000, 300000, 3000000 };
+	const int ns = (int)(sizeof(sizes) / sizeof(sizes[0]));
+	size_t blk = 3000000, region = blk * (size_t)size;
+	uint8_t *mem = xmalloc(region), *src = xmalloc(blk);
+	hop_rkey_t *keys = calloc((size_t)size, sizeof(*keys));
+	hop_mr_t *mr, *smr;
+	int *seen = calloc((size_t)size * ns, sizeof(int));
+
+	if (!keys || !seen)
+		FAIL("out of memory");
+	memset(mem, 0, region);
+	OK(hop_mem_register(comm, mem, region, HOP_ACCESS_REMOTE_WRITE, &mr));
+	OK(hop_mem_register(comm, src, blk, HOP_ACCESS_LOCAL, &smr));
+	OK(hop_mr_rkey(mr, &keys[rank]));
+	if (keys[rank].owner != (uint32_t)rank || keys[rank].len != region)
+		FAIL("rkey owner %u len %llu", keys[rank].owner,
+		     (unsigned long long)keys[rank].len);
+	for (int r = 0; r < size; r++) {       /* exchange keys */
+		if (r == rank)
+			continue;
+		hop_request_t *q;
+
+		OK(hop_irecv(comm, &keys[r], sizeof(keys[r]), r, 300, &q));
+		OK(hop_send(comm, &keys[rank], sizeof(keys[rank]), r, 300));
+		OK(hop_wait(&q, NULL));
+	}
+	for (int s = 0; s < ns; s++) {
+		for (int d = 0; d < size; d++) {
+			int to = (rank + d) % size;
+
+			fill(src, rank, to, sizes[s], s);
+			/* odd sizes use the cache (local_mr NULL) */
+			OK(hop_put(comm, (s & 1) ? NULL : smr, src, sizes[s],
+				   &keys[to], (uint64_t)rank * blk,
+				   ((uint32_t)rank << 16) | (uint32_t)s));
+		}
+		/* collect one immediate per writer; data must be in place */
+		for (int i = 0; i < size; i++) {
+			uint32_t imm;
+			int from;
+			size_t bytes;
+
+			OK(hop_wait_imm(comm, -1, &imm, &from, &bytes));
+			if ((int)(imm >> 16) != from || (imm & 0xffff) != (uint32_t)s ||
+			    bytes != sizes[s])
+				FAIL("immediate 0x%08x from rank %d (%zu B), "
+				     "expected writer %d round %d (%zu B)",
+				     imm, from, bytes, from, s, sizes[s]);
+			if (seen[from * ns + s]++)
+				FAIL("second immediate from rank %d round %d",
+				     from, s);
+			verify(mem + (size_t)from * blk, from, rank, sizes[s],
+			       s, "put");
+		}
+		p2p_barrier();  /* nobody overwrites before all checked */
+	}
+	/* hop_wait_imm for one peer */
+	if (size > 1) {
+		int to = (rank + 1) % size, from = (rank - 1 + size) % size;
+		uint32_t imm;
+		int who;
+
+		OK(hop_put(comm, NULL, src, 16, &keys[to], 0, 0xabc00000u | (uint32_t)rank));
+		OK(hop_wait_imm(comm, from, &imm, &who, NULL));
+		if (who != from || imm != (0xabc00000u | (uint32_t)from))
+			FAIL("hop_wait_imm(%d): imm 0x%08x from %d", from, imm,
+			     who);
+	}
+	p2p_barrier();
+	OK(hop_mem_deregister(comm, smr));
+	OK(hop_mem_deregister(comm, mr));
+	free(keys);
+	free(seen);
+	free(mem);
+	free(src);
+}
+
+/* Bad arguments: each call returns its code and names the problem. */
+static void test_errors(void)
+{
+	int peer = (rank + 1) % size, from = (rank - 1 + size) % size;
+	uint8_t buf[64], *big1 = xmalloc(1000000);
+	hop_request_t *req = NULL;
+	hop_rkey_t key;
+	hop_mr_t *mr;
+	int done;
+
+	CHECK_RC(hop_send(comm, NULL, 10, peer, 1), HOP_ERR_INVALID_ARG);
+	if (!strstr(hop_comm_last_error(comm), "NULL"))
+		FAIL("message does not name the NULL buffer");
+	CHECK_RC(hop_send(comm, buf, 1, size + 5, 1), HOP_ERR_INVALID_ARG);
+	if (!strstr(hop_comm_last_error(comm), "out of range"))
+		FAIL("message does not say out of range");
+	CHECK_RC(hop_send(comm, buf, 1, -1, 1), HOP_ERR_INVALID_ARG);
+	CHECK_RC(hop_send(comm, buf, 1, rank, 1), HOP_ERR_INVALID_ARG);
+	if (!strstr(hop_comm_last_error(comm), "this rank"))
+		FAIL("message does not say self");
+	CHECK_RC(hop_send(comm, buf, 1, peer, -3), HOP_ERR_INVALID_ARG);
+	if (!strstr(hop_comm_last_error(comm), "tag -3"))
+		FAIL("message does not name the tag");
+	CHECK_RC(hop_recv(comm, NULL, 5, peer, 1, NULL), HOP_ERR_INVALID_ARG);
+	CHECK_RC(hop_isend(comm, buf, 1, peer, 1, NULL), HOP_ERR_INVALID_ARG);
+	CHECK_RC(hop_irecv(comm, buf, 1, size, 1, &req), HOP_ERR_INVALID_ARG);
+	if (req)
+		FAIL("failed hop_irecv left a request");
+	CHECK_RC(hop_wait(&req, NULL), HOP_ERR_INVALID_ARG);
+	CHECK_RC(hop_test(&req, &done, NULL), HOP_ERR_INVALID_ARG);
+	CHECK_RC(hop_send(NULL, buf, 1, peer, 1), HOP_ERR_INVALID_HANDLE);
+	CHECK_RC(hop_mem_register(comm, NULL, 10, HOP_ACCESS_REMOTE_WRITE, &mr),
+		 HOP_ERR_INVALID_ARG);
+	CHECK_RC(hop_mem_register(comm, buf, 10, 0x80, &mr),
+		 HOP_ERR_INVALID_ARG);
+	CHECK_RC(hop_wait_imm(comm, 0, NULL, NULL, NULL), HOP_ERR_INVALID_ARG);
+	CHECK_RC(hop_wait_imm(comm, size, (uint32_t *)buf, NULL, NULL),
+		 HOP_ERR_INVALID_ARG);
+	CHECK_RC(hop_mr_rkey(NULL, &key), HOP_ERR_INVALID_ARG);
+
+	/* put out of bounds, NULL key, region without remote write */
+	OK(hop_mem_register(comm, buf, sizeof(buf), HOP_ACCESS_REMOTE_WRITE,
+			    &mr));
+	OK(hop_mr_rkey(mr, &key));
+	CHECK_RC(hop_put(comm, NULL, buf, 65, &key, 0, 1),
+		 HOP_ERR_OUT_OF_BOUNDS);
+	CHECK_RC(hop_put(comm, NULL, buf, 8, &key, 60, 1),
+		 HOP_ERR_OUT_OF_BOUNDS);
+	if (!strstr(hop_comm_last_error(comm), "exceeds"))
+		FAIL("out-of-bounds message unclear");
+	CHECK_RC(hop_put(comm, NULL, buf, 1, NULL, 0, 1), HOP_ERR_INVALID_ARG);
+	key.owner = (uint32_t)size;
+	CHECK_RC(hop_put(comm, NULL, buf, 1, &key, 0, 1), HOP_ERR_INVALID_ARG);
+	key.owner = (uint32_t)rank;
+	key.access = 0;
+	CHECK_RC(hop_put(comm, NULL, buf, 1, &key, 0, 1), HOP_ERR_INVALID_ARG);
+	OK(hop_mem_deregister(comm, mr));
+	CHECK_RC(hop_mem_deregister(comm, mr), HOP_ERR_INVALID_HANDLE);
+
+	/* truncation: eager (receiver only learns) and rendezvous (both) */
+	memset(buf, 0x11, sizeof(buf));
+	if (rank == 0) {
+		fill(big1, 0, 1, 100, 0);
+		OK(hop_send(comm, big1, 100, 1, 400));  /* eager: completes */
+		CHECK_RC(hop_send(comm, big1, 1000000, 1, 401),
+			 HOP_ERR_TRUNCATED);
+		if (!strstr(hop_comm_last_error(comm), "does not fit"))
+			FAIL("sender's truncation message unclear");
+	} else if (rank == 1) {
+		hop_status_t st;
+
+		CHECK_RC(hop_recv(comm, buf, 50, 0, 400, &st),
+			 HOP_ERR_TRUNCATED);
+		for (size_t i = 0; i < sizeof(buf); i++)
+			if (buf[i] != 0x11)
+				FAIL("truncated receive wrote byte %zu", i);
+		if (!strstr(hop_comm_last_error(comm), "100 B"))
+			FAIL("receiver's truncation message unclear: %s",
+			     hop_comm_last_error(comm));
+		CHECK_RC(hop_recv(comm, buf, 50, 0, 401, NULL),
+			 HOP_ERR_TRUNCATED);
+		for (size_t i = 0; i < sizeof(buf); i++)
+			if (buf[i] != 0x11)
+				FAIL("truncated rendezvous wrote byte %zu", i);
+	}
+	/* the communicator still works after all that */
+	fill(big1, rank, peer, 1000000, 5);
+	OK(hop_irecv(comm, big1 + 0, 0, from, 402, &req));
+	OK(hop_send(comm, NULL, 0, peer, 402));
+	OK(hop_wait(&req, NULL));
+	free(big1);
+}
+
+int main(int argc, char **argv)
+{
+	int ret;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--quick"))
+			big = 0;
+		else if (!strcmp(argv[i], "--big") && i + 1 < argc)
+			big = strtoull(argv[++i], NULL, 0);
+	}
+	if ((ret = hop_comm_init_env(&comm))) {
+		fprintf(stderr, "p2p_test: hop_comm_init_env: %s: %s\n",
+			hop_err_name(ret), hop_last_init_error());
+		return 1;
+	}
+	rank = hop_comm_rank(comm);
+	size = hop_comm_size(comm);
+	if (size < 2) {
+		fprintf(stderr, "p2p_test: needs at least 2 ranks\n");
+		hop_comm_destroy(comm);
+		return 1;
+	}
+	test_all_pairs();
+	p2p_barrier();
+	if (big)
+		test_big_ring();
+	p2p_barrier();
+	test_blocking();
+	test_tags();
+	p2p_barrier();
+	test_hop_test();
+	test_put();
+	test_errors();
+	p2p_barrier();
+	if (rank == 0)
+		printf("p2p_test: %d ranks on %s: all checks passed\n", size,
+		       hop_comm_transport(comm));
+	hop_comm_destroy(comm);
+	return 0;
+}
