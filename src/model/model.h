@@ -1,0 +1,194 @@
+/*
+ * model.h - the alpha-beta(-gamma) cost model: closed forms of every
+ * collective algorithm of src/coll, the choice of the fastest one and its
+ * pipelining chunk count, and the multi-hop (relay) formulas the p2p layer
+ * and hop-model use. Formulas, parameters and defaults: docs/model.md.
+ *
+ * Units everywhere: seconds, bytes, bytes per second. Pure functions (no
+ * I/O, no allocation) except hop_model_link_load(), which reads a profile.
+ *
+ * Collectives and algorithms are named by src/coll's enums (enum
+ * hop_coll_kind and enum hop_coll_algo in coll/sched.h), so the choice
+ * needs no translation. @bytes is always the whole vector m: the buffer of
+ * broadcast/reduce/allreduce, and N blocks (the full gathered or reduced
+ * vector) for allgather and reducescatter; barrier ignores it.
+ */
+#ifndef HOP_MODEL_MODEL_H
+#define HOP_MODEL_MODEL_H
+
+#include <stddef.h>
+
+#include "coll/sched.h" /* enum hop_coll_kind, enum hop_coll_algo */
+
+struct hop_profile;
+
+/* Upper bound of a chunk count (matches HOP_SCHED_MAX_CHUNKS). */
+#define HOP_MODEL_MAX_CHUNKS (1L << 20)
+
+/*
+ * struct hop_model_link - one link class, as the model sees it.
+ * @alpha:     seconds per message (latency, every overhead included).
+ * @beta:      bytes per second of one direction.
+ * @gamma:     seconds per byte to reduce one operand into another.
+ * @duplex:    >= 1; a rank that sends and receives at once moves bytes at
+ *             beta / duplex each way (1 = full duplex, 2 = serialised).
+ * @min_chunk: bytes; pipelining never cuts a chunk smaller than this.
+ */
+struct hop_model_link {
+	double alpha;
+	double beta;
+	double gamma;
+	double duplex;
+	double min_chunk;
+};
+
+/* One hop of a multi-hop path (seconds, bytes per second). */
+struct hop_model_hop {
+	double alpha;
+	double beta;
+};
+
+/* ---- links ---- */
+
+/*
+ * hop_model_link_default() - The built-in link of @provider ("shm", "tcp",
+ * "verbs"; docs/model.md says where each number comes from).
+ * Return: 0, or HOP_ERR_INVALID_ARG for an unknown or NULL @provider
+ * (@out is then left unchanged).
+ */
+int hop_model_link_default(const char *provider, struct hop_model_link *out);
+
+/* hop_model_link_check() - 0 when every field of @l is finite and in
+ * range, else HOP_ERR_INVALID_ARG with the field named in @err. */
+int hop_model_link_check(const struct hop_model_link *l, char *err,
+			 size_t errlen);
+
+/*
+ * hop_model_link_from_profile() - Summarise a hop-probe profile as one
+ * link: the largest alpha and the smallest beta over its pairs (the
+ * slowest link paces every collective), the largest duplex factor, gamma
+ * from the memory bandwidth (1.5 / beta_mem: a reduction moves three
+ * bytes per byte where memcpy moves two). Fields the profile lacks come
+ * from @base (normally hop_model_link_default() of the profile's
+ * provider).
+ * Return: 0, or HOP_ERR_PARSE when the profile has no usable pair.
+ */
+int hop_model_link_from_profile(const struct hop_profile *p,
+				const struct hop_model_link *base,
+				struct hop_model_link *out, char *err,
+				size_t errlen);
+
+/*
+ * hop_model_link_load() - The link a communicator should use: HOP_PROFILE
+ * (@profile_path, via the probe's strict reader) when not NULL or empty,
+ * else the defaults of @provider ("auto" or NULL means "tcp").
+ * @src: receives where the numbers came from ("profile p.json" or
+ *       "built-in shm"), may be NULL.
+ * Return: 0, HOP_ERR_INVALID_ARG, or the reader's error (HOP_ERR_PARSE,
+ * HOP_ERR_SYSTEM, HOP_ERR_NO_MEMORY) with a message naming the file.
+ */
+int hop_model_link_load(const char *profile_path, const char *provider,
+			struct hop_model_link *out, char *src, size_t srclen,
+			char *err, size_t errlen);
+
+/* ---- names ---- */
+
+/* "broadcast", "reduce", ...; NULL for an invalid kind. */
+const char *hop_model_kind_name(int kind);
+/* The kind of @name, or -1. */
+int hop_model_kind_lookup(const char *name);
+/* The HOP_ALGO name of @algo ("ring", "tree", ...); NULL if invalid. */
+const char *hop_model_algo_name(int algo);
+/* The algorithm of @kind named @name (aliases such as "binomial" and
+ * "recursive_doubling" accepted), or -1 when @kind has no such algorithm. */
+int hop_model_algo_lookup(int kind, const char *name);
+/* Algorithms of @kind in table order; returns how many (<= @max stored). */
+int hop_model_algos(int kind, int *algos, int max);
+/* 1 when @algo is an algorithm of @kind. */
+int hop_model_algo_valid(int kind, int algo);
+/* 1 when @algo of @kind takes a chunk count (pipelined). */
+int hop_model_pipelined(int kind, int algo);
+
+/* ---- collectives ---- */
+
+/*
+ * hop_model_predict() - Predicted time of one collective.
+ * @chunks: pipelining chunk count (>= 1; ignored by algorithms that are
+ *          not pipelined).
+ * Return: seconds (0 for nranks == 1), or NAN when @algo is not an
+ * algorithm of @kind, @nranks < 1, @chunks < 1 or @l is NULL.
+ */
+double hop_model_predict(int kind, int algo, size_t bytes, int nranks,
+			 const struct hop_model_link *l, long chunks);
+
+/* Largest chunk count of @algo: region bytes / min_chunk, within
+ * [1, HOP_MODEL_MAX_CHUNKS]; 1 for algorithms that are not pipelined. */
+long hop_model_max_chunks(int kind, int algo, size_t bytes, int nranks,
+			  const struct hop_model_link *l);
+
+/* The chunk count in [1, max_chunks] with the least predicted time (the
+ * smallest such count on ties); 1 when not pipelined or invalid. */
+long hop_model_best_chunks(int kind, int algo, size_t bytes, int nranks,
+			   const struct hop_model_link *l);
+
+/*
+ * hop_model_chunk_bytes() - The chunk size to give the schedule
+ * (struct hop_coll_args.chunk_bytes) for @chunks chunks: the pipelined
+ * region (whole vector for chains and trees, half for the double binary
+ * tree, one block m/N for rings) divided by @chunks, rounded up, >= 1.
+ */
+size_t hop_model_chunk_bytes(int kind, int algo, size_t bytes, int nranks,
+			     long chunks);
+
+/*
+ * hop_model_choose() - The algorithm of @kind with the least predicted
+ * time at its best chunk count (ties: the earlier algorithm of the table).
+ * @algo, @chunks, @predicted: results; any may be NULL.
+ * Return: 0, or HOP_ERR_INVALID_ARG (bad kind, nranks < 1, bad link).
+ */
+int hop_model_choose(int kind, size_t bytes, int nranks,
+		     const struct hop_model_link *l, int *algo, long *chunks,
+		     double *predicted);
+
+/* ---- multi-hop paths (m bytes over h hops, k chunks) ---- */
+
+/* Store-and-forward over h equal hops: h (a + m/b). */
+double hop_model_saf(double a, double b, double m, int h);
+/* Pipelined over h equal hops: (h + k - 1)(a + m/(k b)). */
+double hop_model_pipe(double a, double b, double m, int h, long k);
+/* Continuous optimum k* = sqrt((h-1) m / (a b)) (INFINITY when a == 0). */
+double hop_model_pipe_kreal(double a, double b, double m, int h);
+/* T* = (h-1) a + m/b + 2 sqrt((h-1) m a / b), the time at real k*. */
+double hop_model_pipe_tstar(double a, double b, double m, int h);
+/* Chunk-count bound: floor(m / min_chunk) within [1, MAX_CHUNKS]. */
+long hop_model_kmax(double m, double min_chunk);
+/*
+ * hop_model_pipe_kopt() - The integer k that minimises hop_model_pipe():
+ * floor and ceil of k*, each clamped to [1, hop_model_kmax()], the better
+ * one (the smaller on ties).
+ */
+long hop_model_pipe_kopt(double a, double b, double m, int h,
+			 double min_chunk);
+
+/* Unequal hops: store-and-forward sum(a_i) + m sum(1/b_i). */
+double hop_model_path_saf(const struct hop_model_hop *hops, int h,
+			  double m);
+/* Pipelined: sum of the stages + (k-1) times the slowest stage, a stage
+ * being a_i + m/(k b_i). Equals hop_model_pipe() on equal hops. */
+double hop_model_path_pipe(const struct hop_model_hop *hops, int h,
+			   double m, long k);
+/* The integer k in [1, hop_model_kmax()] minimising
+ * hop_model_path_pipe() (exact: the function is convex in k). */
+long hop_model_path_kopt(const struct hop_model_hop *hops, int h, double m,
+			 double min_chunk);
+
+/*
+ * hop_model_argmin() - Smallest-value integer k in [lo, hi] of @f (ties:
+ * the smallest k): a geometric scan (ratio 5/4), then a ternary search
+ * and a final scan inside the bracket around the best scan point. Exact
+ * for unimodal @f (every form in this model is).
+ */
+long hop_model_argmin(double (*f)(long k, const void *ctx), const void *ctx,
+		      long lo, long hi, double *fmin);
+
+#endif /* HOP_MODEL_MODEL_H */

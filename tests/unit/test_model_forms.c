@@ -1,0 +1,477 @@
+/*
+ * test_model_forms.c - every collective closed form against values
+ * computed by hand (docs/model.md has the forms), the chunk-count choice
+ * against a brute-force search, and hop_model_choose() against the
+ * minimum of all predictions.
+ *
+ * Hand link: alpha 2, beta 4, gamma 0.5, duplex 1 (units arbitrary: the
+ * forms are homogeneous), min_chunk 1.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <hop/common.h>
+
+#include "model/model.h"
+#include "model/profile.h"
+
+static const struct hop_model_link L1 = { 2, 4, 0.5, 1, 1 };
+
+static int close_to(double x, double y)
+{
+	if (fabs(x - y) <= 1e-9 * (1 + fabs(y)))
+		return 1;
+	print_error("%.17g != %.17g\n", x, y);
+	return 0;
+}
+
+#define EQ(x, y) assert_true(close_to((x), (y)))
+
+static double P(int kind, int algo, size_t m, int n, long k)
+{
+	return hop_model_predict(kind, algo, m, n, &L1, k);
+}
+
+static void test_broadcast(void **state)
+{
+	(void)state;
+	EQ(P(HOP_COLL_BROADCAST, HOP_ALGO_FLAT, 64, 4, 1), 54);
+	EQ(P(HOP_COLL_BROADCAST, HOP_ALGO_TREE, 64, 4, 1), 36);
+	EQ(P(HOP_COLL_BROADCAST, HOP_ALGO_TREE, 64, 5, 1), 54);
+	EQ(P(HOP_COLL_BROADCAST, HOP_ALGO_TREE, 64, 2, 1), 18);
+	EQ(P(HOP_COLL_BROADCAST, HOP_ALGO_CHAIN, 64, 4, 1), 54);
+	/* (h + k - 1)(a + m/(k b)) = 6 * 6 */
+	EQ(P(HOP_COLL_BROADCAST, HOP_ALGO_CHAIN, 64, 4, 4), 36);
+	/* duplex 2: fill 3 (2 + 4), steady 3 (2 + 8) */
+	struct hop_model_link d2 = L1;
+	d2.duplex = 2;
+	EQ(hop_model_predict(HOP_COLL_BROADCAST, HOP_ALGO_CHAIN, 64, 4, &d2, 4),
+	   48);
+	/* flat ignores the chunk count */
+	EQ(P(HOP_COLL_BROADCAST, HOP_ALGO_FLAT, 64, 4, 7), 54);
+}
+
+static void test_reduce(void **state)
+{
+	(void)state;
+	/* s = 18, r = 32: s + (N-2) max(s, r) + r */
+	EQ(P(HOP_COLL_REDUCE, HOP_ALGO_FLAT, 64, 4, 1), 114);
+	EQ(P(HOP_COLL_REDUCE, HOP_ALGO_TREE, 64, 4, 1), 100);
+	/* c = 16: s = 6, r = 8: 3 (6 + 8) + 3 max(6, 8) */
+	EQ(P(HOP_COLL_REDUCE, HOP_ALGO_CHAIN, 64, 4, 4), 66);
+	EQ(P(HOP_COLL_REDUCE, HOP_ALGO_CHAIN, 64, 4, 1), 3 * (18 + 32));
+}
+
+static void test_allreduce(void **state)
+{
+	(void)state;
+	/* ring k=1: 2(N-1)(a + m/(N b)) + (N-1)/N g m = 36 + 24 */
+	EQ(P(HOP_COLL_ALLREDUCE, HOP_ALGO_RING, 64, 4, 1), 60);
+	/* k=2: t = 4, r = 4: 3 (4 + 4) + 3 * 2 * 4 */
+	EQ(P(HOP_COLL_ALLREDUCE, HOP_ALGO_RING, 64, 4, 2), 48);
+	/* N = 5: t = 5.2, r = 6.4 */
+	EQ(P(HOP_COLL_ALLREDUCE, HOP_ALGO_RING, 64, 5, 1), 67.2);
+	/* tree k=1: L (2t + r) = 2 (36 + 32); k=2: 2 (20 + 16) + 2 * 16 */
+	EQ(P(HOP_COLL_ALLREDUCE, HOP_ALGO_TREE, 64, 4, 1), 136);
+	EQ(P(HOP_COLL_ALLREDUCE, HOP_ALGO_TREE, 64, 4, 2), 104);
+	/* dbtree N=4: D = 2, c = 2, q = 4. k=1: t = 10, r = 16: 4 (20 + 16);
+	 * k=2: t = 6, r = 8: 4 (12 + 8) + max(24, 16) */
+	EQ(P(HOP_COLL_ALLREDUCE, HOP_ALGO_DBTREE, 64, 4, 1), 144);
+	EQ(P(HOP_COLL_ALLREDUCE, HOP_ALGO_DBTREE, 64, 4, 2), 104);
+	EQ(P(HOP_COLL_ALLREDUCE, HOP_ALGO_DBTREE, 64, 5, 1), 144);
+	/* recursive doubling: log2 N (a + m/b + g m) */
+	EQ(P(HOP_COLL_ALLREDUCE, HOP_ALGO_RD, 64, 4, 1), 100);
+	/* N = 5 folds one rank: + 2a + 2 m/b + g m = 68 */
+	EQ(P(HOP_COLL_ALLREDUCE, HOP_ALGO_RD, 64, 5, 1), 168);
+	/* Rabenseifner: 2 log2 N a + 2 (N-1)/N m/b + (N-1)/N g m */
+	EQ(P(HOP_COLL_ALLREDUCE, HOP_ALGO_RABENSEIFNER, 64, 4, 1), 56);
+	EQ(P(HOP_COLL_ALLREDUCE, HOP_ALGO_RABENSEIFNER, 64, 5, 1), 124);
+	/* duplex 2, N = 2: 2 (a + m/(2 b/2)) + g m / 2 */
+	struct hop_model_link d2 = L1;
+	d2.duplex = 2;
+	EQ(hop_model_predict(HOP_COLL_ALLREDUCE, HOP_ALGO_RING, 64, 2, &d2, 1),
+	   52);
+}
+
+static void test_gather_scatter_barrier(void **state)
+{
+	(void)state;
+	EQ(P(HOP_COLL_ALLGATHER, HOP_ALGO_RING, 64, 4, 1), 18);
+	EQ(P(HOP_COLL_ALLGATHER, HOP_ALGO_BRUCK, 64, 4, 1), 16);
+	EQ(P(HOP_COLL_ALLGATHER, HOP_ALGO_BRUCK, 64, 5, 1), 18.8);
+	/* (N-1)(a + m/(N b) + g m/N) */
+	EQ(P(HOP_COLL_REDUCESCATTER, HOP_ALGO_RING, 64, 4, 1), 42);
+	/* k = 2: t = 4, r = 4: 2 (4 + 4) + 2 * 4 + 4 */
+	EQ(P(HOP_COLL_REDUCESCATTER, HOP_ALGO_RING, 64, 4, 2), 28);
+	EQ(P(HOP_COLL_REDUCESCATTER, HOP_ALGO_HALVING, 64, 4, 1), 40);
+	/* fold: + 2a + m/b + g m + (m/N)/b */
+	EQ(P(HOP_COLL_REDUCESCATTER, HOP_ALGO_HALVING, 64, 5, 1), 95.2);
+	EQ(P(HOP_COLL_BARRIER, HOP_ALGO_DISSEMINATION, 0, 4, 1), 4);
+	EQ(P(HOP_COLL_BARRIER, HOP_ALGO_DISSEMINATION, 0, 5, 1), 6);
+}
+
+static void test_degenerate_and_invalid(void **state)
+{
+	int algos[16];
+
+	(void)state;
+	for (int kind = 0; kind < HOP_COLL_KIND_COUNT; kind++) {
+		int n = hop_model_algos(kind, algos, 16);
+
+		assert_true(n >= 1);
+		for (int i = 0; i < n; i++)
+			EQ(P(kind, algos[i], 1 << 20, 1, 1), 0);
+	}
+	assert_true(isnan(P(HOP_COLL_ALLGATHER, HOP_ALGO_TREE, 64, 4, 1)));
+	assert_true(isnan(P(HOP_COLL_ALLREDUCE, HOP_ALGO_RING, 64, 0, 1)));
+	assert_true(isnan(P(HOP_COLL_ALLREDUCE, HOP_ALGO_RING, 64, 4, 0)));
+	assert_true(isnan(P(HOP_COLL_KIND_COUNT, HOP_ALGO_RING, 64, 4, 1)));
+	assert_true(isnan(hop_model_predict(HOP_COLL_ALLREDUCE, HOP_ALGO_RING,
+					    64, 4, NULL, 1)));
+	struct hop_model_link bad = L1;
+	bad.beta = 0;
+	assert_true(isnan(hop_model_predict(HOP_COLL_ALLREDUCE, HOP_ALGO_RING,
+					    64, 4, &bad, 1)));
+	assert_int_equal(hop_model_choose(HOP_COLL_ALLREDUCE, 64, 4, &bad, NULL,
+					  NULL, NULL),
+			 HOP_ERR_INVALID_ARG);
+	assert_int_equal(hop_model_choose(-1, 64, 4, &L1, NULL, NULL, NULL),
+			 HOP_ERR_INVALID_ARG);
+	assert_int_equal(hop_model_choose(HOP_COLL_ALLREDUCE, 64, 0, &L1, NULL,
+					  NULL, NULL),
+			 HOP_ERR_INVALID_ARG);
+}
+
+static void test_names(void **state)
+{
+	(void)state;
+	assert_string_equal(hop_model_kind_name(HOP_COLL_REDUCESCATTER),
+			    "reducescatter");
+	assert_int_equal(hop_model_kind_lookup("allgather"), HOP_COLL_ALLGATHER);
+	assert_int_equal(hop_model_kind_lookup("gather"), -1);
+	assert_null(hop_model_kind_name(HOP_COLL_KIND_COUNT));
+	assert_string_equal(hop_model_algo_name(HOP_ALGO_RABENSEIFNER),
+			    "rabenseifner");
+	assert_int_equal(hop_model_algo_lookup(HOP_COLL_ALLREDUCE, "ring"),
+			 HOP_ALGO_RING);
+	assert_int_equal(hop_model_algo_lookup(HOP_COLL_BROADCAST, "binomial"),
+			 HOP_ALGO_TREE);
+	assert_int_equal(hop_model_algo_lookup(HOP_COLL_ALLGATHER,
+					       "recursive_doubling"),
+			 HOP_ALGO_BRUCK);
+	assert_int_equal(hop_model_algo_lookup(HOP_COLL_ALLREDUCE,
+					       "recursive_doubling"),
+			 HOP_ALGO_RD);
+	assert_int_equal(hop_model_algo_lookup(HOP_COLL_ALLGATHER, "rd"), -1);
+	assert_int_equal(hop_model_algo_lookup(HOP_COLL_BARRIER, "ring"), -1);
+	assert_int_equal(hop_model_algo_lookup(HOP_COLL_BARRIER, NULL), -1);
+	assert_true(hop_model_pipelined(HOP_COLL_ALLREDUCE, HOP_ALGO_RING));
+	assert_false(hop_model_pipelined(HOP_COLL_ALLGATHER, HOP_ALGO_RING));
+	assert_false(hop_model_pipelined(HOP_COLL_ALLREDUCE, HOP_ALGO_RD));
+	assert_int_equal(hop_model_algos(HOP_COLL_ALLREDUCE, NULL, 0), 5);
+}
+
+static void test_links(void **state)
+{
+	struct hop_model_link l, s, t, v;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(hop_model_link_default("shm", &s), 0);
+	assert_int_equal(hop_model_link_default("tcp", &t), 0);
+	assert_int_equal(hop_model_link_default("verbs", &v), 0);
+	assert_int_equal(hop_model_link_default("udp", &l), HOP_ERR_INVALID_ARG);
+	assert_int_equal(hop_model_link_default(NULL, &l), HOP_ERR_INVALID_ARG);
+	assert_true(s.alpha < t.alpha && s.beta > t.beta);
+	assert_int_equal(hop_model_link_check(&s, err, sizeof(err)), 0);
+	assert_int_equal(hop_model_link_check(&t, err, sizeof(err)), 0);
+	assert_int_equal(hop_model_link_check(&v, err, sizeof(err)), 0);
+	l = s;
+	l.alpha = -1;
+	assert_int_equal(hop_model_link_check(&l, err, sizeof(err)),
+			 HOP_ERR_INVALID_ARG);
+	assert_non_null(strstr(err, "alpha"));
+	l = s;
+	l.gamma = NAN;
+	assert_int_equal(hop_model_link_check(&l, err, sizeof(err)),
+			 HOP_ERR_INVALID_ARG);
+	assert_non_null(strstr(err, "gamma"));
+	l = s;
+	l.duplex = 0.5;
+	assert_int_equal(hop_model_link_check(&l, err, sizeof(err)),
+			 HOP_ERR_INVALID_ARG);
+	assert_non_null(strstr(err, "duplex"));
+	l = s;
+	l.min_chunk = 0;
+	assert_int_equal(hop_model_link_check(&l, err, sizeof(err)),
+			 HOP_ERR_INVALID_ARG);
+	assert_non_null(strstr(err, "min_chunk"));
+	/* no profile: the provider's defaults, "auto" meaning tcp */
+	char src[64];
+	assert_int_equal(hop_model_link_load(NULL, "auto", &l, src, sizeof(src),
+					     err, sizeof(err)), 0);
+	assert_memory_equal(&l, &t, sizeof(l));
+	assert_string_equal(src, "built-in tcp");
+	assert_int_equal(hop_model_link_load("", "shm", &l, NULL, 0, err,
+					     sizeof(err)), 0);
+	assert_memory_equal(&l, &s, sizeof(l));
+	assert_int_equal(hop_model_link_load(NULL, "ib", &l, NULL, 0, err,
+					     sizeof(err)), HOP_ERR_INVALID_ARG);
+	assert_non_null(strstr(err, "'ib'"));
+}
+
+/* HOP_PROFILE: worst alpha and beta over the pairs, the largest duplex,
+ * gamma from the memory bandwidth, the rest from the provider. */
+static void test_links_profile(void **state)
+{
+	struct hop_profile_pair pairs[3];
+	struct hop_profile p = { .version = 1, .nranks = 3, .npairs = 3,
+				 .pairs = pairs };
+	struct hop_model_link l, shm;
+	char path[] = "/tmp/hop-model-profile-XXXXXX", err[512], src[256];
+	int fd;
+
+	(void)state;
+	strcpy(p.provider, "shm");
+	strcpy(p.hop_version, "0.1.0");
+	strcpy(p.host, "test");
+	for (int i = 0; i < 3; i++) {
+		hop_profile_pair_init(&pairs[i]);
+		pairs[i].a = i;
+		pairs[i].b = (i + 1) % 3;
+		strcpy(pairs[i].provider, "shm");
+		pairs[i].r2 = 0.99;
+		pairs[i].sw = (struct hop_pstat){ 0.05, 0.09 };
+		pairs[i].dma = (struct hop_pstat){ 0.1, 0.2 };
+		pairs[i].sync = (struct hop_pstat){ 0.15, 0.3 };
+		pairs[i].wire = (struct hop_pstat){ 0.4, 0.8 };
+		pairs[i].alpha_sum_us = 0.7;
+		pairs[i].alpha_diff_pct = 1;
+		pairs[i].nsizes = 1;
+		pairs[i].pt[0] = (struct hop_profile_point){ 1, 0.75, 1.5 };
+	}
+	pairs[0].alpha_us = 3;
+	pairs[0].beta_gbps = 4;
+	pairs[0].duplex_factor = 1.3;
+	pairs[0].beta_mem_gbps = 20;
+	pairs[1].alpha_us = 5;
+	pairs[1].beta_gbps = 2;
+	pairs[1].duplex_factor = 1.1;
+	pairs[1].beta_mem_gbps = 10;
+	pairs[2].alpha_us = 1;
+	pairs[2].beta_gbps = 8;
+	pairs[2].duplex_factor = 1.2;
+	pairs[2].beta_mem_gbps = 12;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(hop_profile_save(&p, path, err, sizeof(err)), 0);
+	if (hop_model_link_load(path, "tcp", &l, src, sizeof(src), err,
+				sizeof(err))) {
+		print_error("%s\n", err);
+		fail();
+	}
+	assert_int_equal(hop_model_link_default("shm", &shm), 0);
+	EQ(l.alpha, 5e-6);
+	EQ(l.beta, 2e9);
+	EQ(l.duplex, 1.3);
+	EQ(l.gamma, 1.5 / 10e9);
+	EQ(l.min_chunk, shm.min_chunk);
+	assert_non_null(strstr(src, path));
+	/* a truncated profile fails with the reader's message */
+	FILE *f = fopen(path, "r+");
+	assert_non_null(f);
+	assert_int_equal(ftruncate(fileno(f), 40), 0);
+	fclose(f);
+	assert_int_equal(hop_model_link_load(path, "tcp", &l, src, sizeof(src),
+					     err, sizeof(err)), HOP_ERR_PARSE);
+	assert_non_null(strstr(err, path));
+	unlink(path);
+	assert_int_equal(hop_model_link_load(path, "tcp", &l, src, sizeof(src),
+					     err, sizeof(err)), HOP_ERR_SYSTEM);
+	/* no usable pair */
+	for (int i = 0; i < 3; i++)
+		pairs[i].beta_gbps = NAN;
+	assert_int_equal(hop_model_link_from_profile(&p, &shm, &l, err,
+						     sizeof(err)),
+			 HOP_ERR_PARSE);
+	assert_non_null(strstr(err, "no pair"));
+}
+
+static void test_chunk_bytes(void **state)
+{
+	(void)state;
+	/* ring: one block m/N split in k */
+	assert_int_equal(hop_model_chunk_bytes(HOP_COLL_ALLREDUCE, HOP_ALGO_RING,
+					       1 << 20, 4, 8), 32768);
+	/* dbtree: half the vector */
+	assert_int_equal(hop_model_chunk_bytes(HOP_COLL_ALLREDUCE,
+					       HOP_ALGO_DBTREE, 1000, 4, 3), 167);
+	assert_int_equal(hop_model_chunk_bytes(HOP_COLL_BROADCAST,
+					       HOP_ALGO_CHAIN, 1000, 4, 3), 334);
+	assert_int_equal(hop_model_chunk_bytes(HOP_COLL_BROADCAST,
+					       HOP_ALGO_CHAIN, 0, 4, 3), 1);
+	/* max chunks: region / min_chunk */
+	struct hop_model_link l = L1;
+	l.min_chunk = 1024;
+	assert_int_equal(hop_model_max_chunks(HOP_COLL_ALLREDUCE, HOP_ALGO_RING,
+					      1 << 20, 4, &l), 256);
+	assert_int_equal(hop_model_max_chunks(HOP_COLL_ALLREDUCE, HOP_ALGO_RD,
+					      1 << 20, 4, &l), 1);
+	assert_int_equal(hop_model_max_chunks(HOP_COLL_BROADCAST, HOP_ALGO_CHAIN,
+					      100, 4, &l), 1);
+	l.min_chunk = 1;
+	assert_int_equal(hop_model_max_chunks(HOP_COLL_BROADCAST, HOP_ALGO_CHAIN,
+					      (size_t)1 << 40, 4, &l),
+			 HOP_MODEL_MAX_CHUNKS);
+}
+
+static double urand(double lo, double hi)
+{
+	return lo + (hi - lo) * ((double)rand() / RAND_MAX);
+}
+
+static struct hop_model_link rand_link(void)
+{
+	struct hop_model_link l;
+
+	l.alpha = pow(10, urand(-7, -4));
+	l.beta = pow(10, urand(8, 10.5));
+	l.gamma = urand(0, 1) < 0.2 ? 0 : pow(10, urand(-11, -9));
+	l.duplex = urand(0, 1) < 0.3 ? 1 : urand(1, 2);
+	l.min_chunk = pow(2, (int)urand(8, 16));
+	return l;
+}
+
+/* best_chunks equals the argmin over every k; choose() the minimum. */
+static void test_best_chunks_brute(void **state)
+{
+	(void)state;
+	srand(1234);
+	for (int it = 0; it < 300; it++) {
+		struct hop_model_link l = rand_link();
+		int n = 2 + rand() % 40;
+		size_t m = (size_t)pow(2, urand(3, 28));
+		int kinds[] = { HOP_COLL_BROADCAST, HOP_COLL_REDUCE,
+				HOP_COLL_ALLREDUCE, HOP_COLL_REDUCESCATTER };
+
+		/* keep brute force affordable */
+		if (m / (size_t)l.min_chunk > 20000)
+			l.min_chunk = (double)(m / 20000 + 1);
+		for (size_t ki = 0; ki < 4; ki++) {
+			int algos[8], na = hop_model_algos(kinds[ki], algos, 8);
+			int best_a = -1, pick;
+			double best_t = INFINITY, pt;
+			long pk;
+
+			for (int i = 0; i < na; i++) {
+				long kmax = hop_model_max_chunks(kinds[ki], algos[i],
+								 m, n, &l);
+				long bk = 1, got;
+				double bt = INFINITY;
+
+				for (long k = 1; k <= kmax; k++) {
+					double t = hop_model_predict(kinds[ki], algos[i],
+								     m, n, &l, k);
+					if (t < bt) {
+						bt = t;
+						bk = k;
+					}
+				}
+				got = hop_model_best_chunks(kinds[ki], algos[i], m,
+							    n, &l);
+				double gt = hop_model_predict(kinds[ki], algos[i], m,
+							      n, &l, got);
+				if (gt > bt * (1 + 1e-12)) {
+					print_error("%s/%s N=%d m=%zu: got k=%ld "
+						    "(%g), brute k=%ld (%g)\n",
+						    hop_model_kind_name(kinds[ki]),
+						    hop_model_algo_name(algos[i]),
+						    n, m, got, gt, bk, bt);
+					fail();
+				}
+				if (bt < best_t) {
+					best_t = bt;
+					best_a = algos[i];
+				}
+			}
+			assert_int_equal(hop_model_choose(kinds[ki], m, n, &l, &pick,
+							  &pk, &pt), 0);
+			assert_true(pt <= best_t * (1 + 1e-12));
+			EQ(hop_model_predict(kinds[ki], pick, m, n, &l, pk), pt);
+			if (pick != best_a)  /* only an exact tie may differ */
+				EQ(pt, best_t);
+		}
+	}
+}
+
+/* Known picks: tiny messages go to the fewest rounds, large ones to the
+ * bandwidth-optimal algorithms. */
+static void test_choose_known(void **state)
+{
+	struct hop_model_link l = { 10e-6, 1e9, 0, 1, 4096 };
+	int algo;
+	long k;
+	double t;
+
+	(void)state;
+	assert_int_equal(hop_model_choose(HOP_COLL_ALLREDUCE, 8, 8, &l, &algo, &k,
+					  &t), 0);
+	assert_int_equal(algo, HOP_ALGO_RD);
+	EQ(t, 3 * (10e-6 + 8 / 1e9));
+	/* large: without reduction cost Rabenseifner moves the ring's bytes
+	 * in fewer rounds; with it the pipelined ring hides the reductions */
+	assert_int_equal(hop_model_choose(HOP_COLL_ALLREDUCE, 256 << 20, 8, &l,
+					  &algo, &k, &t), 0);
+	assert_int_equal(algo, HOP_ALGO_RABENSEIFNER);
+	l.gamma = 1e-10;
+	assert_int_equal(hop_model_choose(HOP_COLL_ALLREDUCE, 256 << 20, 8, &l,
+					  &algo, &k, &t), 0);
+	assert_int_equal(algo, HOP_ALGO_RING);
+	assert_true(k > 1);
+	l.gamma = 0;
+	assert_int_equal(hop_model_choose(HOP_COLL_ALLGATHER, 64, 64, &l, &algo,
+					  &k, &t), 0);
+	assert_int_equal(algo, HOP_ALGO_BRUCK);
+	assert_int_equal(hop_model_choose(HOP_COLL_BROADCAST, 256 << 20, 16, &l,
+					  &algo, &k, &t), 0);
+	assert_int_equal(algo, HOP_ALGO_CHAIN);
+	assert_true(k > 1);
+	assert_int_equal(hop_model_choose(HOP_COLL_BARRIER, 0, 1000, &l, &algo,
+					  &k, &t), 0);
+	assert_int_equal(algo, HOP_ALGO_DISSEMINATION);
+	EQ(t, 10 * 10e-6);
+	/* one rank: nothing to do, the first algorithm at 0 s */
+	assert_int_equal(hop_model_choose(HOP_COLL_ALLREDUCE, 1 << 20, 1, &l,
+					  &algo, &k, &t), 0);
+	assert_int_equal(algo, HOP_ALGO_RING);
+	assert_int_equal(k, 1);
+	EQ(t, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_broadcast),
+		cmocka_unit_test(test_reduce),
+		cmocka_unit_test(test_allreduce),
+		cmocka_unit_test(test_gather_scatter_barrier),
+		cmocka_unit_test(test_degenerate_and_invalid),
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_links),
+		cmocka_unit_test(test_links_profile),
+		cmocka_unit_test(test_chunk_bytes),
+		cmocka_unit_test(test_best_chunks_brute),
+		cmocka_unit_test(test_choose_known),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
