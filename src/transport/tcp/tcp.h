@@ -1,0 +1,180 @@
+/*
+ * tcp.h - private header of the tcp provider.
+ *
+ * One stream socket per peer pair (the lower rank connects, the higher
+ * accepts). Every operation is a 40-byte little-endian header, then its
+ * payload:
+ *
+ *   off size field
+ *    0   4   magic   TCP_MAGIC
+ *    4   1   op      TCP_OP_WRITE | TCP_OP_SEND | TCP_OP_BYE | TCP_OP_REJECT
+ *    5   1   flags   TCP_F_IMM (WRITE only)
+ *    6   2   rsvd    0
+ *    8   4   imm     immediate (WRITE with TCP_F_IMM), error (REJECT), else 0
+ *   12   4   rsvd2   0
+ *   16   8   len     payload bytes (SEND <= HOP_PROV_SEND_MAX, BYE 0)
+ *   24   8   raddr   target address (WRITE), else 0
+ *   32   8   rkey    target region key (WRITE), else 0
+ *
+ * Writes are sent from their source with one sendmsg (header + payload
+ * iovecs) and received straight into the target region after the key,
+ * bounds and access are checked against the local MR table. A write that
+ * fails the check (or a malformed header) fails the target's comm; the
+ * target then sends REJECT (imm = the hop error, negated) and closes, so
+ * the writer fails with the same code naming the target.
+ */
+#ifndef HOP_TRANSPORT_TCP_H
+#define HOP_TRANSPORT_TCP_H
+
+#include <stddef.h>
+#include <poll.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "core/core.h"
+#include "transport/emu.h"
+#include "transport/provider.h"
+
+#define TCP_MAGIC 0x54504f48u   /* "HOPT" little-endian */
+#define TCP_HELLO_MAGIC 0x48504f48u /* "HOPH" */
+#define TCP_HDR_LEN 40
+#define TCP_HELLO_LEN 32
+#define TCP_MAX_WRITE (1ull << 40) /* largest single write accepted */
+
+enum tcp_op {
+	TCP_OP_WRITE = 1,
+	TCP_OP_SEND = 2,
+	TCP_OP_BYE = 3,         /* orderly close: EOF after it is not a failure */
+	TCP_OP_REJECT = 4,      /* the target refused our data; it closes */
+};
+#define TCP_F_IMM 0x01
+
+struct tcp_hdr {
+	uint8_t op;
+	uint8_t flags;
+	uint32_t imm;
+	uint64_t len;
+	uint64_t raddr;
+	uint64_t rkey;
+};
+
+/* Pack @h into @buf (TCP_HDR_LEN bytes). */
+void tcp_hdr_pack(const struct tcp_hdr *h, uint8_t *buf);
+
+/*
+ * tcp_hdr_parse() - Decode and validate one header (pure: the receiver and
+ * the fuzzer use it). Checks the length of @buf, magic, op, flags allowed
+ * for the op, reserved fields, the payload length for the op and the
+ * write's address range. Return 0 or HOP_ERR_PROTOCOL with a reason in @why.
+ */
+int tcp_hdr_parse(const void *buf, size_t buflen, struct tcp_hdr *out,
+		  char *why, size_t whylen);
+
+/* Connection hello: magic, version, rank, nranks, secret. */
+struct tcp_hello {
+	uint32_t version;
+	uint32_t rank;
+	uint32_t nranks;
+	uint8_t secret[16];
+};
+#define TCP_HELLO_VERSION 1
+void tcp_hello_pack(const struct tcp_hello *h, uint8_t *buf);
+int tcp_hello_parse(const void *buf, size_t buflen, struct tcp_hello *out,
+		    char *why, size_t whylen);
+
+/* ------------------------------------------------------------------ */
+
+/* One queued operation. Writes point at their source; sends and unregistered
+ * writes (<= TCP_INLINE) are copied into @data at post. */
+#define TCP_INLINE 256
+struct tcp_sqe {
+	uint8_t hdr[TCP_HDR_LEN];
+	const uint8_t *payload;
+	size_t len;             /* payload bytes */
+	size_t off;             /* bytes of header + payload already sent */
+	uint64_t wr_id;
+	uint8_t signaled;
+	uint8_t op;             /* HOP_CQE_WRITE / HOP_CQE_SEND */
+	uint8_t data[TCP_INLINE];
+};
+
+#define TCP_SQ_DEPTH 512        /* posts queued per peer before AGAIN */
+#define TCP_RX_BUF (64u << 10)  /* staging for headers and small payloads */
+#define TCP_RX_DIRECT (16u << 10) /* payload left >= this: recv into place */
+#define TCP_IOV_MAX 64
+
+enum tcp_rx_state { TCP_RX_HDR = 0, TCP_RX_PAYLOAD, TCP_RX_DISCARD };
+
+struct tcp_peer {
+	int fd;                 /* -1 when not connected (self or closed) */
+	int rank;
+	int bye;                /* peer announced an orderly close */
+	/* send queue: ring of TCP_SQ_DEPTH entries */
+	struct tcp_sqe *sq;
+	uint32_t sq_head, sq_count;
+	/* receive */
+	uint8_t *rx;            /* TCP_RX_BUF bytes */
+	size_t rx_head, rx_tail;
+	int rx_state;
+	struct tcp_hdr cur;
+	uint8_t *dst;           /* where the payload goes */
+	uint64_t left;          /* payload bytes still to receive */
+	struct hop_cqe msg;     /* RECV being assembled */
+};
+
+struct hop_prov {
+	struct hop_comm *comm;
+	int rank, nranks;
+	struct tcp_peer *peers;
+	struct pollfd *pfd;     /* wait(): one per peer */
+	struct hop_mrtab_owner mrs;
+	struct hop_cqring cq;
+	uint32_t sq_busy;       /* peers with a non-empty send queue */
+	int closing;
+	int epfd;               /* epoll set of peers (many peers), or -1 */
+	uint32_t rr;            /* first peer the next poll looks at */
+	struct tcp_mr *mrs_live;
+};
+
+struct tcp_mr {
+	struct hop_prov_mr pub;
+	uint32_t magic;
+	struct tcp_mr *prev, *next; /* live regions, freed by close() */
+};
+#define TCP_MR_MAGIC 0x74636d72u /* "tcmr" */
+
+/* CQ entries kept at most before the receive path stops reading. */
+#define TCP_CQ_HIGH 4096
+
+/* tcp_ep.c */
+int tcp_usable(const struct hop_comm *comm, char *why, size_t whylen);
+int tcp_open(struct hop_comm *comm, struct hop_bootstrap *bs,
+	     struct hop_prov **out);
+void tcp_close(struct hop_prov *prov);
+/* Fail the comm because of @p (EOF/reset/protocol) and drop the socket. */
+int tcp_peer_fail(struct hop_prov *prov, struct tcp_peer *p, int code,
+		  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* As tcp_peer_fail(), first telling @p why with a REJECT notice. */
+int tcp_peer_reject(struct hop_prov *prov, struct tcp_peer *p, int code,
+		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* tcp_mr.c */
+void tcp_mr_free_all(struct hop_prov *prov);
+int tcp_mr_reg(struct hop_prov *prov, void *addr, size_t len, unsigned access,
+	       struct hop_prov_mr **out);
+int tcp_mr_dereg(struct hop_prov *prov, struct hop_prov_mr *mr);
+
+/* tcp_post.c */
+int tcp_post_write(struct hop_prov *prov, int peer, struct hop_prov_mr *lmr,
+		   const void *laddr, size_t len, uint64_t raddr,
+		   uint64_t rkey, uint32_t imm, unsigned flags, uint64_t wr_id);
+int tcp_post_send(struct hop_prov *prov, int peer, const void *buf,
+		  size_t len, unsigned flags, uint64_t wr_id);
+size_t tcp_max_inline(const struct hop_prov *prov);
+
+/* tcp_progress.c */
+int tcp_tx_progress(struct hop_prov *prov, struct tcp_peer *p);
+int tcp_poll(struct hop_prov *prov, struct hop_cqe *cqe, int max);
+void tcp_wait(struct hop_prov *prov, int timeout_us);
+
+#endif /* HOP_TRANSPORT_TCP_H */
