@@ -1,0 +1,355 @@
+/*
+ * shm_seg.c - the shm provider's instance: create this rank's segment,
+ * exchange names, map every peer's segment, unlink (so a crash leaks
+ * nothing once open() has returned), close; and its ops table.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "core/bootstrap.h"
+#include "transport/shm/shm.h"
+
+#define SHM_MR_SLOTS 16384
+#define SHM_PAGE 4096ull
+
+static uint64_t round_page(uint64_t v)
+{
+	return (v + SHM_PAGE - 1) & ~(SHM_PAGE - 1);
+}
+
+/* Ring bytes per sender: large for few ranks, smaller as they multiply. */
+static uint64_t shm_ring_size_for(int nranks)
+{
+	if (nranks <= 8)
+		return 256u << 10;
+	if (nranks <= 32)
+		return 128u << 10;
+	if (nranks <= 128)
+		return 64u << 10;
+	return 32u << 10;
+}
+
+int shm_usable(const struct hop_comm *comm, char *why, size_t whylen)
+{
+	(void)comm;
+	if (access("/dev/shm", W_OK) != 0) {
+		snprintf(why, whylen, "/dev/shm is not writable: %s",
+			 strerror(errno));
+		return 0;
+	}
+	return 1;
+}
+
+static int shm_env_cma(void)
+{
+	const char *v = getenv("HOP_SHM_CMA");
+
+	if (!v || !*v)
+		return 1;
+	if (!strcmp(v, "0") || !strcmp(v, "no") || !strcmp(v, "off"))
+		return 0;
+	if (strcmp(v, "1") && strcmp(v, "yes") && strcmp(v, "on"))
+		HOP_WARN("HOP_SHM_CMA=%s: expected 0 or 1; using 1", v);
+	return 1;
+}
+
+static void shm_free(struct hop_prov *prov)
+{
+	if (prov->peers) {
+		for (int r = 0; r < prov->nranks; r++) {
+			struct shm_peer *p = &prov->peers[r];
+
+			if (p->seg && p->seg != prov->seg)
+				munmap(p->seg, p->map_len);
+			if (p->pidfd >= 0)
+				close(p->pidfd);
+			free(p->sq);
+		}
+	}
+	shm_mr_free_all(prov);
+	hop_mrtab_fini(&prov->mrs);
+	if (prov->seg)
+		munmap(prov->seg, prov->seg->seg_size);
+	hop_cqring_fini(&prov->cq);
+	free(prov->peers);
+	free(prov);
+}
+
+/* Create and initialise this rank's segment as @name. */
+static int shm_create(struct hop_prov *prov, struct shm_info *info)
+{
+	struct hop_comm *comm = prov->comm;
+	uint64_t ring = shm_ring_size_for(prov->nranks);
+	uint64_t hdr = round_page(sizeof(struct shm_seg));
+	uint64_t mrt = round_page(hop_mrtab_size(SHM_MR_SLOTS));
+	uint64_t stride = round_page(SHM_RING_HDR + ring);
+	uint64_t size = hdr + mrt + (uint64_t)prov->nranks * stride;
+	uint64_t rnd = 0;
+	struct shm_seg *seg;
+	int fd, err;
+
+	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
+		rnd = hop_now_ns() ^ ((uint64_t)getpid() << 32);
+	snprintf(info->name, sizeof(info->name), "/hop-%d-r%d-%016llx",
+		 (int)getpid(), prov->rank, (unsigned long long)rnd);
+	info->pid = (int32_t)getpid();
+	info->seg_size = size;
+	fd = shm_open(info->name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return hop_comm_fail(comm, HOP_ERR_SYSTEM,
+				     "shm: shm_open(%s): %s", info->name,
+				     strerror(errno));
+	/* reserve the memory now: a full /dev/shm fails here, not as SIGBUS */
+	err = posix_fallocate(fd, 0, (off_t)size);
+	if (err) {
+		close(fd);
+		shm_unlink(info->name);
+		return hop_comm_fail(comm, HOP_ERR_SYSTEM,
+				     "shm: cannot reserve %llu bytes in "
+				     "/dev/shm for %s: %s",
+				     (unsigned long long)size, info->name,
+				     strerror(err));
+	}
+	seg = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	err = errno;
+	close(fd);
+	if (seg == MAP_FAILED) {
+		shm_unlink(info->name);
+		return hop_comm_fail(comm, HOP_ERR_SYSTEM,
+				     "shm: mmap of %llu bytes: %s",
+				     (unsigned long long)size, strerror(err));
+	}
+	seg->version = SHM_VERSION;
+	seg->nranks = (uint32_t)prov->nranks;
+	seg->rank = prov->rank;
+	seg->pid = info->pid;
+	seg->mr_slots = SHM_MR_SLOTS;
+	seg->ring_size = ring;
+	seg->ring_stride = stride;
+	seg->mrtab_off = hdr;
+	seg->rings_off = hdr + mrt;
+	seg->seg_size = size;
+	prov->seg = seg;
+	if (hop_mrtab_init(&prov->mrs, (uint8_t *)seg + hdr, SHM_MR_SLOTS)) {
+		shm_unlink(info->name);
+		return hop_comm_fail(comm, HOP_ERR_NO_MEMORY,
+				     "shm: out of memory");
+	}
+	for (int r = 0; r < prov->nranks; r++)
+		shm_ring_init(shm_seg_ring(seg, r));
+	atomic_thread_fence(memory_order_release);
+	seg->magic = SHM_MAGIC;
+	return 0;
+}
+
+/* Map rank @r's segment described by @info. */
+static int shm_attach(struct hop_prov *prov, int r, const struct shm_info *in)
+{
+	struct hop_comm *comm = prov->comm;
+	struct shm_seg *seg;
+	struct stat st;
+	char name[SHM_NAME_LEN];
+	int fd, err;
+
+	memcpy(name, in->name, sizeof(name));
+	name[sizeof(name) - 1] = '\0';
+	fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
+	if (fd < 0)
+		return hop_comm_fail(comm, HOP_ERR_TRANSPORT,
+				     "shm: cannot open rank %d's segment %s: "
+				     "%s (is rank %d on another host?)",
+				     r, name, strerror(errno), r);
+	if (fstat(fd, &st) || (uint64_t)st.st_size != in->seg_size ||
+	    in->seg_size != prov->seg->seg_size) {
+		close(fd);
+		return hop_comm_fail(comm, HOP_ERR_TRANSPORT,
+				     "shm: rank %d's segment %s has %lld "
+				     "bytes, expected %llu",
+				     r, name, (long long)st.st_size,
+				     (unsigned long long)prov->seg->seg_size);
+	}
+	seg = mmap(NULL, in->seg_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		   0);
+	err = errno;
+	close(fd);
+	if (seg == MAP_FAILED)
+		return hop_comm_fail(comm, HOP_ERR_SYSTEM,
+				     "shm: mmap of rank %d's segment: %s", r,
+				     strerror(err));
+	prov->peers[r].seg = seg;
+	prov->peers[r].map_len = in->seg_size;
+	if (seg->magic != SHM_MAGIC || seg->version != SHM_VERSION ||
+	    seg->rank != r || seg->nranks != (uint32_t)prov->nranks ||
+	    seg->pid != in->pid || seg->ring_size != prov->seg->ring_size ||
+	    seg->ring_stride != prov->seg->ring_stride ||
+	    seg->rings_off != prov->seg->rings_off ||
+	    seg->mrtab_off != prov->seg->mrtab_off)
+		return hop_comm_fail(comm, HOP_ERR_TRANSPORT,
+				     "shm: rank %d's segment %s is not a "
+				     "matching hop segment (rank %d, %u ranks)",
+				     r, name, seg->rank, seg->nranks);
+	return 0;
+}
+
+static void shm_peer_setup(struct hop_prov *prov, int r, pid_t pid)
+{
+	struct shm_peer *p = &prov->peers[r];
+	uint64_t ring = prov->seg->ring_size;
+
+	p->rank = r;
+	p->pid = pid;
+	p->cma = prov->use_cma;
+	if (r == prov->rank)
+		p->seg = prov->seg;
+	p->mrtab = (const struct hop_mrtab *)((uint8_t *)p->seg +
+					      p->seg->mrtab_off);
+	shm_prod_init(&p->out, shm_seg_ring(p->seg, prov->rank), ring);
+	shm_cons_init(&p->in, shm_seg_ring(prov->seg, r), ring);
+#ifdef SYS_pidfd_open
+	if (r != prov->rank)
+		p->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+#endif
+}
+
+int shm_open_prov(struct hop_comm *comm, struct hop_bootstrap *bs,
+		  struct hop_prov **out)
+{
+	uint64_t deadline = hop_comm_deadline(comm);
+	struct shm_info mine, *all = NULL;
+	int32_t ok, *oks = NULL;
+	struct hop_prov *prov;
+	int ret, create_ret, n = comm->nranks;
+
+	prov = calloc(1, sizeof(*prov));
+	if (!prov)
+		return hop_comm_fail(comm, HOP_ERR_NO_MEMORY,
+				     "shm: out of memory");
+	prov->comm = comm;
+	prov->rank = comm->rank;
+	prov->nranks = n;
+	prov->use_cma = shm_env_cma();
+	prov->peers = calloc((size_t)n, sizeof(*prov->peers));
+	all = calloc((size_t)n, sizeof(*all));
+	oks = calloc((size_t)n, sizeof(*oks));
+	if (!prov->peers || !all || !oks || hop_cqring_init(&prov->cq, 1024)) {
+		ret = hop_comm_fail(comm, HOP_ERR_NO_MEMORY,
+				    "shm: out of memory");
+		goto err_free;
+	}
+	for (int r = 0; r < n; r++) {
+		prov->peers[r].pidfd = -1;
+		prov->peers[r].sq = malloc(SHM_SQ_DEPTH *
+					   sizeof(*prov->peers[r].sq));
+		if (!prov->peers[r].sq) {
+			ret = hop_comm_fail(comm, HOP_ERR_NO_MEMORY,
+					    "shm: out of memory");
+			goto err_free;
+		}
+	}
+	memset(&mine, 0, sizeof(mine));
+	/* on failure, still take part in the exchanges below (with an empty
+	 * name) so every rank fails promptly instead of timing out */
+	create_ret = shm_create(prov, &mine);
+	if (create_ret)
+		memset(mine.name, 0, sizeof(mine.name));
+	ret = hop_bootstrap_allgather(bs, &mine, all, sizeof(mine), deadline);
+	if (ret) {
+		ret = hop_comm_fail(comm, ret,
+				    "shm: exchanging segment names failed: %s",
+				    hop_bootstrap_error(bs));
+		goto err_unlink;
+	}
+	ok = !create_ret;
+	for (int r = 0; r < n && ok; r++) {
+		if (r == comm->rank)
+			continue;
+		if (!all[r].name[0])
+			ok = 0; /* reported by rank r itself */
+		else if (shm_attach(prov, r, &all[r]))
+			ok = 0;
+	}
+	/* everyone has mapped (or failed): the names can go */
+	ret = hop_bootstrap_allgather(bs, &ok, oks, sizeof(ok), deadline);
+	if (!create_ret)
+		shm_unlink(mine.name);
+	if (create_ret) {
+		ret = create_ret;
+		goto err_free;
+	}
+	if (ret) {
+		ret = hop_comm_fail(comm, ret,
+				    "shm: segment barrier failed: %s",
+				    hop_bootstrap_error(bs));
+		goto err_free;
+	}
+	for (int r = 0; r < n; r++)
+		if (!oks[r]) {
+			if (hop_emu_failed(&comm->failed))
+				ret = hop_emu_failed(&comm->failed);
+			else if (!all[r].name[0])
+				ret = hop_comm_fail(comm, HOP_ERR_TRANSPORT,
+						    "shm: rank %d could not "
+						    "create its segment", r);
+			else
+				ret = hop_comm_fail(comm, HOP_ERR_TRANSPORT,
+						    "shm: rank %d could not "
+						    "map its peers' segments",
+						    r);
+			goto err_free;
+		}
+	for (int r = 0; r < n; r++)
+		shm_peer_setup(prov, r, (pid_t)all[r].pid);
+	prov->inline_max = 4096;
+	prov->chunk = (size_t)(prov->seg->ring_size / 4) - SHM_ENT_HDR;
+	prov->next_live = hop_now_ns() + SHM_LIVENESS_NS;
+	HOP_INFO("shm: mapped %d segment(s) of %llu KiB (ring %llu KiB, "
+		 "inline <= %zu B, CMA %s)",
+		 n, (unsigned long long)(prov->seg->seg_size >> 10),
+		 (unsigned long long)(prov->seg->ring_size >> 10),
+		 prov->inline_max, prov->use_cma ? "on" : "off (HOP_SHM_CMA=0)");
+	free(all);
+	free(oks);
+	*out = prov;
+	return 0;
+
+err_unlink:
+	if (!create_ret)
+		shm_unlink(mine.name);
+err_free:
+	free(all);
+	free(oks);
+	shm_free(prov);
+	return ret;
+}
+
+void shm_close(struct hop_prov *prov)
+{
+	if (!prov)
+		return;
+	/* peers now treat our exit as orderly and refuse new posts to us */
+	atomic_store_explicit(&prov->seg->closed, 1, memory_order_release);
+	shm_free(prov);
+}
+
+const struct hop_prov_ops hop_prov_shm = {
+	.size = sizeof(struct hop_prov_ops),
+	.name = "shm",
+	.usable = shm_usable,
+	.open = shm_open_prov,
+	.close = shm_close,
+	.mr_reg = shm_mr_reg,
+	.mr_dereg = shm_mr_dereg,
+	.post_write = shm_post_write,
+	.post_send = shm_post_send,
+	.poll = shm_poll,
+	.wait = shm_wait,
+	.max_inline = shm_max_inline,
+};
