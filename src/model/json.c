@@ -234,15 +234,18 @@ static int jp_number(struct jp *p, struct hop_json *v)
 #define DIG(k) ((k) < p->len && s[k] >= '0' && s[k] <= '9')
 	if (i < p->len && s[i] == '-')
 		i++;
+	if (i >= p->len)
+		return jp_eof(p, "a number");
 	if (!DIG(i))
-		return i >= p->len ? jp_eof(p, "a number")
-				   : jp_fail(p, "expected a digit in a number");
+		return jp_fail(p, "expected a digit in a number");
 	if (s[i] == '0' && DIG(i + 1))
 		return jp_fail(p, "leading zero in a number");
 	while (DIG(i))
 		i++;
 	if (i < p->len && s[i] == '.') {
 		i++;
+		if (i >= p->len)
+			return jp_eof(p, "a number");
 		if (!DIG(i))
 			return jp_fail(p, "expected a digit after '.'");
 		while (DIG(i))
@@ -252,6 +255,8 @@ static int jp_number(struct jp *p, struct hop_json *v)
 		i++;
 		if (i < p->len && (s[i] == '+' || s[i] == '-'))
 			i++;
+		if (i >= p->len)
+			return jp_eof(p, "a number");
 		if (!DIG(i))
 			return jp_fail(p, "expected a digit in an exponent");
 		while (DIG(i))

@@ -187,12 +187,13 @@ static void test_truncated(void **state)
 	char *buf = write_mem(&p, &len);
 
 	(void)state;
-	/* every proper prefix fails with a parse error, none crashes */
-	for (size_t cut = 0; cut < len - 1; cut += 7) {
+	/* every proper prefix (but the empty one) fails and says truncated */
+	for (size_t cut = 1; cut < len - 1; cut++) {
 		int ret = hop_profile_parse(buf, cut, &q, err, sizeof(err));
 
 		assert_int_equal(ret, HOP_ERR_PARSE);
-		assert_true(strlen(err) > 0);
+		if (!strstr(err, "(truncated file?)"))
+			fail_msg("prefix of %zu bytes: %s", cut, err);
 	}
 	assert_int_equal(hop_profile_parse(buf, len / 2, &q, err, sizeof(err)),
 			 HOP_ERR_PARSE);
@@ -203,6 +204,10 @@ static void test_truncated(void **state)
 	expect_err("{\"format\": \"hop-pro", HOP_ERR_PARSE,
 		   "inside a string (truncated file?)");
 	expect_err("{\"a\": tr", HOP_ERR_PARSE, "inside a literal");
+	expect_err("{\"a\": 0.", HOP_ERR_PARSE, "inside a number (truncated file?)");
+	expect_err("{\"a\": 1e-", HOP_ERR_PARSE, "inside a number (truncated file?)");
+	expect_err("{\"a\": -", HOP_ERR_PARSE, "inside a number (truncated file?)");
+	expect_err("{\"a\": 12", HOP_ERR_PARSE, "inside an object (truncated file?)");
 }
 
 static const char *const good =

@@ -28,6 +28,23 @@ static size_t big_reps(const struct probe_ctx *c, size_t bytes)
 	return n > 50 ? 50 : n;
 }
 
+/* one-way time of the 0-byte acknowledgements the experiments end with:
+ * the smaller of the tiny one-way times measured before */
+static double ack_us(const struct hop_profile_pair *q)
+{
+	double a = q->alpha_sum_us;
+
+	if (q->nsizes > 0 && !(a <= q->pt[0].median_us))
+		a = q->pt[0].median_us;
+	return isfinite(a) && a > 0 ? a : 0;
+}
+
+/* a transfer time minus its acknowledgement, never below 1 ns */
+static double minus_ack(double t, double ack)
+{
+	return t - ack > 1e-3 ? t - ack : 1e-3;
+}
+
 static double median_of(double *s, size_t n)
 {
 	struct hop_stats st;
@@ -71,7 +88,7 @@ int probe_duplex(struct probe_ctx *c, int a, int b, struct hop_profile_pair *q)
 	size_t m = big_size(c), reps = big_reps(c, BURST * m);
 	int me_a = c->rank == a, peer = me_a ? b : a;
 	double *one = c->samples, *both = c->samples + reps;
-	double ack = q->alpha_sum_us;
+	double ack = ack_us(q);
 	int ret;
 
 	for (int mode = 0; mode < 2; mode++) {
@@ -99,7 +116,7 @@ int probe_duplex(struct probe_ctx *c, int a, int b, struct hop_profile_pair *q)
 				return ret;
 			if (me_a && r > 0) /* the first repetition warms up */
 				(mode ? both : one)[r - 1] =
-					probe_elapsed_us(c, t0, hop_now_ns()) - ack;
+					minus_ack(probe_elapsed_us(c, t0, hop_now_ns()), ack);
 		}
 	}
 	if (!me_a)
@@ -152,7 +169,7 @@ int probe_store_forward(struct probe_ctx *c, int a, int b,
 {
 	int d = probe_saf_dest(c, a, b), me = c->rank;
 	size_t m = big_size(c), reps = big_reps(c, m);
-	double par[2] = { 0, q->alpha_sum_us }, t2[1], *s = c->samples;
+	double par[2] = { 0, ack_us(q) }, t2[1], *s = c->samples;
 	int ret;
 
 	/* 1: a -> b alone, b acks */
@@ -164,7 +181,7 @@ int probe_store_forward(struct probe_ctx *c, int a, int b,
 			    (ret = probe_next_imm(c, b, "hop-1 ack")))
 				return ret;
 			if (r)
-				s[r - 1] = probe_elapsed_us(c, t0, hop_now_ns()) - par[1];
+				s[r - 1] = minus_ack(probe_elapsed_us(c, t0, hop_now_ns()), par[1]);
 		} else if (me == b) {
 			if ((ret = probe_next_imm(c, a, "hop-1 data")) ||
 			    (ret = probe_write(c, a, 0, 0, 0, 0, 0, HOP_WR_IMM)))
@@ -189,7 +206,7 @@ int probe_store_forward(struct probe_ctx *c, int a, int b,
 			    (ret = probe_next_imm(c, d, "hop-2 ack")))
 				return ret;
 			if (r)
-				s[r - 1] = probe_elapsed_us(c, t0, hop_now_ns()) - par[1];
+				s[r - 1] = minus_ack(probe_elapsed_us(c, t0, hop_now_ns()), par[1]);
 		} else if ((ret = probe_next_imm(c, b, "hop-2 data")) ||
 			   (ret = probe_write(c, b, 0, 0, 0, 0, 0, HOP_WR_IMM))) {
 			return ret;
@@ -214,8 +231,8 @@ int probe_store_forward(struct probe_ctx *c, int a, int b,
 			if (ret)
 				return ret;
 			if (r)
-				s[r - 1] = probe_elapsed_us(c, t0, hop_now_ns()) -
-					   (d == a ? 0 : par[1]);
+				s[r - 1] = minus_ack(probe_elapsed_us(c, t0, hop_now_ns()),
+						     d == a ? 0 : par[1]);
 		} else if (me == b) {
 			if ((ret = probe_next_imm(c, a, "path data")) ||
 			    (ret = forward(c, d, m, par[0])))
@@ -278,8 +295,8 @@ int probe_aggregate(struct probe_ctx *c, int src, struct hop_profile_pair *q)
 							  "aggregate ack")))
 					return ret;
 			if (r)
-				c->samples[r - 1] = probe_elapsed_us(c, t0, hop_now_ns()) -
-						    q->alpha_sum_us;
+				c->samples[r - 1] = minus_ack(
+					probe_elapsed_us(c, t0, hop_now_ns()), ack_us(q));
 		}
 		if (idx == 0) {
 			double t = median_of(c->samples, reps);

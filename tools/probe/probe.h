@@ -65,6 +65,7 @@ struct probe_ctx {
 	uint64_t sends_done;
 	uint64_t foreign;       /* completions that were not the probe's */
 	uint64_t wr_seq;
+	uint64_t idle_since;    /* spin(): start of the current idle stretch */
 	int msg_peer;           /* last RECV (post_send) message, -1 none */
 	uint8_t msg[64];
 	uint32_t msg_len;
