@@ -86,13 +86,13 @@ fi
 # the job: once per local rank, bounded by what is left of the job's time budget
 LEFT=$(awk -v t="$SR_TIMEOUT" -v u="$(up)" 'BEGIN{l=int(t-u-5); print (l<10?10:l)}')
 log "READY; running $SR_RPN rank(s) for at most ${LEFT}s"
-export HOP_SOFTROCE_NODE=$NODE HOP_SOFTROCE_NODES=$SR_NODES HOP_SOFTROCE_RPN=$SR_RPN
-export HOP_SOFTROCE_GID_INDEX=$GIDX HOP_SOFTROCE_IP=$MYIP HOP_SOFTROCE_RUN=$RUN
+export SOFTROCE_NODE=$NODE SOFTROCE_NODES=$SR_NODES SOFTROCE_RPN=$SR_RPN
+export SOFTROCE_GID_INDEX=$GIDX SOFTROCE_IP=$MYIP SOFTROCE_RUN=$RUN
 PIDS=
 i=0
 while [ $i -lt "$SR_RPN" ]; do
 	R=$((NODE * SR_RPN + i))
-	( cd "$SR_CWD" && HOP_RANK=$R HOP_LOCAL_RANK=$i timeout -k 5 "$LEFT" /bin/bash "$RUN/job.sh" \
+	( cd "$SR_CWD" && HOP_RANK=$R SOFTROCE_LOCAL_RANK=$i timeout -k 5 "$LEFT" /bin/bash "$RUN/job.sh" \
 		> "$RUN/out.r$R" 2>&1 < /dev/null
 	  echo $? > "$RUN/rc.r$R" ) &
 	PIDS="$PIDS $!"

@@ -1,0 +1,628 @@
+/*
+ * cm.c - connecting the QPs: librdmacm (HOP_IB_CM=rdmacm) or an
+ * out-of-band exchange through the bootstrap (HOP_IB_CM=oob).
+ *
+ * rdmacm: every rank listens on its bootstrap address (the listener also
+ * picks the device: the one owning that address); listener addresses are
+ * allgathered; rank r connects to every lower rank and accepts the higher
+ * ones. QPs stay ours (not rdma_create_qp): rdma_init_qp_attr gives the
+ * attributes of each state, we override MTU, timeout and retry count, and
+ * pass our QP number in the connection parameters. The private data of the
+ * request and of the reply carry rank, nranks and the bootstrap secret; a
+ * wrong one is rejected. Failed attempts (unreachable, timeouts of CM MADs
+ * on a loaded host) are retried until the comm deadline.
+ *
+ * oob: one allgather of {GID, LID, MTU} plus a {QPN, PSN} per peer.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/bootstrap.h"
+#include "transport/verbs/verbs.h"
+
+#define VRB_CM_INFLIGHT 32      /* active connects at once */
+#define VRB_CM_STEP_MS 2000     /* address / route resolution timeout */
+
+/* ------------------------------------------------------------------ */
+/* hello (pure)                                                       */
+
+static void put32(uint8_t *b, uint32_t v)
+{
+	b[0] = (uint8_t)v;
+	b[1] = (uint8_t)(v >> 8);
+	b[2] = (uint8_t)(v >> 16);
+	b[3] = (uint8_t)(v >> 24);
+}
+
+static uint32_t get32(const uint8_t *b)
+{
+	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+	       (uint32_t)b[3] << 24;
+}
+
+void vrb_hello_pack(const struct vrb_hello *h, uint8_t *buf)
+{
+	put32(buf, VRB_HELLO_MAGIC);
+	put32(buf + 4, VRB_HELLO_VERSION);
+	put32(buf + 8, h->rank);
+	put32(buf + 12, h->nranks);
+	memcpy(buf + 16, h->secret, 16);
+}
+
+int vrb_hello_parse(const void *buf, size_t len, struct vrb_hello *out,
+		    char *why, size_t whylen)
+{
+	const uint8_t *b = buf;
+
+	if (!buf || len < VRB_HELLO_LEN) {
+		snprintf(why, whylen, "private data of %zu bytes, expected %d", len,
+			 VRB_HELLO_LEN);
+		return HOP_ERR_PROTOCOL;
+	}
+	if (get32(b) != VRB_HELLO_MAGIC) {
+		snprintf(why, whylen, "bad magic 0x%08x", get32(b));
+		return HOP_ERR_PROTOCOL;
+	}
+	if (get32(b + 4) != VRB_HELLO_VERSION) {
+		snprintf(why, whylen, "version %u, expected %d", get32(b + 4),
+			 VRB_HELLO_VERSION);
+		return HOP_ERR_PROTOCOL;
+	}
+	out->rank = get32(b + 8);
+	out->nranks = get32(b + 12);
+	memcpy(out->secret, b + 16, 16);
+	return 0;
+}
+
+/* constant time */
+static int secret_eq(const uint8_t *a, const uint8_t *b)
+{
+	uint8_t d = 0;
+
+	for (int i = 0; i < HOP_SECRET_BYTES; i++)
+		d |= (uint8_t)(a[i] ^ b[i]);
+	return d == 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* rdmacm                                                             */
+
+struct cm_addr {
+	uint32_t ip;            /* network order */
+	uint16_t port;          /* network order */
+	uint16_t pad;
+};
+
+int vrb_cm_listen(struct hop_prov *prov, struct hop_bootstrap *bs)
+{
+	const struct hop_config *cfg = &prov->comm->cfg;
+	struct sockaddr_in sin;
+	char ip[INET_ADDRSTRLEN];
+	int flags;
+
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr = hop_bootstrap_local_addr(bs);
+	inet_ntop(AF_INET, &sin.sin_addr, ip, sizeof(ip));
+	prov->cm_ch = rdma_create_event_channel();
+	if (!prov->cm_ch)
+		return hop_comm_fail(prov->comm, HOP_ERR_NO_DEVICE,
+				     "verbs: rank %d: rdma_create_event_channel: %s "
+				     "(is rdma_ucm loaded? /dev/infiniband/rdma_cm; "
+				     "or use HOP_IB_CM=oob)", prov->rank, strerror(errno));
+	flags = fcntl(prov->cm_ch->fd, F_GETFL);
+	if (flags < 0 || fcntl(prov->cm_ch->fd, F_SETFL, flags | O_NONBLOCK) < 0)
+		return hop_comm_fail(prov->comm, HOP_ERR_SYSTEM,
+				     "verbs: rank %d: fcntl(rdma_cm channel): %s",
+				     prov->rank, strerror(errno));
+	if (rdma_create_id(prov->cm_ch, &prov->listen_id, NULL, RDMA_PS_TCP))
+		return hop_comm_fail(prov->comm, HOP_ERR_TRANSPORT,
+				     "verbs: rank %d: rdma_create_id: %s", prov->rank,
+				     strerror(errno));
+	if (rdma_bind_addr(prov->listen_id, (struct sockaddr *)&sin))
+		return hop_comm_fail(prov->comm, HOP_ERR_NO_DEVICE,
+				     "verbs: rank %d: rdma_bind_addr(%s): %s", prov->rank,
+				     ip, strerror(errno));
+	if (!prov->listen_id->verbs)
+		return hop_comm_fail(prov->comm, HOP_ERR_NO_DEVICE,
+				     "verbs: rank %d: the bootstrap address %s "
+				     "(HOP_SOCKET_IFNAME=%s) is not on an RDMA device: "
+				     "set HOP_SOCKET_IFNAME to the RDMA netdev, or "
+				     "HOP_IB_CM=oob", prov->rank, ip,
+				     cfg->socket_ifname[0] ? cfg->socket_ifname : "(auto)");
+	prov->ctx = prov->listen_id->verbs;
+	prov->ctx_owned = 0;
+	snprintf(prov->devname, sizeof(prov->devname), "%s",
+		 ibv_get_device_name(prov->ctx->device));
+	prov->port = prov->listen_id->port_num;
+	if (cfg->ib_device[0] && strcmp(cfg->ib_device, prov->devname))
+		return hop_comm_fail(prov->comm, HOP_ERR_NO_DEVICE,
+				     "verbs: rank %d: HOP_IB_DEVICE=%s, but the bootstrap "
+				     "address %s is on %s: set HOP_SOCKET_IFNAME to a "
+				     "netdev of %s, or HOP_IB_CM=oob", prov->rank,
+				     cfg->ib_device, ip, prov->devname, cfg->ib_device);
+	if (rdma_listen(prov->listen_id, prov->nranks < 1024 ? prov->nranks + 8 : 1024))
+		return hop_comm_fail(prov->comm, HOP_ERR_TRANSPORT,
+				     "verbs: rank %d: rdma_listen(%s): %s", prov->rank,
+				     ip, strerror(errno));
+	return 0;
+}
+
+static void hello_param(struct hop_prov *prov, struct vrb_peer *p,
+			struct hop_bootstrap *bs, uint8_t *buf,
+			struct rdma_conn_param *cp)
+{
+	struct vrb_hello h;
+
+	h.rank = (uint32_t)prov->rank;
+	h.nranks = (uint32_t)prov->nranks;
+	memcpy(h.secret, hop_bootstrap_secret(bs), 16);
+	vrb_hello_pack(&h, buf);
+	memset(cp, 0, sizeof(*cp));
+	cp->private_data = buf;
+	cp->private_data_len = VRB_HELLO_LEN;
+	cp->responder_resources = (uint8_t)prov->rd_atom;
+	cp->initiator_depth = (uint8_t)prov->rd_atom;
+	cp->retry_count = (uint8_t)prov->comm->cfg.ib_retry_cnt;
+	cp->rnr_retry_count = 7;
+	cp->qp_num = p->qp->qp_num;
+}
+
+/* Move @p's QP through INIT, RTR, RTS with rdma_init_qp_attr on its id. */
+static int cm_qp_to(struct hop_prov *prov, struct vrb_peer *p, int upto)
+{
+	static const enum ibv_qp_state st[] = { IBV_QPS_INIT, IBV_QPS_RTR, IBV_QPS_RTS };
+	int rc;
+
+	for (int i = 0; i < 3 && st[i] <= (enum ibv_qp_state)upto; i++) {
+		struct ibv_qp_attr a;
+		int mask = 0;
+
+		if (i == 0 && p->recvs_posted)
+			continue;       /* already INIT */
+		memset(&a, 0, sizeof(a));
+		a.qp_state = st[i];
+		if (rdma_init_qp_attr(p->id, &a, &mask))
+			return vrb_peer_fail(prov, p, HOP_ERR_TRANSPORT,
+					     "rdma_init_qp_attr(state %d): %s", st[i],
+					     strerror(errno));
+		rc = i == 0 ? vrb_qp_init(prov, p, &a, mask) :
+		     i == 1 ? vrb_qp_rtr(prov, p, &a, mask) :
+			      vrb_qp_rts(prov, p, &a, mask);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Drop @p's current attempt: QP back to RESET, id destroyed. */
+static int cm_drop(struct hop_prov *prov, struct vrb_peer *p, const char *why,
+		   uint64_t retry_ns)
+{
+	snprintf(p->last_err, sizeof(p->last_err), "%s", why);
+	if (p->id) {
+		rdma_destroy_id(p->id);
+		p->id = NULL;
+	}
+	p->state = VRB_PEER_INIT;
+	p->retry_at_ns = hop_now_ns() + retry_ns;
+	return vrb_qp_reset(prov, p);
+}
+
+static int cm_start(struct hop_prov *prov, struct vrb_peer *p,
+		    const struct cm_addr *dst, struct hop_bootstrap *bs)
+{
+	struct sockaddr_in src, to;
+
+	memset(&src, 0, sizeof(src));
+	src.sin_family = AF_INET;
+	src.sin_addr = hop_bootstrap_local_addr(bs);
+	memset(&to, 0, sizeof(to));
+	to.sin_family = AF_INET;
+	to.sin_addr.s_addr = dst->ip;
+	to.sin_port = dst->port;
+	p->attempts++;
+	p->state = VRB_PEER_CONNECTING;
+	if (rdma_create_id(prov->cm_ch, &p->id, p, RDMA_PS_TCP))
+		return vrb_peer_fail(prov, p, HOP_ERR_TRANSPORT, "rdma_create_id: %s",
+				     strerror(errno));
+	if (rdma_resolve_addr(p->id, (struct sockaddr *)&src, (struct sockaddr *)&to,
+			      VRB_CM_STEP_MS)) {
+		char why[96];
+
+		snprintf(why, sizeof(why), "rdma_resolve_addr: %s", strerror(errno));
+		return cm_drop(prov, p, why, 200000000ull);
+	}
+	return 0;
+}
+
+struct cm_ctx {
+	struct hop_prov *prov;
+	struct hop_bootstrap *bs;
+	int left;               /* peers not connected yet */
+	int inflight;           /* active attempts in progress */
+};
+
+static int cm_established(struct cm_ctx *c, struct vrb_peer *p)
+{
+	if (p->state != VRB_PEER_RTS) {
+		p->state = VRB_PEER_RTS;
+		c->left--;
+		if (p->active)
+			c->inflight--;
+	}
+	return 0;
+}
+
+/* A connection request from a higher rank (event already copied). */
+static int cm_request(struct cm_ctx *c, struct rdma_cm_id *id, const void *pd,
+		      size_t pdlen)
+{
+	struct hop_prov *prov = c->prov;
+	struct rdma_conn_param cp;
+	uint8_t buf[VRB_HELLO_LEN];
+	struct vrb_hello h;
+	struct vrb_peer *p;
+	char why[128] = "";
+	int rc;
+
+	if (vrb_hello_parse(pd, pdlen, &h, why, sizeof(why)) == 0) {
+		if (h.nranks != (uint32_t)prov->nranks)
+			snprintf(why, sizeof(why), "nranks %u, expected %d", h.nranks,
+				 prov->nranks);
+		else if (h.rank <= (uint32_t)prov->rank || h.rank >= (uint32_t)prov->nranks)
+			snprintf(why, sizeof(why), "rank %u does not connect to rank %d",
+				 h.rank, prov->rank);
+		else if (!secret_eq(h.secret, hop_bootstrap_secret(c->bs)))
+			snprintf(why, sizeof(why), "wrong secret from rank %u", h.rank);
+		else if (prov->peers[h.rank].state == VRB_PEER_RTS)
+			snprintf(why, sizeof(why), "rank %u is already connected", h.rank);
+	}
+	if (why[0]) {
+		HOP_WARN("verbs: rank %d: rejecting a connection: %s", prov->rank, why);
+		rdma_reject(id, NULL, 0);
+		rdma_destroy_id(id);
+		return 0;
+	}
+	p = &prov->peers[h.rank];
+	if (p->id && (rc = cm_drop(prov, p, "superseded by a new request", 0)))
+		return rc;
+	p->id = id;
+	id->context = p;
+	p->state = VRB_PEER_CONNECTING;
+	p->attempts++;
+	if ((rc = cm_qp_to(prov, p, IBV_QPS_RTS)))
+		return rc;
+	hello_param(prov, p, c->bs, buf, &cp);
+	if (rdma_accept(id, &cp)) {
+		snprintf(why, sizeof(why), "rdma_accept: %s", strerror(errno));
+		return cm_drop(prov, p, why, 0);
+	}
+	return 0;
+}
+
+static const char *ev_str(enum rdma_cm_event_type t)
+{
+	return rdma_event_str(t);
+}
+
+static int cm_event(struct cm_ctx *c, struct rdma_cm_event *ev)
+{
+	struct hop_prov *prov = c->prov;
+	enum rdma_cm_event_type type = ev->event;
+	struct rdma_cm_id *id = ev->id;
+	struct vrb_peer *p = id->context;
+	int status = ev->status;
+	uint8_t pd[64];
+	size_t pdlen = 0;
+	char why[160];
+	int rc = 0;
+
+	if ((type == RDMA_CM_EVENT_CONNECT_REQUEST || type == RDMA_CM_EVENT_CONNECT_RESPONSE ||
+	     type == RDMA_CM_EVENT_ESTABLISHED) && ev->param.conn.private_data) {
+		pdlen = ev->param.conn.private_data_len;
+		if (pdlen > sizeof(pd))
+			pdlen = sizeof(pd);
+		memcpy(pd, ev->param.conn.private_data, pdlen);
+	}
+	rdma_ack_cm_event(ev);  /* before any rdma_destroy_id below */
+
+	if (type == RDMA_CM_EVENT_CONNECT_REQUEST) {
+		if (c->bs)
+			return cm_request(c, id, pd, pdlen);
+		HOP_WARN("verbs: rank %d: rejecting a connection request after "
+			 "set-up", prov->rank);
+		rdma_reject(id, NULL, 0);
+		rdma_destroy_id(id);
+		return 0;
+	}
+	if (!p)
+		return 0;       /* the listener: nothing else to do */
+	switch (type) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		if (id->verbs != prov->ctx)
+			return vrb_peer_fail(prov, p, HOP_ERR_NO_DEVICE,
+					     "rdma_cm routes rank %d over %s, not %s "
+					     "(set HOP_SOCKET_IFNAME to a netdev of %s)",
+					     p->rank, id->verbs ?
+					     ibv_get_device_name(id->verbs->device) : "no device",
+					     prov->devname, prov->devname);
+		if (rdma_resolve_route(id, VRB_CM_STEP_MS)) {
+			snprintf(why, sizeof(why), "rdma_resolve_route: %s", strerror(errno));
+			return cm_drop(prov, p, why, 200000000ull);
+		}
+		return 0;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED: {
+		struct rdma_conn_param cp;
+		uint8_t buf[VRB_HELLO_LEN];
+
+		if ((rc = cm_qp_to(prov, p, IBV_QPS_INIT)))
+			return rc;
+		hello_param(prov, p, c->bs, buf, &cp);
+		if (rdma_connect(id, &cp)) {
+			snprintf(why, sizeof(why), "rdma_connect: %s", strerror(errno));
+			return cm_drop(prov, p, why, 200000000ull);
+		}
+		return 0;
+	}
+	case RDMA_CM_EVENT_CONNECT_RESPONSE: {
+		struct vrb_hello h;
+
+		if (vrb_hello_parse(pd, pdlen, &h, why, sizeof(why)))
+			return vrb_peer_fail(prov, p, HOP_ERR_PROTOCOL,
+					     "connection reply: %s", why);
+		if (h.rank != (uint32_t)p->rank || h.nranks != (uint32_t)prov->nranks ||
+		    !secret_eq(h.secret, hop_bootstrap_secret(c->bs)))
+			return vrb_peer_fail(prov, p, HOP_ERR_AUTH,
+					     "connection reply from rank %u of %u with %s",
+					     h.rank, h.nranks,
+					     secret_eq(h.secret, hop_bootstrap_secret(c->bs)) ?
+					     "the wrong rank" : "a wrong secret");
+		if ((rc = cm_qp_to(prov, p, IBV_QPS_RTS)))
+			return rc;
+		if (rdma_establish(id)) {
+			snprintf(why, sizeof(why), "rdma_establish: %s", strerror(errno));
+			return cm_drop(prov, p, why, 200000000ull);
+		}
+		return cm_established(c, p);
+	}
+	case RDMA_CM_EVENT_ESTABLISHED:
+		return cm_established(c, p);
+	case RDMA_CM_EVENT_REJECTED:
+		if (status == 28)       /* IB_CM_REJ_CONSUMER_DEFINED: the peer said no */
+			return vrb_peer_fail(prov, p, HOP_ERR_AUTH, "rank %d rejected "
+					     "the connection (wrong secret or job? see "
+					     "its log)", p->rank);
+		/* fall through */
+	case RDMA_CM_EVENT_ADDR_ERROR:
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+		snprintf(why, sizeof(why), "%s (status %d) after %d attempt(s)",
+			 ev_str(type), status, p->attempts);
+		HOP_INFO("verbs: rank %d: connection with rank %d: %s; retrying",
+			 prov->rank, p->rank, why);
+		if (p->state == VRB_PEER_RTS)
+			return vrb_peer_fail(prov, p, HOP_ERR_PEER_FAILED, "%s", why);
+		if (p->active)
+			c->inflight--;
+		return cm_drop(prov, p, why, 100000000ull * (uint64_t)(p->attempts < 10 ? p->attempts : 10));
+	case RDMA_CM_EVENT_DISCONNECTED:
+		if (!p->disconnected) {
+			p->disconnected = 1;
+			prov->ndisc++;
+		}
+		if (c->left)    /* still connecting: that is a failure */
+			return vrb_peer_fail(prov, p, HOP_ERR_PEER_FAILED,
+					     "disconnected while connecting");
+		return 0;
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		return vrb_peer_fail(prov, p, HOP_ERR_TRANSPORT, "device %s removed",
+				     prov->devname);
+	default:
+		return 0;
+	}
+}
+
+/* Handle every pending event; 0, or a failure code. */
+static int cm_drain(struct cm_ctx *c)
+{
+	struct rdma_cm_event *ev;
+	int rc;
+
+	while (rdma_get_cm_event(c->prov->cm_ch, &ev) == 0)
+		if ((rc = cm_event(c, ev)) < 0)
+			return rc;
+	if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+		return hop_comm_fail(c->prov->comm, HOP_ERR_TRANSPORT,
+				     "verbs: rank %d: rdma_get_cm_event: %s",
+				     c->prov->rank, strerror(errno));
+	return 0;
+}
+
+static int cm_timeout(struct hop_prov *prov)
+{
+	char list[768] = "";
+	size_t used = 0;
+
+	for (int r = 0; r < prov->nranks && used + 1 < sizeof(list); r++) {
+		struct vrb_peer *p = &prov->peers[r];
+		int w;
+
+		if (r == prov->rank || p->state == VRB_PEER_RTS)
+			continue;
+		w = snprintf(list + used, sizeof(list) - used, "%s rank %d (%s, %d "
+			     "attempt(s)%s%s)", used ? ";" : "", r,
+			     p->active ? "we connect" : "it connects", p->attempts,
+			     p->last_err[0] ? ", last: " : "", p->last_err);
+		if (w > 0)
+			used += (size_t)w;
+	}
+	return hop_comm_fail(prov->comm, HOP_ERR_TIMEOUT,
+			     "verbs: rank %d: rdma_cm connections not established "
+			     "before the deadline (HOP_TIMEOUT):%s", prov->rank, list);
+}
+
+int vrb_cm_connect_all(struct hop_prov *prov, struct hop_bootstrap *bs,
+		       uint64_t deadline_ns)
+{
+	struct cm_ctx c = { .prov = prov, .bs = bs };
+	struct cm_addr me, *all;
+	struct sockaddr_in *sin;
+	int rc;
+
+	sin = (struct sockaddr_in *)rdma_get_local_addr(prov->listen_id);
+	me.ip = sin->sin_addr.s_addr;
+	me.port = rdma_get_src_port(prov->listen_id);
+	me.pad = 0;
+	all = calloc((size_t)prov->nranks, sizeof(*all));
+	if (!all)
+		return hop_comm_fail(prov->comm, HOP_ERR_NO_MEMORY, "verbs: out of memory");
+	rc = hop_bootstrap_allgather(bs, &me, all, sizeof(me), deadline_ns);
+	if (rc) {
+		rc = hop_comm_fail(prov->comm, rc, "verbs: rank %d: exchanging rdma_cm "
+				   "addresses: %s", prov->rank, hop_bootstrap_error(bs));
+		goto out;
+	}
+	c.left = prov->nranks - 1;
+	for (int r = 0; r < prov->nranks; r++)
+		prov->peers[r].active = r < prov->rank;
+	while (c.left > 0) {
+		struct pollfd pf = { .fd = prov->cm_ch->fd, .events = POLLIN };
+		uint64_t now = hop_now_ns();
+		int ms;
+
+		if (now >= deadline_ns) {
+			rc = cm_timeout(prov);
+			goto out;
+		}
+		for (int r = 0; r < prov->rank && c.inflight < VRB_CM_INFLIGHT; r++) {
+			struct vrb_peer *p = &prov->peers[r];
+
+			if (p->state != VRB_PEER_INIT || p->retry_at_ns > now)
+				continue;
+			c.inflight++;
+			if ((rc = cm_start(prov, p, &all[r], bs)))
+				goto out;
+			if (p->state != VRB_PEER_CONNECTING)
+				c.inflight--;   /* dropped at once, retried later */
+		}
+		ms = hop_deadline_ms_left(deadline_ns);
+		poll(&pf, 1, ms < 20 ? ms : 20);
+		if ((rc = cm_drain(&c)))
+			goto out;
+	}
+	rc = 0;
+	HOP_INFO("verbs: rank %d: %d rdma_cm connections on %s", prov->rank,
+		 prov->nranks - 1, prov->devname);
+out:
+	free(all);
+	return rc;
+}
+
+int vrb_cm_progress(struct hop_prov *prov)
+{
+	struct cm_ctx c = { .prov = prov };
+
+	if (!prov->cm_ch)
+		return 0;
+	return cm_drain(&c);
+}
+
+void vrb_cm_close(struct hop_prov *prov)
+{
+	if (prov->peers)
+		for (int r = 0; r < prov->nranks; r++)
+			if (prov->peers[r].id) {
+				rdma_destroy_id(prov->peers[r].id);
+				prov->peers[r].id = NULL;
+			}
+	if (prov->listen_id) {
+		rdma_destroy_id(prov->listen_id);
+		prov->listen_id = NULL;
+	}
+	if (prov->cm_ch) {
+		/* events still queued must be acked before the channel goes */
+		struct rdma_cm_event *ev;
+
+		while (rdma_get_cm_event(prov->cm_ch, &ev) == 0)
+			rdma_ack_cm_event(ev);
+		rdma_destroy_event_channel(prov->cm_ch);
+		prov->cm_ch = NULL;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* out-of-band                                                        */
+
+#define OOB_HDR 24
+#define OOB_ENT 8
+
+int vrb_oob_connect_all(struct hop_prov *prov, struct hop_bootstrap *bs,
+			uint64_t deadline_ns)
+{
+	size_t len = OOB_HDR + OOB_ENT * (size_t)prov->nranks;
+	uint8_t *mine, *all;
+	int rc = 0;
+
+	if (len * (size_t)prov->nranks > HOP_BS_MAX_MSG)
+		return hop_comm_fail(prov->comm, HOP_ERR_NOT_SUPPORTED,
+				     "verbs: HOP_IB_CM=oob exchanges %zu bytes for %d "
+				     "ranks, more than the bootstrap carries: use "
+				     "HOP_IB_CM=rdmacm", len * (size_t)prov->nranks,
+				     prov->nranks);
+	mine = calloc(1, len);
+	all = malloc(len * (size_t)prov->nranks);
+	if (!mine || !all) {
+		rc = hop_comm_fail(prov->comm, HOP_ERR_NO_MEMORY, "verbs: out of memory");
+		goto out;
+	}
+	memcpy(mine, prov->gid.raw, 16);
+	mine[16] = (uint8_t)prov->lid;
+	mine[17] = (uint8_t)(prov->lid >> 8);
+	mine[18] = (uint8_t)prov->mtu;
+	put32(mine + 20, (uint32_t)prov->nranks);
+	for (int r = 0; r < prov->nranks; r++) {
+		put32(mine + OOB_HDR + OOB_ENT * (size_t)r, prov->peers[r].qp->qp_num);
+		put32(mine + OOB_HDR + OOB_ENT * (size_t)r + 4, prov->peers[r].psn);
+	}
+	rc = hop_bootstrap_allgather(bs, mine, all, len, deadline_ns);
+	if (rc) {
+		rc = hop_comm_fail(prov->comm, rc, "verbs: rank %d: exchanging QP "
+				   "numbers: %s", prov->rank, hop_bootstrap_error(bs));
+		goto out;
+	}
+	for (int r = 0; r < prov->nranks; r++) {
+		const uint8_t *h = all + len * (size_t)r;
+		const uint8_t *e = h + OOB_HDR + OOB_ENT * (size_t)prov->rank;
+		struct vrb_peer *p = &prov->peers[r];
+		struct ibv_qp_attr a;
+		union ibv_gid gid;
+		int mask;
+
+		if (r == prov->rank)
+			continue;
+		memcpy(gid.raw, h, 16);
+		memset(&a, 0, sizeof(a));
+		a.port_num = (uint8_t)prov->port;
+		if ((rc = vrb_qp_init(prov, p, &a, IBV_QP_PKEY_INDEX | IBV_QP_PORT)))
+			goto out;
+		vrb_qp_attr_rtr(prov, &a, &mask, get32(e), get32(e + 4), &gid,
+				(uint16_t)(h[16] | h[17] << 8), h[18]);
+		if ((rc = vrb_qp_rtr(prov, p, &a, mask)))
+			goto out;
+		vrb_qp_attr_rts(prov, &a, &mask, p->psn);
+		if ((rc = vrb_qp_rts(prov, p, &a, mask)))
+			goto out;
+		p->state = VRB_PEER_RTS;
+	}
+out:
+	free(mine);
+	free(all);
+	return rc;
+}

@@ -1,0 +1,388 @@
+/*
+ * device.c - device, port and GID choice of the verbs provider.
+ *
+ * HOP_IB_DEVICE names the device (default: the first with an ACTIVE
+ * HOP_IB_PORT); HOP_IB_GID_INDEX overrides the GID, which is otherwise
+ * chosen by vrb_gid_choose(). When nothing fits, the error lists every
+ * device, port state and GID seen, so the reader knows what to set.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "transport/verbs/verbs.h"
+
+/* ------------------------------------------------------------------ */
+/* pure                                                               */
+
+static int gid_is_zero(const uint8_t *raw)
+{
+	for (int i = 0; i < 16; i++)
+		if (raw[i])
+			return 0;
+	return 1;
+}
+
+static int gid_is_v4mapped(const uint8_t *raw)
+{
+	static const uint8_t pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	return memcmp(raw, pfx, 12) == 0;
+}
+
+static int gid_is_linklocal(const uint8_t *raw)
+{
+	return raw[0] == 0xfe && (raw[1] & 0xc0) == 0x80;
+}
+
+static int gid_score(const struct vrb_gid *g, uint32_t pref_ipv4)
+{
+	int v4 = gid_is_v4mapped(g->raw);
+
+	switch (g->type) {
+	case VRB_GID_ROCE_V2:
+		if (v4)
+			return pref_ipv4 && !memcmp(g->raw + 12, &pref_ipv4, 4) ? 100 : 90;
+		return gid_is_linklocal(g->raw) ? 50 : 70;
+	case VRB_GID_ROCE_V1:
+		return v4 ? 40 : 30;
+	case VRB_GID_IB:
+		return 20;
+	default:
+		return 0;
+	}
+}
+
+void vrb_gid_str(const uint8_t raw[16], char *buf, size_t len)
+{
+	if (gid_is_v4mapped(raw)) {
+		snprintf(buf, len, "::ffff:%u.%u.%u.%u", raw[12], raw[13], raw[14],
+			 raw[15]);
+		return;
+	}
+	if (!inet_ntop(AF_INET6, raw, buf, (socklen_t)len) && len)
+		buf[0] = '\0';
+}
+
+const char *vrb_gid_type_str(int type)
+{
+	switch (type) {
+	case VRB_GID_IB:
+		return "IB";
+	case VRB_GID_ROCE_V1:
+		return "RoCE v1";
+	case VRB_GID_ROCE_V2:
+		return "RoCE v2";
+	default:
+		return "unknown";
+	}
+}
+
+int vrb_gid_choose(const struct vrb_gid *g, int n, int override,
+		   uint32_t pref_ipv4, char *why, size_t whylen)
+{
+	int best = -1, best_score = 0;
+
+	if (why && whylen)
+		why[0] = '\0';
+	if (override >= 0) {
+		for (int i = 0; i < n; i++)
+			if (g[i].index == override && !gid_is_zero(g[i].raw))
+				return override;
+		snprintf(why, whylen,
+			 "HOP_IB_GID_INDEX=%d is not a valid GID of this port",
+			 override);
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		int s;
+
+		if (gid_is_zero(g[i].raw))
+			continue;
+		s = gid_score(&g[i], pref_ipv4);
+		if (s > best_score ||
+		    (s == best_score && s > 0 && g[i].index < g[best].index)) {
+			best = i;
+			best_score = s;
+		}
+	}
+	if (best < 0) {
+		snprintf(why, whylen, "no usable GID (table empty or all zero)");
+		return -1;
+	}
+	return g[best].index;
+}
+
+int vrb_mtu_from_bytes(int bytes)
+{
+	switch (bytes) {
+	case 256:
+		return IBV_MTU_256;
+	case 512:
+		return IBV_MTU_512;
+	case 1024:
+		return IBV_MTU_1024;
+	case 2048:
+		return IBV_MTU_2048;
+	case 4096:
+		return IBV_MTU_4096;
+	default:
+		return 0;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* device                                                             */
+
+static void appendf(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void appendf(char *buf, size_t len, const char *fmt, ...)
+{
+	size_t used = strnlen(buf, len);
+	va_list ap;
+
+	if (used + 1 >= len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + used, len - used, fmt, ap);
+	va_end(ap);
+}
+
+static const char *port_state_str(enum ibv_port_state s)
+{
+	return ibv_port_state_str(s);
+}
+
+/* Read the GID table of @port into @g (at most @max); returns the count. */
+static int read_gids(struct ibv_context *ctx, int port, int tbl_len,
+		     struct vrb_gid *g, int max)
+{
+	int n = 0;
+
+	for (int i = 0; i < tbl_len && n < max; i++) {
+		struct ibv_gid_entry e;
+
+		if (ibv_query_gid_ex(ctx, (uint32_t)port, (uint32_t)i, &e, 0))
+			continue;       /* empty slot (ENODATA) */
+		if (gid_is_zero(e.gid.raw))
+			continue;
+		g[n].index = i;
+		g[n].type = e.gid_type == IBV_GID_TYPE_ROCE_V2 ? VRB_GID_ROCE_V2 :
+			    e.gid_type == IBV_GID_TYPE_ROCE_V1 ? VRB_GID_ROCE_V1 :
+								VRB_GID_IB;
+		memcpy(g[n].raw, e.gid.raw, 16);
+		n++;
+	}
+	return n;
+}
+
+static void list_gids(const struct vrb_gid *g, int n, char *buf, size_t len)
+{
+	if (!n)
+		appendf(buf, len, " no GIDs");
+	for (int i = 0; i < n; i++) {
+		char s[64];
+
+		vrb_gid_str(g[i].raw, s, sizeof(s));
+		appendf(buf, len, " [%d] %s %s", g[i].index, s,
+			vrb_gid_type_str(g[i].type));
+	}
+}
+
+#define VRB_MAX_GIDS 128
+
+/*
+ * Check @port of @ctx: ACTIVE and (on Ethernet) a GID that fits. On
+ * success fill the port fields of @prov (when not NULL) and return 1; else
+ * append what was seen to @seen and return 0.
+ */
+static int port_fits(struct ibv_context *ctx, int port, const struct hop_config *cfg,
+		     uint32_t pref_ipv4, struct hop_prov *prov, char *seen,
+		     size_t seenlen)
+{
+	struct vrb_gid g[VRB_MAX_GIDS];
+	struct ibv_port_attr pa;
+	char why[128];
+	int n, idx;
+
+	if (ibv_query_port(ctx, (uint8_t)port, &pa)) {
+		appendf(seen, seenlen, "; %s port %d: ibv_query_port: %s",
+			ibv_get_device_name(ctx->device), port, strerror(errno));
+		return 0;
+	}
+	n = read_gids(ctx, port, pa.gid_tbl_len, g, VRB_MAX_GIDS);
+	if (pa.state != IBV_PORT_ACTIVE) {
+		appendf(seen, seenlen, "; %s port %d: %s", ibv_get_device_name(ctx->device),
+			port, port_state_str(pa.state));
+		return 0;
+	}
+	idx = vrb_gid_choose(g, n, cfg->ib_gid_index, pref_ipv4, why, sizeof(why));
+	if (idx < 0 && pa.link_layer == IBV_LINK_LAYER_INFINIBAND &&
+	    cfg->ib_gid_index < 0) {
+		idx = 0;        /* IB: LID routing needs no GID */
+	}
+	if (idx < 0) {
+		appendf(seen, seenlen, "; %s port %d: ACTIVE %s, %s; GIDs:",
+			ibv_get_device_name(ctx->device), port,
+			pa.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet" : "IB", why);
+		list_gids(g, n, seen, seenlen);
+		return 0;
+	}
+	if (prov) {
+		prov->port = port;
+		prov->gid_index = idx;
+		prov->lid = pa.lid;
+		prov->link_layer = pa.link_layer;
+		prov->active_mtu = pa.active_mtu;
+		prov->max_msg = pa.max_msg_sz;
+		if (ibv_query_gid(ctx, (uint8_t)port, idx, &prov->gid))
+			memset(&prov->gid, 0, sizeof(prov->gid));
+	}
+	return 1;
+}
+
+/* Names of every device, for messages. */
+static void list_devices(struct ibv_device **l, int num, char *buf, size_t len)
+{
+	for (int i = 0; i < num; i++)
+		appendf(buf, len, "%s%s", i ? ", " : "", ibv_get_device_name(l[i]));
+}
+
+int vrb_usable(const struct hop_comm *comm, char *why, size_t whylen)
+{
+	const struct hop_config *cfg = &comm->cfg;
+	struct ibv_device **l;
+	char seen[1024] = "";
+	int num = 0, ok = 0, matched = 0;
+
+	l = ibv_get_device_list(&num);
+	if (!l || num == 0) {
+		snprintf(why, whylen,
+			 "no RDMA devices found (ibv_get_device_list returned 0)");
+		if (l)
+			ibv_free_device_list(l);
+		return 0;
+	}
+	for (int i = 0; i < num && !ok; i++) {
+		struct ibv_context *ctx;
+
+		if (cfg->ib_device[0] && strcmp(cfg->ib_device, ibv_get_device_name(l[i])))
+			continue;
+		matched++;
+		ctx = ibv_open_device(l[i]);
+		if (!ctx) {
+			appendf(seen, sizeof(seen), "; %s: ibv_open_device: %s",
+				ibv_get_device_name(l[i]), strerror(errno));
+			continue;
+		}
+		ok = port_fits(ctx, cfg->ib_port, cfg, 0, NULL, seen, sizeof(seen));
+		ibv_close_device(ctx);
+	}
+	if (!ok) {
+		if (!matched) {
+			char names[256] = "";
+
+			list_devices(l, num, names, sizeof(names));
+			snprintf(why, whylen, "HOP_IB_DEVICE=%s not found; devices: %s",
+				 cfg->ib_device, names);
+		} else {
+			snprintf(why, whylen, "no ACTIVE port %d with a usable GID%s",
+				 cfg->ib_port, seen);
+		}
+	}
+	ibv_free_device_list(l);
+	return ok;
+}
+
+int vrb_dev_open(struct hop_prov *prov, uint32_t pref_ipv4)
+{
+	const struct hop_config *cfg = &prov->comm->cfg;
+	struct ibv_device **l;
+	char seen[1024] = "", names[256] = "";
+	int num = 0, matched = 0;
+
+	l = ibv_get_device_list(&num);
+	if (!l || num == 0) {
+		if (l)
+			ibv_free_device_list(l);
+		return hop_comm_fail(prov->comm, HOP_ERR_NO_DEVICE,
+				     "verbs: rank %d: no RDMA devices found "
+				     "(ibv_get_device_list returned 0)", prov->rank);
+	}
+	for (int i = 0; i < num; i++) {
+		struct ibv_context *ctx;
+
+		if (cfg->ib_device[0] && strcmp(cfg->ib_device, ibv_get_device_name(l[i])))
+			continue;
+		matched++;
+		ctx = ibv_open_device(l[i]);
+		if (!ctx) {
+			appendf(seen, sizeof(seen), "; %s: ibv_open_device: %s",
+				ibv_get_device_name(l[i]), strerror(errno));
+			continue;
+		}
+		if (port_fits(ctx, cfg->ib_port, cfg, pref_ipv4, prov, seen, sizeof(seen))) {
+			prov->ctx = ctx;
+			prov->ctx_owned = 1;
+			snprintf(prov->devname, sizeof(prov->devname), "%s",
+				 ibv_get_device_name(l[i]));
+			ibv_free_device_list(l);
+			return 0;
+		}
+		ibv_close_device(ctx);
+	}
+	list_devices(l, num, names, sizeof(names));
+	ibv_free_device_list(l);
+	if (!matched)
+		return hop_comm_fail(prov->comm, HOP_ERR_NO_DEVICE,
+				     "verbs: rank %d: HOP_IB_DEVICE=%s not found; devices: %s",
+				     prov->rank, cfg->ib_device, names);
+	return hop_comm_fail(prov->comm, HOP_ERR_NO_DEVICE,
+			     "verbs: rank %d: no device with an ACTIVE port %d and a "
+			     "usable GID (devices: %s%s)", prov->rank, cfg->ib_port,
+			     names, seen);
+}
+
+int vrb_port_setup(struct hop_prov *prov, uint32_t pref_ipv4)
+{
+	const struct hop_config *cfg = &prov->comm->cfg;
+	struct ibv_device_attr da;
+	char seen[1024] = "";
+
+	if (ibv_query_device(prov->ctx, &da))
+		return hop_comm_fail(prov->comm, HOP_ERR_TRANSPORT,
+				     "verbs: rank %d: ibv_query_device(%s): %s",
+				     prov->rank, prov->devname, strerror(errno));
+	if (!port_fits(prov->ctx, prov->port, cfg, pref_ipv4, prov, seen, sizeof(seen)))
+		return hop_comm_fail(prov->comm, HOP_ERR_NO_DEVICE,
+				     "verbs: rank %d: %s port %d does not fit%s",
+				     prov->rank, prov->devname, prov->port, seen);
+	prov->rd_atom = da.max_qp_rd_atom > 0 ? 1 : 0;
+	prov->mtu = prov->active_mtu;
+	if (cfg->ib_mtu) {
+		int want = vrb_mtu_from_bytes(cfg->ib_mtu);
+
+		if (!want)
+			return hop_comm_fail(prov->comm, HOP_ERR_CONFIG,
+					     "verbs: HOP_IB_MTU=%d is not one of 256, 512, "
+					     "1024, 2048, 4096", cfg->ib_mtu);
+		if (want > prov->active_mtu)
+			HOP_WARN("verbs: HOP_IB_MTU=%d exceeds the active MTU %d of %s "
+				 "port %d; using %d", cfg->ib_mtu,
+				 128 << prov->active_mtu, prov->devname, prov->port,
+				 128 << prov->active_mtu);
+		else
+			prov->mtu = want;
+	}
+	{
+		char g[64];
+
+		vrb_gid_str(prov->gid.raw, g, sizeof(g));
+		HOP_INFO("verbs: rank %d: %s port %d gid[%d] %s lid %u mtu %d",
+			 prov->rank, prov->devname, prov->port, prov->gid_index, g,
+			 prov->lid, 128 << prov->mtu);
+	}
+	return 0;
+}

@@ -1,0 +1,497 @@
+/*
+ * verbs_prov_test.c - the verbs provider on real verbs (SoftRoCE VMs), one
+ * process per rank as started by scripts/softroce-cluster (HOP_RANK,
+ * HOP_SIZE, HOP_ADDR, HOP_SECRET), opened directly through the bootstrap
+ * (no p2p layer above it).
+ *
+ *   verbs_prov_test [writes|sends|order|signal|oob|kill]...   (default: all
+ *   but kill; kill must come last: the last rank exits without closing)
+ *
+ * writes: ring, write + immediate of 0 B .. 16 MiB, byte for byte, guards.
+ * sends:  300 messages of 0..64 B to every rank (itself too), in order.
+ * order:  a send never overtakes the writes posted before it; overlapping
+ *         writes: the last one wins.
+ * signal: bursts of unsignalled and signalled writes past the send queue
+ *         depth: every wanted completion exactly once, none extra.
+ * oob:    a write outside the target region fails the writer with
+ *         HOP_ERR_OUT_OF_BOUNDS naming rank and QP; the target is intact.
+ * kill:   the last rank vanishes; the others see HOP_ERR_PEER_FAILED
+ *         naming it within 5 s (rdma_cm DISCONNECTED without a BYE).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "core/core_int.h"
+#include "../integration/prov_harness.h"
+
+#define MIB (1u << 20)
+#define GUARD 4096
+#define GUARD_BYTE 0x5a
+
+struct rkey {
+	uint64_t addr, key;
+};
+
+static void *big_alloc(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* Register @len bytes at @buf and allgather {addr, key}. */
+static int share(struct ph *ph, void *buf, size_t len, unsigned acc,
+		 struct hop_prov_mr **mr, struct rkey *all)
+{
+	struct rkey mine;
+
+	PH_CHECK(ph, ph->ops->mr_reg(ph->prov, buf, len, acc, mr) == 0,
+		 "mr_reg %zu: %s", len, ph->comm->last_error);
+	PH_CHECK(ph, (*mr)->addr == buf && (*mr)->len == len, "mr fields");
+	mine.addr = (uint64_t)(uintptr_t)buf;
+	mine.key = (*mr)->key;
+	PH_CHECK(ph, ph_allgather(ph, &mine, all, sizeof(mine)) == 0, "allgather");
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+
+static const size_t write_sizes[] = {
+	0, 1, 3, 7, 8, 63, 64, 255, 256, 257, 1000, 4095, 4096, 4097, 65535,
+	65537, 262143, 1 * MIB + 13, 4 * MIB - 1, 16 * MIB,
+};
+#define NSIZES (sizeof(write_sizes) / sizeof(write_sizes[0]))
+
+static int t_writes(struct ph *ph)
+{
+	size_t cap = 16 * MIB, dlen = cap + 2 * GUARD;
+	int right = (ph->rank + 1) % ph->n, left = (ph->rank + ph->n - 1) % ph->n;
+	uint8_t *dst = big_alloc(dlen), *src = big_alloc(cap);
+	struct hop_prov_mr *dmr = NULL, *smr = NULL;
+	struct rkey *all = calloc((size_t)ph->n, sizeof(*all));
+	size_t inl;
+
+	PH_CHECK(ph, dst && src && all, "out of memory");
+	PH_CHECK(ph, ph_open(ph) == 0, "open");
+	inl = ph->ops->max_inline(ph->prov);
+	PH_CHECK(ph, inl >= 32, "max_inline %zu", inl);
+	memset(dst, GUARD_BYTE, dlen);
+	PH_CHECK(ph, share(ph, dst, dlen, HOP_PROV_REMOTE_WRITE, &dmr, all) == 0, "share");
+	PH_CHECK(ph, ph->ops->mr_reg(ph->prov, src, cap, 0, &smr) == 0, "mr_reg src");
+	for (size_t i = 0; i < NSIZES; i++) {
+		size_t len = write_sizes[i];
+		uint32_t seed = (uint32_t)(ph->rank * 1000 + i);
+		uint32_t lseed = (uint32_t)(left * 1000 + i);
+		int unreg = len <= inl && (i & 1);
+		uint8_t tmp[512];
+		struct hop_cqe ev;
+		long bad;
+
+		if (unreg) {    /* small: unregistered, reused at once */
+			ph_fill(tmp, len, seed);
+			PH_CHECK(ph, ph_write(ph, right, NULL, tmp, len,
+					      all[right].addr + GUARD, all[right].key,
+					      0x1000u + (uint32_t)i,
+					      HOP_WR_IMM | HOP_WR_SIGNALED, i) == 0,
+				 "write %zu: %s", len, ph->comm->fail_msg);
+			memset(tmp, 0, sizeof(tmp));
+		} else {
+			ph_fill(src, len, seed);
+			PH_CHECK(ph, ph_write(ph, right, smr, src, len,
+					      all[right].addr + GUARD, all[right].key,
+					      0x1000u + (uint32_t)i,
+					      HOP_WR_IMM | HOP_WR_SIGNALED, i) == 0,
+				 "write %zu: %s", len, ph->comm->fail_msg);
+		}
+		PH_CHECK(ph, ph_next_event(ph, left, HOP_CQE_RECV_IMM, &ev) == 0,
+			 "imm of write %zu from rank %d: %s", len, left,
+			 ph->comm->fail_msg);
+		PH_CHECK(ph, ev.imm == 0x1000u + i && ev.len == (uint32_t)len,
+			 "imm 0x%x len %u, expected 0x%zx len %zu", ev.imm, ev.len,
+			 0x1000u + i, len);
+		bad = ph_verify(dst + GUARD, len, lseed);
+		PH_CHECK(ph, bad < 0, "write of %zu bytes: byte %ld wrong", len, bad);
+		for (size_t g = 0; g < GUARD; g++)
+			PH_CHECK(ph, dst[g] == GUARD_BYTE && dst[GUARD + cap + g] == GUARD_BYTE,
+				 "guard byte %zu overwritten", g);
+		PH_CHECK(ph, ph_send(ph, left, &i, sizeof(i), 0, 0) == 0, "ack");
+		PH_CHECK(ph, ph_wait_local(ph, i) == 0, "local completion %zu: %s", i,
+			 ph->comm->fail_msg);
+		PH_CHECK(ph, ph_next_event(ph, right, HOP_CQE_RECV, &ev) == 0,
+			 "ack from rank %d", right);
+		PH_CHECK(ph, ev.len == sizeof(i) && !memcmp(ev.data, &i, sizeof(i)),
+			 "ack content");
+		/* the next size overwrites the same place */
+		memset(dst + GUARD, GUARD_BYTE, len);
+		PH_CHECK(ph, ph_barrier(ph) == 0, "barrier");
+	}
+	PH_CHECK(ph, ph->nlocal == NSIZES, "%llu local completions",
+		 (unsigned long long)ph->nlocal);
+	PH_CHECK(ph, ph_barrier(ph) == 0, "barrier");
+	PH_CHECK(ph, ph->ops->mr_dereg(ph->prov, dmr) == 0, "dereg");
+	PH_CHECK(ph, ph->ops->mr_dereg(ph->prov, smr) == 0, "dereg");
+	ph_close(ph);
+	munmap(dst, dlen);
+	munmap(src, cap);
+	free(all);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+
+#define NSENDS 300
+
+static int t_sends(struct ph *ph)
+{
+	uint32_t *next = calloc((size_t)ph->n, sizeof(*next));
+	uint64_t wr = 0, sig = 0;
+
+	PH_CHECK(ph, next, "oom");
+	PH_CHECK(ph, ph_open(ph) == 0, "open");
+	for (uint32_t k = 0; k < NSENDS; k++) {
+		for (int d = 0; d < ph->n; d++) {
+			uint8_t m[HOP_PROV_SEND_MAX];
+			size_t len = (k * 7u + (uint32_t)d) % (HOP_PROV_SEND_MAX + 1);
+			unsigned fl = (k % 3 == 0) ? HOP_WR_SIGNALED : 0;
+
+			ph_fill(m, len, k * 131u + (uint32_t)ph->rank * 7u + (uint32_t)d);
+			PH_CHECK(ph, ph_send(ph, d, m, len, fl, wr) == 0, "send %u to %d: %s",
+				 k, d, ph->comm->fail_msg);
+			memset(m, 0xff, sizeof(m));     /* copied at post */
+			sig += fl ? 1 : 0;
+			wr++;
+		}
+	}
+	for (int s = 0; s < ph->n; s++) {
+		while (next[s] < NSENDS) {
+			uint32_t j = next[s];
+			size_t len = (j * 7u + (uint32_t)ph->rank) % (HOP_PROV_SEND_MAX + 1);
+			struct hop_cqe e;
+
+			PH_CHECK(ph, ph_next_event(ph, s, 0, &e) == 0, "message %u from %d: %s",
+				 j, s, ph->comm->fail_msg);
+			PH_CHECK(ph, e.op == HOP_CQE_RECV && e.len == len &&
+					     ph_verify(e.data, len, j * 131u + (uint32_t)s * 7u +
+								    (uint32_t)ph->rank) < 0,
+				 "message %u from %d: op %d len %u (want %zu)", j, s, e.op,
+				 e.len, len);
+			next[s]++;
+		}
+	}
+	while (ph->nlocal < sig)
+		PH_CHECK(ph, ph_pump(ph) >= 0, "poll: %s", ph->comm->fail_msg);
+	PH_CHECK(ph, ph->nlocal == sig, "local completions %llu of %llu",
+		 (unsigned long long)ph->nlocal, (unsigned long long)sig);
+	PH_CHECK(ph, ph_barrier(ph) == 0, "barrier");
+	ph_close(ph);
+	free(next);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+
+#define ORD_J 48
+#define ORD_STRIDE (512u << 10)
+#define OVL_K 30
+#define OVL_LEN (700u << 10)
+
+static size_t ord_size(int j)
+{
+	return (j % 4 == 0) ? 300u * 1024 + (size_t)j : (size_t)(j * 97 % 4000 + 1);
+}
+
+static size_t ovl_size(int k)
+{
+	return k % 3 == 0 ? OVL_LEN - (size_t)k * 1000 :
+	       k % 3 == 1 ? (size_t)(k * 131 % 4000 + 1) : 5000 + (size_t)k * 1700;
+}
+
+static int t_order(struct ph *ph)
+{
+	size_t dlen = ORD_J * ORD_STRIDE + OVL_LEN;
+	size_t slen = ORD_J * ORD_STRIDE + OVL_K * (size_t)OVL_LEN;
+	int right = (ph->rank + 1) % ph->n, left = (ph->rank + ph->n - 1) % ph->n;
+	uint8_t *dst = big_alloc(dlen), *src = big_alloc(slen);
+	struct hop_prov_mr *dmr, *smr;
+	struct rkey *all = calloc((size_t)ph->n, sizeof(*all));
+	uint8_t *ovl = dst + ORD_J * ORD_STRIDE;
+	uint32_t done = 0xffffffffu;
+
+	PH_CHECK(ph, dst && src && all, "oom");
+	PH_CHECK(ph, ph_open(ph) == 0, "open");
+	PH_CHECK(ph, share(ph, dst, dlen, HOP_PROV_REMOTE_WRITE, &dmr, all) == 0, "share");
+	PH_CHECK(ph, ph->ops->mr_reg(ph->prov, src, slen, 0, &smr) == 0, "reg");
+	for (uint32_t j = 0; j < ORD_J; j++) {
+		uint8_t *s = src + j * ORD_STRIDE;
+
+		ph_fill(s, ord_size((int)j), (uint32_t)ph->rank * 100 + j);
+		PH_CHECK(ph, ph_write(ph, right, smr, s, ord_size((int)j),
+				      all[right].addr + j * ORD_STRIDE, all[right].key,
+				      0, 0, 0) == 0, "w%u", j);
+		PH_CHECK(ph, ph_send(ph, right, &j, sizeof(j), 0, 0) == 0, "s%u", j);
+	}
+	for (int k = 0; k < OVL_K; k++) {
+		uint8_t *s = src + ORD_J * ORD_STRIDE + (size_t)k * OVL_LEN;
+
+		ph_fill(s, ovl_size(k), 7000u + (uint32_t)k);
+		PH_CHECK(ph, ph_write(ph, right, smr, s, ovl_size(k),
+				      all[right].addr + ORD_J * ORD_STRIDE, all[right].key,
+				      0, 0, 0) == 0, "o%d", k);
+	}
+	PH_CHECK(ph, ph_send(ph, right, &done, sizeof(done), HOP_WR_SIGNALED, 1) == 0,
+		 "done");
+	for (uint32_t j = 0; j <= ORD_J; j++) {
+		struct hop_cqe e;
+		uint32_t v;
+
+		PH_CHECK(ph, ph_next_event(ph, left, 0, &e) == 0, "event %u: %s", j,
+			 ph->comm->fail_msg);
+		PH_CHECK(ph, e.op == HOP_CQE_RECV && e.len == 4, "op %d", e.op);
+		memcpy(&v, e.data, 4);
+		if (j == ORD_J) {
+			PH_CHECK(ph, v == done, "expected done, got %u", v);
+			break;
+		}
+		PH_CHECK(ph, v == j, "send %u arrived as #%u", v, j);
+		PH_CHECK(ph, ph_verify(dst + j * ORD_STRIDE, ord_size((int)j),
+				       (uint32_t)left * 100 + j) < 0,
+			 "write %u (%zu B) not in place before its send", j,
+			 ord_size((int)j));
+	}
+	for (size_t x = 0; x < OVL_LEN; x++) {
+		int last = -1;
+
+		for (int k = 0; k < OVL_K; k++)
+			if (ovl_size(k) > x)
+				last = k;
+		if (last < 0)
+			break;
+		PH_CHECK(ph, ovl[x] == ph_byte(7000u + (uint32_t)last, x),
+			 "overlap byte %zu: not from write %d", x, last);
+	}
+	PH_CHECK(ph, ph_wait_local(ph, 1) == 0, "done completion");
+	PH_CHECK(ph, ph_barrier(ph) == 0, "barrier");
+	ph_close(ph);
+	munmap(dst, dlen);
+	munmap(src, slen);
+	free(all);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* signal: 3 bursts of 700 writes of 1 KiB (more than a send queue holds)
+ * to the right neighbour, signalled in patterns (every 5th, none but the
+ * last, all); each burst ends with a write + immediate the target checks. */
+
+#define SIG_N 700
+#define SIG_LEN 1024
+
+static int t_signal(struct ph *ph)
+{
+	size_t len = (size_t)SIG_N * SIG_LEN;
+	int right = (ph->rank + 1) % ph->n, left = (ph->rank + ph->n - 1) % ph->n;
+	uint8_t *dst = big_alloc(len), *src = big_alloc(len);
+	struct hop_prov_mr *dmr, *smr;
+	struct rkey *all = calloc((size_t)ph->n, sizeof(*all));
+	uint64_t wr = 0, want = 0;
+
+	PH_CHECK(ph, dst && src && all, "oom");
+	PH_CHECK(ph, ph_open(ph) == 0, "open");
+	PH_CHECK(ph, share(ph, dst, len, HOP_PROV_REMOTE_WRITE, &dmr, all) == 0, "share");
+	PH_CHECK(ph, ph->ops->mr_reg(ph->prov, src, len, 0, &smr) == 0, "reg");
+	for (int burst = 0; burst < 3; burst++) {
+		struct hop_cqe ev;
+
+		ph_fill(src, len, (uint32_t)(ph->rank * 10 + burst));
+		for (int i = 0; i < SIG_N; i++) {
+			int last = i == SIG_N - 1;
+			unsigned fl = burst == 0 ? (i % 5 == 0 ? HOP_WR_SIGNALED : 0) :
+				      burst == 1 ? (last ? HOP_WR_SIGNALED : 0) :
+						   HOP_WR_SIGNALED;
+
+			if (last)
+				fl |= HOP_WR_IMM;
+			PH_CHECK(ph, ph_write(ph, right, smr, src + (size_t)i * SIG_LEN,
+					      SIG_LEN, all[right].addr + (size_t)i * SIG_LEN,
+					      all[right].key, (uint32_t)burst, fl, wr) == 0,
+				 "burst %d write %d: %s", burst, i, ph->comm->fail_msg);
+			if (fl & HOP_WR_SIGNALED)
+				want++;
+			wr++;
+		}
+		PH_CHECK(ph, ph_next_event(ph, left, HOP_CQE_RECV_IMM, &ev) == 0,
+			 "burst %d imm: %s", burst, ph->comm->fail_msg);
+		PH_CHECK(ph, ev.imm == (uint32_t)burst, "imm %u", ev.imm);
+		PH_CHECK(ph, ph_verify(dst, len, (uint32_t)(left * 10 + burst)) < 0,
+			 "burst %d data", burst);
+		while (ph->nlocal < want)
+			PH_CHECK(ph, ph_pump(ph) >= 0, "poll: %s", ph->comm->fail_msg);
+		PH_CHECK(ph, ph_barrier(ph) == 0, "barrier");
+		/* no completion beyond those asked for, even after a while */
+		for (int k = 0; k < 2000; k++)
+			PH_CHECK(ph, ph_pump(ph) >= 0, "poll");
+		PH_CHECK(ph, ph->nlocal == want, "%llu local completions, wanted %llu",
+			 (unsigned long long)ph->nlocal, (unsigned long long)want);
+	}
+	PH_CHECK(ph, ph_barrier(ph) == 0, "barrier");
+	ph_close(ph);
+	munmap(dst, len);
+	munmap(src, len);
+	free(all);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+
+static int t_oob(struct ph *ph)
+{
+	static uint8_t a[8192], s[256];
+	struct hop_prov_mr *ma = NULL, *ms = NULL;
+	struct rkey *all = calloc((size_t)ph->n, sizeof(*all));
+	int code;
+
+	PH_CHECK(ph, all, "oom");
+	PH_CHECK(ph, ph_open(ph) == 0, "open");
+	memset(a, 0x11, sizeof(a));
+	memset(s, 0x99, sizeof(s));
+	PH_CHECK(ph, share(ph, a, sizeof(a), HOP_PROV_REMOTE_WRITE, &ma, all) == 0, "share");
+	PH_CHECK(ph, ph->ops->mr_reg(ph->prov, s, sizeof(s), 0, &ms) == 0, "reg");
+	if (ph->rank == 0) {
+		PH_CHECK(ph, ph->ops->post_write(ph->prov, 1, ms, s, sizeof(s),
+						 all[1].addr + sizeof(a) - 100,
+						 all[1].key, 7, HOP_WR_IMM | HOP_WR_SIGNALED,
+						 0) == 0, "post");
+		code = ph_wait_failure(ph, 10000);
+		PH_CHECK(ph, code == HOP_ERR_OUT_OF_BOUNDS, "writer saw %s: %s",
+			 hop_err_name(code), ph->comm->fail_msg);
+		PH_CHECK(ph, strstr(ph->comm->fail_msg, "rank 1") &&
+				     strstr(ph->comm->fail_msg, "QP 0x") &&
+				     strstr(ph->comm->fail_msg, "remote access error"),
+			 "message: %s", ph->comm->fail_msg);
+		fprintf(stderr, "[rank 0] writer: %s\n", ph->comm->fail_msg);
+	} else if (ph->rank == 1) {
+		code = ph_wait_failure(ph, 3000);
+		fprintf(stderr, "[rank 1] target: %s%s%s\n", code ? hop_err_name(code) :
+			"no failure", code ? ": " : "", code ? ph->comm->fail_msg : "");
+		PH_CHECK(ph, ph->evn == 0, "target got an event");
+	}
+	PH_CHECK(ph, ph_barrier(ph) == 0, "barrier");
+	for (size_t i = 0; i < sizeof(a); i++)
+		PH_CHECK(ph, a[i] == 0x11, "byte %zu of the target changed", i);
+	ph_close(ph);
+	free(all);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+
+static int t_kill(struct ph *ph)
+{
+	int victim = ph->n - 1, code;
+	char want[32];
+	uint64_t t0;
+
+	PH_CHECK(ph, ph_open(ph) == 0, "open");
+	PH_CHECK(ph, ph_barrier(ph) == 0, "barrier");
+	if (ph->rank == victim) {
+		fprintf(stderr, "[rank %d] exiting without closing\n", ph->rank);
+		fflush(NULL);
+		_exit(0);
+	}
+	t0 = hop_now_ns();
+	code = ph_wait_failure(ph, 10000);
+	PH_CHECK(ph, code == HOP_ERR_PEER_FAILED, "got %s", hop_err_name(code));
+	snprintf(want, sizeof(want), "rank %d", victim);
+	PH_CHECK(ph, strstr(ph->comm->fail_msg, want), "message: %s", ph->comm->fail_msg);
+	fprintf(stderr, "[rank %d] noticed in %.1f ms: %s\n", ph->rank,
+		(double)(hop_now_ns() - t0) / 1e6, ph->comm->fail_msg);
+	PH_CHECK(ph, hop_now_ns() - t0 < 5000000000ull, "took too long");
+	ph_close(ph);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+
+int main(int argc, char **argv)
+{
+	static const char *const defaults[] = { "writes", "sends", "order",
+						"signal", "oob" };
+	const char *const *tests = argc > 1 ? (const char *const *)argv + 1 : defaults;
+	int ntests = argc > 1 ? argc - 1 : (int)(sizeof(defaults) / sizeof(*defaults));
+	struct ph ph = { .prov_name = "verbs" };
+	struct hop_env_job job;
+	char err[HOP_MSG_LEN];
+	int ret, fails = 0;
+
+	hop_log_init();
+	if (hop_env_job_parse(&job, err, sizeof(err))) {
+		fprintf(stderr, "verbs_prov_test: %s\n", err);
+		return 2;
+	}
+	ph.rank = job.rank;
+	ph.n = job.nranks;
+	hop_log_set_rank(ph.rank);
+	if (!(ph.comm = calloc(1, sizeof(*ph.comm))))
+		return 2;
+	ph.comm->magic = HOP_COMM_MAGIC;
+	ph.comm->rank = ph.rank;
+	ph.comm->nranks = ph.n;
+	if (hop_config_load(&ph.comm->cfg, err, sizeof(err))) {
+		fprintf(stderr, "[rank %d] config: %s\n", ph.rank, err);
+		return 2;
+	}
+	ph.wait_ms = ph.comm->cfg.timeout_ms;
+	if (!(ph.ops = hop_prov_find("verbs"))) {
+		fprintf(stderr, "[rank %d] the verbs provider is not built\n", ph.rank);
+		return 2;
+	}
+	ret = hop_bootstrap_open(&job.id, ph.rank, ph.n, &ph.comm->cfg,
+				 hop_comm_deadline(ph.comm), &ph.bs, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "[rank %d] bootstrap: %s: %s\n", ph.rank,
+			hop_err_name(ret), err);
+		return 2;
+	}
+	ph.comm->bs = ph.bs;
+	for (int i = 0; i < ntests; i++) {
+		const char *t = tests[i];
+		uint64_t t0 = hop_now_ns();
+
+		if (!strcmp(t, "writes"))
+			ret = t_writes(&ph);
+		else if (!strcmp(t, "sends"))
+			ret = t_sends(&ph);
+		else if (!strcmp(t, "order"))
+			ret = t_order(&ph);
+		else if (!strcmp(t, "signal"))
+			ret = t_signal(&ph);
+		else if ((!strcmp(t, "oob") || !strcmp(t, "kill")) && ph.n < 2) {
+			printf("SKIP verbs %s: needs 2 ranks\n", t);
+			continue;
+		} else if (!strcmp(t, "oob"))
+			ret = t_oob(&ph);
+		else if (!strcmp(t, "kill"))
+			ret = t_kill(&ph);
+		else {
+			fprintf(stderr, "unknown test %s\n", t);
+			return 2;
+		}
+		ph_close(&ph);
+		printf("%s verbs %s (%d ranks, HOP_IB_CM=%s) %.2f s\n", ret ? "FAIL" : "PASS",
+		       t, ph.n, ph.comm->cfg.ib_cm, (double)(hop_now_ns() - t0) / 1e9);
+		fflush(stdout);
+		if (ret) {
+			fails++;
+			break;  /* the others would wait for us */
+		}
+	}
+	hop_bootstrap_close(ph.bs);
+	free(ph.ev);
+	free(ph.done);
+	free(ph.comm);
+	return fails ? 1 : 0;
+}
