@@ -1,0 +1,352 @@
+/*
+ * hop-p2p-bench - point-to-point latency and streaming bandwidth between
+ * two ranks, the baseline the collective benchmarks are compared with.
+ *
+ * Latency: ping-pong (rank 0 sends, rank 1 answers with the same size);
+ * each sample is half a round trip; min / median / p99 over --iters
+ * samples after --warmup untimed round trips.
+ * Bandwidth: rank 0 keeps a window of W hop_isend()s in flight, rank 1 the
+ * matching hop_irecv()s, then rank 1 answers with a 0-byte ack; bandwidth
+ * is bytes / time over several windows (after one untimed window).
+ *
+ * Run: hop-run -n 2 hop-p2p-bench [--min B] [--max B] [--iters N]
+ *      [--warmup N] [--window W] [--json FILE]
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <hop/hop.h>
+
+#define TAG_LAT 1
+#define TAG_BW 2
+#define TAG_ACK 3
+#define WINDOW_MAX 1024
+
+struct opts {
+	size_t min, max;
+	int iters, warmup, window;
+	const char *json;
+	int lat, bw;
+};
+
+struct row {
+	size_t bytes;
+	int lat_iters, bw_windows, window;
+	double lat_min, lat_med, lat_p99, bw_mbps;
+};
+
+static hop_comm_t *comm;
+static int rank;
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static void die(const char *what, int ret)
+{
+	fprintf(stderr, "hop-p2p-bench rank %d: %s: %s: %s\n", rank, what,
+		hop_err_name(ret), hop_comm_last_error(comm));
+	exit(1);
+}
+
+#define CALL(x)                                                               \
+	do {                                                                  \
+		int r_ = (x);                                                 \
+		if (r_)                                                       \
+			die(#x, r_);                                          \
+	} while (0)
+
+/* "4K", "64M", "1G": powers of 1024. 0 on a malformed value. */
+static int parse_size(const char *s, size_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || s[0] == '-')
+		return 0;
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	}
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end)
+		return 0;
+	*out = (size_t)v;
+	return 1;
+}
+
+static int parse_int(const char *s, int min, int max, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		return 0;
+	*out = (int)v;
+	return 1;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: hop-run -n 2 hop-p2p-bench [options]\n"
+"  --min BYTES     smallest size (default 1; K, M, G suffixes)\n"
+"  --max BYTES     largest size (default 64M); sizes double from --min\n"
+"  --iters N       timed ping-pongs per size (default 1000; fewer above 64K)\n"
+"  --warmup N      untimed ping-pongs per size (default 100)\n"
+"  --window W      isends in flight for bandwidth (default 64)\n"
+"  --no-lat        bandwidth only      --no-bw   latency only\n"
+"  --json FILE     also write the table as JSON (rank 0)\n");
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{ "min", required_argument, NULL, 'b' },
+		{ "max", required_argument, NULL, 'e' },
+		{ "iters", required_argument, NULL, 'n' },
+		{ "warmup", required_argument, NULL, 'w' },
+		{ "window", required_argument, NULL, 'W' },
+		{ "json", required_argument, NULL, 'j' },
+		{ "no-lat", no_argument, NULL, 'L' },
+		{ "no-bw", no_argument, NULL, 'B' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, li = 0;
+
+	*o = (struct opts){ 1, 64u << 20, 1000, 100, 64, NULL, 1, 1 };
+	while ((c = getopt_long(argc, argv, "h", lo, &li)) != -1) {
+		int ok = 1;
+
+		switch (c) {
+		case 'b': ok = parse_size(optarg, &o->min); break;
+		case 'e': ok = parse_size(optarg, &o->max); break;
+		case 'n': ok = parse_int(optarg, 1, 100000000, &o->iters); break;
+		case 'w': ok = parse_int(optarg, 0, 100000000, &o->warmup); break;
+		case 'W': ok = parse_int(optarg, 1, WINDOW_MAX, &o->window); break;
+		case 'j': o->json = optarg; break;
+		case 'L': o->lat = 0; break;
+		case 'B': o->bw = 0; break;
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); return 2;
+		}
+		if (!ok) {
+			fprintf(stderr, "hop-p2p-bench: bad value '%s' for "
+				"--%s\n", optarg, lo[li].name);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "hop-p2p-bench: unexpected argument '%s'\n",
+			argv[optind]);
+		return 2;
+	}
+	if (o->max < o->min || o->max > (1ull << 32)) {
+		fprintf(stderr, "hop-p2p-bench: need --min <= --max <= 4G\n");
+		return 2;
+	}
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Fewer round trips for big messages: about the time of 64 KiB x iters. */
+static int scaled(int iters, size_t bytes, int floor)
+{
+	double f = bytes > 65536 ? 65536.0 / (double)bytes : 1.0;
+	int n = (int)(iters * f);
+
+	return n < floor ? floor : n;
+}
+
+static void latency(const struct opts *o, size_t n, void *sbuf, void *rbuf,
+		    double *samples, struct row *row)
+{
+	int iters = scaled(o->iters, n, 20), warm = scaled(o->warmup, n, 2);
+	int peer = 1 - rank;
+
+	for (int i = -warm; i < iters; i++) {
+		double t0 = now_us();
+
+		if (rank == 0) {
+			CALL(hop_send(comm, sbuf, n, peer, TAG_LAT));
+			CALL(hop_recv(comm, rbuf, n, peer, TAG_LAT, NULL));
+		} else {
+			CALL(hop_recv(comm, rbuf, n, peer, TAG_LAT, NULL));
+			CALL(hop_send(comm, sbuf, n, peer, TAG_LAT));
+		}
+		if (i >= 0)
+			samples[i] = (now_us() - t0) / 2;
+	}
+	qsort(samples, (size_t)iters, sizeof(double), cmp_double);
+	row->lat_iters = iters;
+	row->lat_min = samples[0];
+	row->lat_med = samples[iters / 2];
+	row->lat_p99 = samples[(int)((iters - 1) * 0.99)];
+}
+
+static void bandwidth(const struct opts *o, size_t n, void *sbuf, void *rbuf,
+		      struct row *row)
+{
+	hop_request_t *req[WINDOW_MAX];
+	int w = o->window, peer = 1 - rank, windows;
+	double t0 = 0;
+
+	/* big messages: a few in flight are enough, and bounded time */
+	while (w > 2 && (size_t)w * n > (64u << 20))
+		w /= 2;
+	windows = scaled(o->iters / 10 > 10 ? o->iters / 10 : 10,
+			 n * (size_t)w / 64, 3);
+	for (int i = -1; i < windows; i++) {
+		if (i == 0)
+			t0 = now_us();
+		for (int k = 0; k < w; k++) {
+			if (rank == 0)
+				CALL(hop_isend(comm, sbuf, n, peer, TAG_BW,
+					       &req[k]));
+			else
+				CALL(hop_irecv(comm, rbuf, n, peer, TAG_BW,
+					       &req[k]));
+		}
+		for (int k = 0; k < w; k++)
+			CALL(hop_wait(&req[k], NULL));
+		if (rank == 0)
+			CALL(hop_recv(comm, NULL, 0, peer, TAG_ACK, NULL));
+		else
+			CALL(hop_send(comm, NULL, 0, peer, TAG_ACK));
+	}
+	row->window = w;
+	row->bw_windows = windows;
+	row->bw_mbps = (double)n * w * windows / (now_us() - t0);
+}
+
+static void print_row(const struct opts *o, const struct row *r)
+{
+	printf("%12zu", r->bytes);
+	if (o->lat)
+		printf(" %12.2f %12.2f %12.2f", r->lat_min, r->lat_med,
+		       r->lat_p99);
+	if (o->bw)
+		printf(" %12.1f", r->bw_mbps);
+	printf("\n");
+	fflush(stdout);
+}
+
+static int write_json(const struct opts *o, const struct row *rows, int n)
+{
+	FILE *f = fopen(o->json, "w");
+
+	if (!f) {
+		fprintf(stderr, "hop-p2p-bench: cannot write %s: %s\n",
+			o->json, strerror(errno));
+		return 1;
+	}
+	fprintf(f, "{\n  \"tool\": \"hop-p2p-bench\",\n  \"version\": \"%s\",\n"
+		"  \"provider\": \"%s\",\n  \"ranks\": 2,\n  \"results\": [\n",
+		hop_version(), hop_comm_transport(comm));
+	for (int i = 0; i < n; i++) {
+		const struct row *r = &rows[i];
+
+		fprintf(f, "    {\"bytes\": %zu", r->bytes);
+		if (o->lat)
+			fprintf(f, ", \"lat_iters\": %d, \"lat_min_us\": %.3f, "
+				"\"lat_median_us\": %.3f, \"lat_p99_us\": %.3f",
+				r->lat_iters, r->lat_min, r->lat_med,
+				r->lat_p99);
+		if (o->bw)
+			fprintf(f, ", \"bw_window\": %d, \"bw_windows\": %d, "
+				"\"bw_MBps\": %.1f", r->window, r->bw_windows,
+				r->bw_mbps);
+		fprintf(f, "}%s\n", i + 1 < n ? "," : "");
+	}
+	fprintf(f, "  ]\n}\n");
+	return fclose(f) ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct row rows[64];
+	struct opts o;
+	double *samples;
+	void *sbuf, *rbuf;
+	int ret, nrows = 0, status = 0;
+
+	if ((ret = parse(argc, argv, &o)))
+		return ret;
+	if ((ret = hop_comm_init_env(&comm))) {
+		fprintf(stderr, "hop-p2p-bench: hop_comm_init_env: %s: %s\n",
+			hop_err_name(ret), hop_last_init_error());
+		return 1;
+	}
+	rank = hop_comm_rank(comm);
+	if (hop_comm_size(comm) != 2) {
+		if (rank == 0)
+			fprintf(stderr, "hop-p2p-bench: needs exactly 2 ranks "
+				"(hop-run -n 2), got %d\n",
+				hop_comm_size(comm));
+		hop_comm_destroy(comm);
+		return 2;
+	}
+	sbuf = malloc(o.max ? o.max : 1);
+	rbuf = malloc(o.max ? o.max : 1);
+	samples = malloc(sizeof(double) * (size_t)(o.iters + 1));
+	if (!sbuf || !rbuf || !samples) {
+		fprintf(stderr, "hop-p2p-bench: out of memory\n");
+		return 1;
+	}
+	memset(sbuf, rank + 1, o.max);
+	memset(rbuf, 0, o.max);
+	if (rank == 0) {
+		printf("# hop-p2p-bench %s: 2 ranks on %s; latency = half round "
+		       "trip (us), bandwidth = window of %d isends (MB/s = "
+		       "1e6 B/s)\n", hop_version(), hop_comm_transport(comm),
+		       o.window);
+		printf("%12s", "bytes");
+		if (o.lat)
+			printf(" %12s %12s %12s", "lat_min_us", "lat_med_us",
+			       "lat_p99_us");
+		if (o.bw)
+			printf(" %12s", "bw_MBps");
+		printf("\n");
+	}
+	for (size_t n = o.min; n <= o.max && nrows < 64; n = n ? n * 2 : 1) {
+		struct row *r = &rows[nrows++];
+
+		memset(r, 0, sizeof(*r));
+		r->bytes = n;
+		if (o.lat)
+			latency(&o, n, sbuf, rbuf, samples, r);
+		if (o.bw)
+			bandwidth(&o, n, sbuf, rbuf, r);
+		if (rank == 0)
+			print_row(&o, r);
+	}
+	if (rank == 0 && o.json)
+		status = write_json(&o, rows, nrows);
+	free(samples);
+	free(sbuf);
+	free(rbuf);
+	hop_comm_destroy(comm);
+	return status;
+}
