@@ -39,6 +39,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include "hop_autoconf.h"       /* HOP_HAVE_VERBS: declares hop_prov_verbs */
 #include "core/core.h"
 #include "transport/provider.h"
 
