@@ -1,0 +1,160 @@
+/*
+ * test_core_log - HOP_DEBUG levels, the "[hop r<rank>] <level>: " prefix
+ * (pid before the rank is known), one line per write, truncation.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "core/core.h"
+
+/* Run @fn with stderr captured; returns what was written (static). */
+static const char *capture(void (*fn)(void))
+{
+	static char out[8192];
+	int p[2], saved = dup(2);
+	ssize_t n, got = 0;
+
+	assert_int_equal(pipe(p), 0);
+	dup2(p[1], 2);
+	close(p[1]);
+	fn();
+	dup2(saved, 2);
+	close(saved);
+	while ((n = read(p[0], out + got, sizeof(out) - 1 - (size_t)got)) > 0)
+		got += n;
+	close(p[0]);
+	out[got] = '\0';
+	return out;
+}
+
+static void say_all(void)
+{
+	HOP_WARN("warned %d", 1);
+	HOP_INFO("informed %s", "x");
+	HOP_TRACE("traced");
+}
+
+static void test_levels(void **state)
+{
+	static const struct {
+		const char *v;
+		int level, ret;
+		const char *has, *hasnt;
+	} cases[] = {
+		{ NULL, HOP_LOG_WARN, 0, "warn: warned 1", "informed" },
+		{ "none", HOP_LOG_NONE, 0, "", "warned" },
+		{ "warn", HOP_LOG_WARN, 0, "warned", "informed" },
+		{ "info", HOP_LOG_INFO, 0, "info: informed x", "traced" },
+		{ "trace", HOP_LOG_TRACE, 0, "trace: traced", NULL },
+		{ "TRACE", HOP_LOG_TRACE, 0, "traced", NULL },
+		{ "verbose", HOP_LOG_WARN, HOP_ERR_CONFIG, "warned", "informed" },
+		{ "", HOP_LOG_WARN, HOP_ERR_CONFIG, "warned", "informed" },
+	};
+
+	(void)state;
+	hop_log_set_rank(3);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *out;
+
+		if (cases[i].v)
+			setenv("HOP_DEBUG", cases[i].v, 1);
+		else
+			unsetenv("HOP_DEBUG");
+		/* a bad value is itself warned about */
+		assert_int_equal(hop_log_init(), cases[i].ret);
+		assert_int_equal(hop_log_level_g, cases[i].level);
+		out = capture(say_all);
+		if (cases[i].has[0] && !strstr(out, cases[i].has))
+			fail_msg("HOP_DEBUG=%s: '%s' missing in '%s'",
+				 cases[i].v, cases[i].has, out);
+		if (cases[i].hasnt && strstr(out, cases[i].hasnt))
+			fail_msg("HOP_DEBUG=%s: '%s' unexpected in '%s'",
+				 cases[i].v, cases[i].hasnt, out);
+		if (!cases[i].has[0])
+			assert_string_equal(out, "");
+	}
+	unsetenv("HOP_DEBUG");
+	hop_log_init();
+}
+
+static void one_warn(void)
+{
+	HOP_WARN("hello %s\n", "world"); /* a trailing newline is not doubled */
+}
+
+static void test_prefix(void **state)
+{
+	char want[64];
+
+	(void)state;
+	hop_log_set_rank(7);
+	assert_string_equal(capture(one_warn), "[hop r7] warn: hello world\n");
+	hop_log_set_rank(-1);
+	snprintf(want, sizeof(want), "[hop pid%ld] warn: hello world\n",
+		 (long)getpid());
+	assert_string_equal(capture(one_warn), want);
+}
+
+static void long_warn(void)
+{
+	char big[3000];
+
+	memset(big, 'z', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	HOP_WARN("%s", big);
+	HOP_WARN("after");
+}
+
+static void test_truncation(void **state)
+{
+	const char *out;
+	const char *nl;
+
+	(void)state;
+	hop_log_set_rank(0);
+	out = capture(long_warn);
+	nl = strchr(out, '\n');
+	assert_non_null(nl);
+	/* one line of at most 1024 bytes, marked, then the next line */
+	assert_true(nl - out < 1024);
+	assert_memory_equal(nl - 3, "...", 3);
+	assert_string_equal(nl + 1, "[hop r0] warn: after\n");
+}
+
+/* errno survives a log call (callers log, then report errno) */
+static void test_errno_kept(void **state)
+{
+	(void)state;
+	hop_log_set_rank(0);
+	int saved = dup(2), nul = open("/dev/null", O_WRONLY);
+
+	dup2(nul, 2);
+	errno = 42;
+	HOP_WARN("x");
+	assert_int_equal(errno, 42);
+	dup2(saved, 2);
+	close(saved);
+	close(nul);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_levels),
+		cmocka_unit_test(test_prefix),
+		cmocka_unit_test(test_truncation),
+		cmocka_unit_test(test_errno_kept),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
