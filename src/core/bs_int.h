@@ -1,0 +1,115 @@
+/*
+ * bs_int.h - the bootstrap's private state and wire format, shared by
+ * bootstrap.c (rendezvous), bootstrap_coll.c (allgather, barrier) and
+ * bootstrap_wire.c (header codec, socket I/O with deadlines).
+ *
+ * Wire: every message is a 16-byte header (struct hop_bs_hdr, big-endian:
+ * magic, type, flags = operation sequence number, sender rank, payload
+ * length) followed by exactly len payload bytes. Ranks form a star around
+ * rank 0:
+ *   peer -> 0  HELLO   {version, nranks, pid, 0, secret[16]}
+ *   0 -> peer  READY   {} once every rank arrived, or REJECT {code, reason}
+ *   peer -> 0  GATHER  {len bytes}     |  BARRIER {}
+ *   0 -> peer  ALLDATA {nranks * len}  |  RELEASE {}
+ *   0 -> peer  ABORT   {code, reason}  instead of any reply when failing
+ */
+#ifndef HOP_CORE_BS_INT_H
+#define HOP_CORE_BS_INT_H
+
+#include <netinet/in.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bootstrap.h"
+#include "core.h"
+
+#define HOP_BS_MAGIC 0x484f5042u   /* "HOPB" */
+#define HOP_BS_VERSION 1u
+#define HOP_BS_HDR_LEN 16
+#define HOP_BS_HELLO_LEN 32
+#define HOP_BS_REASON_MAX 400       /* text of REJECT / ABORT */
+#define HOP_BS_GRACE_MS 2000        /* peers wait this much past their
+				       deadline for rank 0's verdict */
+#define HOP_BS_MAX_PENDING 256      /* unidentified connections at rank 0 */
+
+enum hop_bs_type {
+	HOP_BS_HELLO = 1,
+	HOP_BS_READY,
+	HOP_BS_REJECT,
+	HOP_BS_ABORT,
+	HOP_BS_GATHER,
+	HOP_BS_ALLDATA,
+	HOP_BS_BARRIER,
+	HOP_BS_RELEASE,
+	HOP_BS_TYPE_MAX = HOP_BS_RELEASE,
+};
+
+/* rank 0's view of another rank */
+struct hop_bs_peer {
+	int fd;                         /* -1 until it arrived */
+	struct sockaddr_in addr;        /* for messages */
+	uint32_t pid;                   /* from its HELLO, for messages */
+	int tx_broken;                  /* a send stopped mid-message */
+	size_t got;                     /* gather: bytes received */
+	uint8_t hdr[HOP_BS_HDR_LEN];
+};
+
+struct hop_bootstrap {
+	int rank, nranks;
+	int fd;                         /* peers: socket to rank 0 */
+	struct hop_bs_peer *peers;      /* rank 0: nranks entries */
+	struct sockaddr_in root_addr;
+	struct in_addr local_addr;
+	uint8_t secret[HOP_SECRET_BYTES];
+	int timeout_ms;                 /* cfg.timeout_ms, for messages */
+	uint16_t seq;                   /* operations done, mod 2^16 */
+	int failed;                     /* sticky error code, 0 if none */
+	char err[HOP_MSG_LEN];
+};
+
+/* Record the first failure of @bs (sticky); returns @code. */
+int hop_bs_fail(struct hop_bootstrap *bs, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Serialise a header into 16 bytes. */
+void hop_bs_hdr_pack(uint8_t out[HOP_BS_HDR_LEN], uint16_t type,
+		     uint16_t seq, uint32_t rank, uint32_t len);
+const char *hop_bs_type_name(unsigned type);
+
+/*
+ * hop_bs_send() - Send header + @len bytes of @payload on non-blocking
+ * @fd before @deadline_ns. With @watch_in, stop when input arrives (rank 0
+ * has something to say: ABORT) and return 1. *@sent (may be NULL) counts
+ * the bytes written. Return: 0, 1, -ETIMEDOUT or -errno (-EPIPE: closed).
+ */
+int hop_bs_send(int fd, uint16_t type, uint16_t seq, uint32_t rank,
+		const void *payload, size_t len, uint64_t deadline_ns,
+		int watch_in, size_t *sent);
+
+/* Read exactly @len bytes before @deadline_ns. Return: 0, -ETIMEDOUT,
+ * -ECONNRESET (closed or reset) or -errno. */
+int hop_bs_recv(int fd, void *buf, size_t len, uint64_t deadline_ns);
+
+/* REJECT / ABORT payload: code (negated hop code, u32) + reason text. */
+size_t hop_bs_reason_pack(uint8_t *buf, int code, const char *reason);
+int hop_bs_reason_unpack(const uint8_t *buf, size_t len, char *reason,
+			 size_t rlen);
+
+/* "2,5,7-9" (shortened past @len): the ranks r with missing[r] != 0. */
+void hop_bs_rank_list(const uint8_t *missing, int nranks, char *buf,
+		      size_t len, int *count);
+
+/* Rank 0: send ABORT {code, reason} to every connected rank (best effort,
+ * short deadline) and record the failure. */
+int hop_bs_root_abort(struct hop_bootstrap *bs, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Peers: receive one message of @type and exactly @len bytes from rank 0,
+ * failing on ABORT / REJECT with rank 0's reason. @what names the step. */
+int hop_bs_peer_recv(struct hop_bootstrap *bs, uint16_t type, void *buf,
+		     size_t len, uint64_t deadline_ns, const char *what);
+
+/* Seconds of @ms for messages: 60000 -> "60", 500 -> "0.5". */
+void hop_bs_secs(int ms, char *buf, size_t len);
+
+#endif /* HOP_CORE_BS_INT_H */
