@@ -158,7 +158,8 @@ double hop_model_saf(double a, double b, double m, int h);
 double hop_model_pipe(double a, double b, double m, int h, long k);
 /* Continuous optimum k* = sqrt((h-1) m / (a b)) (INFINITY when a == 0). */
 double hop_model_pipe_kreal(double a, double b, double m, int h);
-/* T* = (h-1) a + m/b + 2 sqrt((h-1) m a / b), the time at real k*. */
+/* T* = (h-1) a + m/b + 2 sqrt((h-1) m a / b), the time at real k*
+ * (when k* < 1, e.g. h = 1: the time at k = 1). */
 double hop_model_pipe_tstar(double a, double b, double m, int h);
 /* Chunk-count bound: floor(m / min_chunk) within [1, MAX_CHUNKS]. */
 long hop_model_kmax(double m, double min_chunk);

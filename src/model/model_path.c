@@ -37,6 +37,8 @@ double hop_model_pipe_tstar(double a, double b, double m, int h)
 {
 	if (h < 1)
 		return 0;
+	if (a > 0 && (h - 1) * m / (a * b) < 1)  /* k* < 1: k stays at 1 */
+		return hop_model_pipe(a, b, m, h, 1);
 	return (h - 1) * a + m / b + 2 * sqrt((h - 1) * m * a / b);
 }
 
