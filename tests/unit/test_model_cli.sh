@@ -1,0 +1,66 @@
+#!/bin/bash
+# hop-model end to end: predict at up to 65536 ranks (one pick per size, CSV
+# consistent with the table), route on a topology where store-and-forward
+# and pipelining disagree, and the exit status and message of bad input.
+set -u
+bin="${top_builddir:-.}/tools/hop-model"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+check() { # name, condition...
+	local name=$1; shift
+	if "$@"; then echo "ok: $name"; else echo "FAIL: $name"; fail=1; fi
+}
+status() { # expected status, command...
+	local want=$1; shift
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	[ $? = "$want" ]
+}
+
+status 0 "$bin" predict --nranks 2,65536 --sizes 8:256M:8 --collective all --provider verbs
+check "predict all collectives at 65536 ranks" [ $? = 0 ]
+check "a pick on every size line" [ "$(grep -cE '^ +[0-9]+ ' "$tmp/out")" = \
+	"$(grep -cE '^ +[0-9]+ .*  [a-z]+( k=[0-9]+ \([0-9]+ B chunks\))?$' "$tmp/out")" ]
+check "12 tables" [ "$(grep -c '^# [a-z]*, N = ' "$tmp/out")" = 12 ]
+
+status 0 "$bin" predict --nranks 8 --sizes 1K,1M,64M --csv --provider tcp
+check "csv runs" [ $? = 0 ]
+check "csv header" [ "$(head -1 "$tmp/out")" = "collective,nranks,bytes,algo,chunks,chunk_bytes,seconds,picked" ]
+check "one pick per size" [ "$(awk -F, 'NR > 1 && $8 == 1' "$tmp/out" | wc -l)" = 3 ]
+check "the pick is the fastest" awk -F, 'NR > 1 { if (!($3 in best) || $7 < best[$3]) best[$3] = $7; if ($8 == 1) pick[$3] = $7 }
+	END { for (s in best) if (pick[s] != best[s]) exit 1 }' "$tmp/out"
+
+cat >"$tmp/t.topo" <<'TOPO'
+hop-topo 1
+# one slow direct link, three fast ones around it
+link 0 1 1 1
+default 1 2.5
+link 0 2
+link 2 3
+link 3 1
+TOPO
+status 0 "$bin" route --topo "$tmp/t.topo" --from 0 --to 1 --size 64M
+check "route runs" [ $? = 0 ]
+check "the two modes disagree: two routes" grep -q 'best store-and-forward route' "$tmp/out"
+check "store-and-forward path" grep -q 'path: 0 -> 1  (1 hop)' "$tmp/out"
+check "pipelined path" grep -q 'path: 0 -> 2 -> 3 -> 1  (3 hops' "$tmp/out"
+check "equal links report T*" grep -q 'equal links: k\* = sqrt' "$tmp/out"
+
+printf 'hop-topo 1\nlink 0 1 1\n' >"$tmp/bad.topo"
+status 1 "$bin" route --topo "$tmp/bad.topo" --from 0 --to 1 --size 1M
+check "bad topology: status 1" [ $? = 0 ]
+check "bad topology: file, line, field" grep -q "bad.topo:2: link: expected" "$tmp/err"
+status 1 "$bin" route --topo "$tmp/t.topo" --from 0 --to 9 --size 1M
+check "rank out of range: status 1" [ $? = 0 ]
+status 2 "$bin" predict --sizes 1K
+check "missing --nranks: status 2" [ $? = 0 ]
+status 2 "$bin" predict --nranks 4 --sizes 1K --collective gather
+check "unknown collective: status 2" [ $? = 0 ]
+status 2 "$bin" predict --nranks 4 --sizes 1K --provider tcp --profile x.json
+check "profile and provider: status 2" [ $? = 0 ]
+status 1 "$bin" predict --nranks 4 --sizes 1K --profile "$tmp/none.json"
+check "missing profile: status 1" [ $? = 0 ]
+check "missing profile: named" grep -q "none.json" "$tmp/err"
+status 2 "$bin" predict --nranks 0 --sizes 1K
+check "0 ranks: status 2" [ $? = 0 ]
+exit $fail

@@ -1,0 +1,244 @@
+/*
+ * predict.c - hop-model predict: every algorithm's predicted time per
+ * collective, rank count and size, and the one hop_model_choose() picks.
+ */
+#include "hop_model.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <hop/common.h>
+
+#include "model/model.h"
+
+#define HM_MAX_RANKS (1L << 20)
+
+struct popts {
+	long nranks[HM_MAX_LIST];
+	int nn;
+	size_t sizes[HM_MAX_LIST];
+	int ns;
+	int kinds[HOP_COLL_KIND_COUNT];
+	int nk;
+	struct hop_model_link link;
+	char src[512];
+	int csv;
+};
+
+static void print_link(const struct popts *o)
+{
+	const struct hop_model_link *l = &o->link;
+
+	printf("# link: %s: alpha %.2f us, beta %.3f GB/s, gamma %.3f ns/B, "
+	       "duplex %.2f, min chunk %.0f B\n", o->src, l->alpha * 1e6,
+	       l->beta / 1e9, l->gamma * 1e9, l->duplex, l->min_chunk);
+}
+
+static void table(const struct popts *o, int kind, int n)
+{
+	int algos[16], na = hop_model_algos(kind, algos, 16);
+	char tb[32];
+
+	if (o->csv) {
+		for (int si = 0; si < o->ns; si++) {
+			size_t m = o->sizes[si];
+			int pick;
+			long pk;
+
+			hop_model_choose(kind, m, n, &o->link, &pick, &pk, NULL);
+			for (int i = 0; i < na; i++) {
+				long k = hop_model_best_chunks(kind, algos[i], m, n,
+							       &o->link);
+				double t = hop_model_predict(kind, algos[i], m, n,
+							     &o->link, k);
+
+				printf("%s,%d,%zu,%s,%ld,%zu,%.9g,%d\n",
+				       hop_model_kind_name(kind), n, m,
+				       hop_model_algo_name(algos[i]), k,
+				       hop_model_chunk_bytes(kind, algos[i], m,
+							     n, k),
+				       t, algos[i] == pick);
+			}
+		}
+		return;
+	}
+	printf("\n# %s, N = %d%s\n", hop_model_kind_name(kind), n,
+	       kind == HOP_COLL_ALLGATHER || kind == HOP_COLL_REDUCESCATTER
+		       ? " (bytes: the full vector of N blocks)"
+		       : "");
+	printf("%14s", "bytes");
+	for (int i = 0; i < na; i++)
+		printf(" %13s", hop_model_algo_name(algos[i]));
+	printf("  pick\n");
+	for (int si = 0; si < o->ns; si++) {
+		size_t m = o->sizes[si];
+		int pick;
+		long pk;
+		double pt;
+
+		hop_model_choose(kind, m, n, &o->link, &pick, &pk, &pt);
+		printf("%14zu", m);
+		for (int i = 0; i < na; i++) {
+			long k = hop_model_best_chunks(kind, algos[i], m, n,
+						       &o->link);
+
+			printf(" %13s",
+			       hm_time(hop_model_predict(kind, algos[i], m, n,
+							 &o->link, k),
+				       tb, sizeof(tb)));
+		}
+		printf("  %s", hop_model_algo_name(pick));
+		if (hop_model_pipelined(kind, pick))
+			printf(" k=%ld (%zu B chunks)", pk,
+			       hop_model_chunk_bytes(kind, pick, m, n, pk));
+		printf("\n");
+	}
+}
+
+static int parse_kinds(const char *spec, struct popts *o)
+{
+	char buf[256], *save = NULL, *tok;
+
+	o->nk = 0;
+	if (!strcmp(spec, "all")) {
+		for (int k = 0; k < HOP_COLL_KIND_COUNT; k++)
+			o->kinds[o->nk++] = k;
+		return 0;
+	}
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		int k = hop_model_kind_lookup(tok);
+
+		if (k < 0 || o->nk == HOP_COLL_KIND_COUNT) {
+			fprintf(stderr, "hop-model: --collective '%s': expected "
+				"all or a list of broadcast, reduce, allreduce, "
+				"allgather, reducescatter, barrier\n", tok);
+			return -1;
+		}
+		o->kinds[o->nk++] = k;
+	}
+	return o->nk ? 0 : -1;
+}
+
+int hm_predict(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "nranks", required_argument, NULL, 'n' },
+		{ "sizes", required_argument, NULL, 's' },
+		{ "collective", required_argument, NULL, 'c' },
+		{ "profile", required_argument, NULL, 'p' },
+		{ "provider", required_argument, NULL, 'P' },
+		{ "alpha-us", required_argument, NULL, 'a' },
+		{ "beta-GBps", required_argument, NULL, 'b' },
+		{ "gamma-ns", required_argument, NULL, 'g' },
+		{ "duplex", required_argument, NULL, 'd' },
+		{ "min-chunk", required_argument, NULL, 'm' },
+		{ "csv", no_argument, NULL, 'C' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static struct popts o;
+	const char *profile = NULL, *provider = NULL, *nspec = NULL,
+		   *sspec = NULL, *cspec = "allreduce";
+	double ov[5];
+	int have[5] = { 0 }, c;
+	char err[512];
+
+	memset(&o, 0, sizeof(o));
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'n': nspec = optarg; break;
+		case 's': sspec = optarg; break;
+		case 'c': cspec = optarg; break;
+		case 'p': profile = optarg; break;
+		case 'P': provider = optarg; break;
+		case 'C': o.csv = 1; break;
+		case 'a':
+			if (hm_parse_double("--alpha-us", optarg, 0, 0, &ov[0]))
+				return 2;
+			have[0] = 1;
+			break;
+		case 'b':
+			if (hm_parse_double("--beta-GBps", optarg, 0, 1, &ov[1]))
+				return 2;
+			have[1] = 1;
+			break;
+		case 'g':
+			if (hm_parse_double("--gamma-ns", optarg, 0, 0, &ov[2]))
+				return 2;
+			have[2] = 1;
+			break;
+		case 'd':
+			if (hm_parse_double("--duplex", optarg, 1, 0, &ov[3]))
+				return 2;
+			have[3] = 1;
+			break;
+		case 'm':
+			if (hm_parse_double("--min-chunk", optarg, 1, 0, &ov[4]))
+				return 2;
+			have[4] = 1;
+			break;
+		default:
+			fprintf(stderr, "hop-model predict: see hop-model --help\n");
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "hop-model predict: unexpected '%s'\n",
+			argv[optind]);
+		return 2;
+	}
+	if (!nspec || !sspec) {
+		fprintf(stderr, "hop-model predict: --nranks and --sizes are "
+			"required\n");
+		return 2;
+	}
+	if (profile && provider) {
+		fprintf(stderr, "hop-model predict: give --profile or "
+			"--provider, not both\n");
+		return 2;
+	}
+	if (hm_parse_ints("--nranks", nspec, 1, HM_MAX_RANKS, o.nranks,
+			  HM_MAX_LIST, &o.nn) ||
+	    hm_parse_sizes("--sizes", sspec, o.sizes, HM_MAX_LIST, &o.ns) ||
+	    parse_kinds(cspec, &o))
+		return 2;
+	if (provider && hop_model_link_default(provider, &o.link)) {
+		fprintf(stderr, "hop-model predict: --provider '%s': expected "
+			"shm, tcp or verbs\n", provider);
+		return 2;
+	}
+	if (hop_model_link_load(profile, provider, &o.link, o.src,
+				sizeof(o.src), err, sizeof(err))) {
+		fprintf(stderr, "hop-model predict: %s\n", err);
+		return 1;
+	}
+	if (have[0])
+		o.link.alpha = ov[0] * 1e-6;
+	if (have[1])
+		o.link.beta = ov[1] * 1e9;
+	if (have[2])
+		o.link.gamma = ov[2] * 1e-9;
+	if (have[3])
+		o.link.duplex = ov[3];
+	if (have[4])
+		o.link.min_chunk = ov[4];
+	if (have[0] || have[1] || have[2] || have[3] || have[4])
+		strncat(o.src, " with overrides",
+			sizeof(o.src) - strlen(o.src) - 1);
+	if (hop_model_link_check(&o.link, err, sizeof(err))) {
+		fprintf(stderr, "hop-model predict: %s\n", err);
+		return 2;
+	}
+	if (o.csv)
+		printf("collective,nranks,bytes,algo,chunks,chunk_bytes,"
+		       "seconds,picked\n");
+	else
+		print_link(&o);
+	for (int ki = 0; ki < o.nk; ki++)
+		for (int ni = 0; ni < o.nn; ni++)
+			table(&o, o.kinds[ki], (int)o.nranks[ni]);
+	return 0;
+}
