@@ -91,19 +91,9 @@ int hop_comm_check(struct hop_comm *comm)
 
 	if (!comm || comm->magic != HOP_COMM_MAGIC)
 		return HOP_ERR_INVALID_HANDLE;
-	if (atomic_load_explicit(&comm->aborted, memory_order_acquire)) {
-		int pending = HOP_ABORT_PENDING;
-
-		/* the first call to see the abort gets ABORTED (it was
-		 * waiting, or is the first after it); later ones COMM_FAILED */
-		if (atomic_compare_exchange_strong(&comm->aborted, &pending,
-						   HOP_ABORT_REPORTED)) {
-			snprintf(comm->last_error, sizeof(comm->last_error),
-				 "rank %d: communicator aborted by "
-				 "hop_comm_abort()", comm->rank);
-			return HOP_ERR_ABORTED;
-		}
-	}
+	/* hop_comm_abort() records itself as the failure (first cause
+	 * kept): the call that was waiting returns ABORTED from its wait
+	 * loop, every later call COMM_FAILED (comm.h) */
 	failed = atomic_load_explicit(&comm->failed, memory_order_acquire);
 	if (failed == 0)
 		return 0;

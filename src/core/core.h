@@ -55,9 +55,12 @@ int hop_comm_fail(struct hop_comm *comm, int code, const char *fmt, ...)
 
 /*
  * hop_comm_check() - Entry check of every public call taking a comm:
- * HOP_ERR_INVALID_HANDLE for NULL or a destroyed comm (magic), the abort
- * code HOP_ERR_ABORTED once aborted, HOP_ERR_COMM_FAILED (message carries
- * the original cause) once failed; else 0.
+ * HOP_ERR_INVALID_HANDLE for NULL or a destroyed comm (magic),
+ * HOP_ERR_COMM_FAILED (message carries the original cause) once failed or
+ * aborted; else 0. hop_comm_abort() records HOP_ERR_ABORTED as the failure
+ * (unless the comm had already failed), so a wait loop that returns
+ * comm->failed gives the waiting call HOP_ERR_ABORTED, and every later
+ * call gets HOP_ERR_COMM_FAILED here, as hop/comm.h promises.
  */
 int hop_comm_check(struct hop_comm *comm);
 

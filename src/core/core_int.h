@@ -53,11 +53,6 @@ int hop_fd_nonblock_cloexec(int fd);
 
 struct hop_comm;
 
-/* comm->aborted values: set by hop_comm_abort(), reported once as ABORTED
- * by hop_comm_check(), HOP_ERR_COMM_FAILED afterwards. */
-#define HOP_ABORT_PENDING 1
-#define HOP_ABORT_REPORTED 2
-
 /* hop_comm_fail() for any thread (hop_comm_abort()): records the first
  * cause but leaves comm->last_error, which belongs to the owner thread. */
 int hop_comm_fail_async(struct hop_comm *comm, int code, const char *fmt, ...)

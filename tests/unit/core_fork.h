@@ -8,6 +8,7 @@
 #define HOP_TESTS_CORE_FORK_H
 
 #include <fcntl.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +28,7 @@ struct cf_result {
 
 static struct cf_result *cf_res;
 
-static void cf_setup(void)
+static inline void cf_setup(void)
 {
 	if (!cf_res) {
 		cf_res = mmap(NULL, sizeof(*cf_res) * CF_MAX,
@@ -42,7 +43,7 @@ static void cf_setup(void)
 typedef int (*cf_fn)(int slot, void *arg);
 
 /* Fork a child running fn(slot, arg); its stderr goes to @errpath if set. */
-static pid_t cf_fork(cf_fn fn, int slot, void *arg, const char *errpath)
+static inline pid_t cf_fork(cf_fn fn, int slot, void *arg, const char *errpath)
 {
 	pid_t pid;
 
@@ -63,7 +64,7 @@ static pid_t cf_fork(cf_fn fn, int slot, void *arg, const char *errpath)
 	return pid;
 }
 
-static uint64_t cf_now_ms(void)
+static inline uint64_t cf_now_ms(void)
 {
 	struct timespec ts;
 
@@ -75,7 +76,7 @@ static uint64_t cf_now_ms(void)
  * Wait for @n children up to @ms; kill the rest. Returns the number of
  * children that did not exit with status 0 (hung ones count).
  */
-static int cf_wait(pid_t *pids, int n, int ms)
+static inline int cf_wait(pid_t *pids, int n, int ms)
 {
 	uint64_t end = cf_now_ms() + (uint64_t)ms;
 	int left = n, bad = 0;
@@ -111,7 +112,7 @@ static int cf_wait(pid_t *pids, int n, int ms)
 }
 
 /* Contents of a small file (static buffer). */
-static const char *cf_slurp(const char *path)
+static inline const char *cf_slurp(const char *path)
 {
 	static char buf[16384];
 	FILE *f = fopen(path, "r");

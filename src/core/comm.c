@@ -1,0 +1,197 @@
+/*
+ * comm.c - communicator life cycle: init (bootstrap, provider, p2p,
+ * collectives, unwound in reverse on any failure), destroy, abort and the
+ * accessors.
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/coll.h"
+#include "core.h"
+#include "core_int.h"
+#include "p2p/p2p.h"
+#include "transport/provider.h"
+
+/* The message a layer left on @comm for its failure. */
+static const char *layer_msg(struct hop_comm *comm, int code)
+{
+	if (comm->last_error[0])
+		return comm->last_error;
+	if (atomic_load(&comm->failed) < 0)
+		return comm->fail_msg;
+	return hop_strerror(code);
+}
+
+int hop_comm_init_rank(hop_comm_t **commp, int nranks, hop_unique_id_t id,
+		       int rank)
+{
+	struct hop_comm *comm;
+	struct hop_id_info info;
+	const struct hop_prov_ops *ops;
+	char msg[HOP_MSG_LEN];
+	const char *stage;
+	uint64_t deadline;
+	int ret;
+
+	hop_clear_init_error();
+	if (!commp) {
+		hop_set_init_error("hop_comm_init_rank: comm (the output "
+				   "pointer) is NULL");
+		return HOP_ERR_INVALID_ARG;
+	}
+	*commp = NULL;
+	if (nranks < 1 || nranks > 65536) {
+		hop_set_init_error("hop_comm_init_rank: nranks %d is out of "
+				   "range 1..65536", nranks);
+		return HOP_ERR_INVALID_ARG;
+	}
+	if (rank < 0 || rank >= nranks) {
+		hop_set_init_error("hop_comm_init_rank: rank %d is out of range "
+				   "0..%d for %d ranks", rank, nranks - 1, nranks);
+		return HOP_ERR_INVALID_ARG;
+	}
+	if ((ret = hop_id_decode_msg(&id, &info, msg, sizeof(msg)))) {
+		hop_set_init_error("hop_comm_init_rank(rank %d): id: %s", rank,
+				   msg);
+		return ret;
+	}
+	if ((ret = hop_log_init())) {
+		hop_set_init_error("hop_comm_init_rank(rank %d): HOP_DEBUG='%s' "
+				   "is not one of none, warn, info, trace",
+				   rank, getenv("HOP_DEBUG"));
+		return ret;
+	}
+	hop_log_set_rank(rank);
+	if (!(comm = calloc(1, sizeof(*comm)))) {
+		hop_set_init_error("hop_comm_init_rank(rank %d): out of memory",
+				   rank);
+		return HOP_ERR_NO_MEMORY;
+	}
+	comm->magic = HOP_COMM_MAGIC;
+	comm->rank = rank;
+	comm->nranks = nranks;
+	if ((ret = hop_config_load(&comm->cfg, msg, sizeof(msg)))) {
+		stage = "configuration";
+		goto err_free;
+	}
+	deadline = hop_comm_deadline(comm);
+
+	stage = "bootstrap";
+	if ((ret = hop_bootstrap_open(&id, rank, nranks, &comm->cfg, deadline,
+				      &comm->bs, msg, sizeof(msg))))
+		goto err_free;
+
+	stage = "transport selection";
+	if ((ret = hop_prov_select(comm, comm->bs, &ops))) {
+		snprintf(msg, sizeof(msg), "%s", layer_msg(comm, ret));
+		goto err_bs;
+	}
+	comm->prov_ops = ops;
+
+	stage = ops->name;
+	if ((ret = ops->open(comm, comm->bs, &comm->prov))) {
+		snprintf(msg, sizeof(msg), "%s", layer_msg(comm, ret));
+		goto err_bs;
+	}
+
+	stage = "p2p";
+	if ((ret = hop_p2p_init(comm))) {
+		snprintf(msg, sizeof(msg), "%s", layer_msg(comm, ret));
+		goto err_p2p; /* p2p.h: fini is safe on a partial init */
+	}
+
+	stage = "collectives";
+	if ((ret = hop_coll_init(comm))) {
+		snprintf(msg, sizeof(msg), "%s", layer_msg(comm, ret));
+		if (comm->coll)
+			hop_coll_fini(comm);
+		goto err_p2p;
+	}
+	comm->last_error[0] = '\0';
+	HOP_INFO("rank %d of %d joined; transport %s", rank, nranks, ops->name);
+	*commp = comm;
+	return 0;
+
+err_p2p:
+	hop_p2p_fini(comm);
+	if (comm->prov)
+		ops->close(comm->prov);
+err_bs:
+	hop_bootstrap_close(comm->bs);
+err_free:
+	comm->magic = 0;
+	free(comm);
+	hop_set_init_error("hop_comm_init_rank(rank %d of %d): %s: %s (%s)",
+			   rank, nranks, stage, msg, hop_err_name(ret));
+	return ret;
+}
+
+int hop_comm_init_env(hop_comm_t **commp)
+{
+	struct hop_env_job job;
+	char msg[HOP_MSG_LEN];
+	int ret;
+
+	hop_clear_init_error();
+	if (!commp) {
+		hop_set_init_error("hop_comm_init_env: comm (the output "
+				   "pointer) is NULL");
+		return HOP_ERR_INVALID_ARG;
+	}
+	*commp = NULL;
+	hop_log_init();
+	if ((ret = hop_env_job_parse(&job, msg, sizeof(msg)))) {
+		hop_set_init_error("hop_comm_init_env: %s", msg);
+		return ret;
+	}
+	HOP_TRACE("hop_comm_init_env: rank %d of %d from %s", job.rank,
+		  job.nranks, job.rank_var);
+	return hop_comm_init_rank(commp, job.nranks, job.id, job.rank);
+}
+
+int hop_comm_destroy(hop_comm_t *comm)
+{
+	if (!comm)
+		return 0;
+	if (comm->magic != HOP_COMM_MAGIC)
+		return HOP_ERR_INVALID_HANDLE;
+	hop_coll_fini(comm);
+	hop_p2p_fini(comm);
+	if (comm->prov && comm->prov_ops)
+		comm->prov_ops->close(comm->prov);
+	comm->prov = NULL;
+	hop_bootstrap_close(comm->bs);
+	comm->bs = NULL;
+	comm->magic = 0;
+	free(comm);
+	return 0;
+}
+
+int hop_comm_abort(hop_comm_t *comm)
+{
+	int none = 0;
+
+	if (!comm || comm->magic != HOP_COMM_MAGIC)
+		return HOP_ERR_INVALID_ARG;
+	if (atomic_compare_exchange_strong(&comm->aborted, &none, 1))
+		hop_comm_fail_async(comm, HOP_ERR_ABORTED, "rank %d: aborted by "
+				    "hop_comm_abort()", comm->rank);
+	return 0;
+}
+
+int hop_comm_rank(const hop_comm_t *comm)
+{
+	return comm ? comm->rank : -1;
+}
+
+int hop_comm_size(const hop_comm_t *comm)
+{
+	return comm ? comm->nranks : -1;
+}
+
+const char *hop_comm_transport(const hop_comm_t *comm)
+{
+	return comm && comm->prov_ops ? comm->prov_ops->name : "none";
+}
