@@ -226,7 +226,9 @@ size_t probe_inline_len(const struct probe_ctx *c)
 {
 	if (!c->inline_ok)
 		return 0;
-	return c->max_inline < 256 ? c->max_inline : 256;
+	/* the largest inline write: the non-inline one is one byte more, so
+	 * the two differ by the path, not the size */
+	return c->max_inline < 4096 ? c->max_inline : 4096;
 }
 
 int probe_next_imm(struct probe_ctx *c, int peer, const char *what)
