@@ -260,6 +260,7 @@ int hop_model_link_load(const char *profile_path, const char *provider,
 {
 	struct hop_model_link base;
 	struct hop_profile prof;
+	const char *fallback = NULL;
 	char msg[256];
 	int ret;
 
@@ -270,15 +271,17 @@ int hop_model_link_load(const char *profile_path, const char *provider,
 	if (!provider || !*provider || !strcmp(provider, "auto"))
 		provider = "tcp";
 	if (hop_model_link_default(provider, &base)) {
-		snprintf(err, errlen,
-			 "model: unknown provider '%s' (shm, tcp or verbs)",
-			 provider);
-		return HOP_ERR_INVALID_ARG;
+		/* a provider without defaults (a plugin, the simulator) */
+		hop_model_link_default("tcp", &base);
+		fallback = provider;
+		provider = "tcp";
 	}
 	if (!profile_path || !*profile_path) {
 		*out = base;
 		if (src && srclen)
-			snprintf(src, srclen, "built-in %s", provider);
+			snprintf(src, srclen, "built-in %s%s%s%s", provider,
+				 fallback ? " (no defaults for '" : "",
+				 fallback ? fallback : "", fallback ? "')" : "");
 		return 0;
 	}
 	ret = hop_profile_load(profile_path, &prof, err, errlen);
@@ -318,13 +321,19 @@ double hop_model_predict(int kind, int algo, size_t bytes, int nranks,
 	return hop_model_form(kind, algo, bytes, nranks, l, chunks);
 }
 
+/* Bytes one chunk count divides (see enum region); for allgather and
+ * reducescatter @bytes is already one block. */
 static double region_bytes(const struct algo_ent *e, size_t bytes,
 			   int nranks)
 {
+	int per_rank = e->kind == HOP_COLL_ALLGATHER ||
+		       e->kind == HOP_COLL_REDUCESCATTER;
+	double n = nranks > 0 ? nranks : 1;
+
 	switch (e->region) {
-	case R_WHOLE: return (double)bytes;
-	case R_HALF: return (double)bytes / 2;
-	case R_BLOCK: return (double)bytes / (nranks > 0 ? nranks : 1);
+	case R_WHOLE: return per_rank ? (double)bytes * n : (double)bytes;
+	case R_HALF: return (per_rank ? (double)bytes * n : (double)bytes) / 2;
+	case R_BLOCK: return per_rank ? (double)bytes : (double)bytes / n;
 	default: return 0;
 	}
 }
@@ -347,7 +356,15 @@ size_t hop_model_chunk_bytes(int kind, int algo, size_t bytes, int nranks,
 
 	if (!e)
 		return bytes > 0 ? bytes : 1;
-	r = e->region == R_NONE ? (double)bytes : region_bytes(e, bytes, nranks);
+	if (e->region == R_NONE) {  /* one chunk: the whole vector */
+		r = e->kind == HOP_COLL_ALLGATHER ||
+				    e->kind == HOP_COLL_REDUCESCATTER
+			    ? (double)bytes * (nranks > 0 ? nranks : 1)
+			    : (double)bytes;
+		chunks = 1;
+	} else {
+		r = region_bytes(e, bytes, nranks);
+	}
 	c = ceil(r / (double)(chunks > 0 ? chunks : 1));
 	return c >= 1 ? (size_t)c : 1;
 }

@@ -9,9 +9,10 @@
  *
  * Collectives and algorithms are named by src/coll's enums (enum
  * hop_coll_kind and enum hop_coll_algo in coll/sched.h), so the choice
- * needs no translation. @bytes is always the whole vector m: the buffer of
- * broadcast/reduce/allreduce, and N blocks (the full gathered or reduced
- * vector) for allgather and reducescatter; barrier ignores it.
+ * needs no translation. @bytes counts like the public API and
+ * hop_coll_select(): the buffer of broadcast/reduce/allreduce, and the
+ * per-rank block of allgather/reducescatter (the forms use the whole
+ * vector m = N * bytes there); barrier ignores it.
  */
 #ifndef HOP_MODEL_MODEL_H
 #define HOP_MODEL_MODEL_H
@@ -81,11 +82,13 @@ int hop_model_link_from_profile(const struct hop_profile *p,
 /*
  * hop_model_link_load() - The link a communicator should use: HOP_PROFILE
  * (@profile_path, via the probe's strict reader) when not NULL or empty,
- * else the defaults of @provider ("auto" or NULL means "tcp").
- * @src: receives where the numbers came from ("profile p.json" or
- *       "built-in shm"), may be NULL.
- * Return: 0, HOP_ERR_INVALID_ARG, or the reader's error (HOP_ERR_PARSE,
- * HOP_ERR_SYSTEM, HOP_ERR_NO_MEMORY) with a message naming the file.
+ * else the defaults of @provider ("auto" or NULL means "tcp"; a provider
+ * without defaults gets tcp's, and @src says so).
+ * @src: receives where the numbers came from ("profile p.json (shm, 2
+ *       pairs)" or "built-in shm"), may be NULL.
+ * Return: 0, HOP_ERR_INVALID_ARG (NULL @out), or the reader's error
+ * (HOP_ERR_PARSE, HOP_ERR_SYSTEM, HOP_ERR_NO_MEMORY) with a message
+ * naming the file.
  */
 int hop_model_link_load(const char *profile_path, const char *provider,
 			struct hop_model_link *out, char *src, size_t srclen,
@@ -135,7 +138,8 @@ long hop_model_best_chunks(int kind, int algo, size_t bytes, int nranks,
  * hop_model_chunk_bytes() - The chunk size to give the schedule
  * (struct hop_coll_args.chunk_bytes) for @chunks chunks: the pipelined
  * region (whole vector for chains and trees, half for the double binary
- * tree, one block m/N for rings) divided by @chunks, rounded up, >= 1.
+ * tree, one block m/N for rings) divided by @chunks, rounded up, >= 1;
+ * the whole vector (one chunk) for algorithms that are not pipelined.
  */
 size_t hop_model_chunk_bytes(int kind, int algo, size_t bytes, int nranks,
 			     long chunks);

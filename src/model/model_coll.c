@@ -6,7 +6,8 @@
  * at once), L = ceil(log2 N), p = the largest power of two <= N, lp =
  * log2 p, k = chunks. A pipeline of stages s_1..s_S over k chunks takes
  * sum(s_i) + (k - 1) max(s_i'), where s_i' is the stage in steady state
- * (sending and receiving at once, so at bd).
+ * (sending and receiving at once, so at bd). m is the whole vector: for
+ * allgather and reducescatter N times the per-rank @bytes.
  */
 #include "model/model.h"
 #include "model/model_int.h"
@@ -20,7 +21,7 @@ struct form {
 	double p;               /* largest power of two <= N */
 };
 
-static void form_init(struct form *f, size_t bytes, int nranks,
+static void form_init(struct form *f, int kind, size_t bytes, int nranks,
 		      const struct hop_model_link *l)
 {
 	int p = 1, lp = 0, L = 0;
@@ -34,6 +35,8 @@ static void form_init(struct form *f, size_t bytes, int nranks,
 	f->nranks = nranks;
 	f->n = nranks;
 	f->m = (double)bytes;
+	if (kind == HOP_COLL_ALLGATHER || kind == HOP_COLL_REDUCESCATTER)
+		f->m *= nranks;     /* per-rank block -> the whole vector */
 	f->a = l->alpha;
 	f->b = l->beta;
 	f->d = l->duplex >= 1 ? l->duplex : 1;
@@ -173,7 +176,7 @@ static double allreduce_rabenseifner(const struct form *f)
 	       frac * f->g * f->m + fold(f, f->m);
 }
 
-/* ---- allgather and reducescatter (m: the full vector of N blocks) ---- */
+/* ---- allgather and reducescatter (m: the whole vector, N blocks) ---- */
 
 static double allgather_ring(const struct form *f)
 {
@@ -217,7 +220,7 @@ double hop_model_form(int kind, int algo, size_t bytes, int nranks,
 	struct form f;
 	double k = (double)chunks;
 
-	form_init(&f, bytes, nranks, l);
+	form_init(&f, kind, bytes, nranks, l);
 	switch (kind) {
 	case HOP_COLL_BROADCAST:
 		switch (algo) {

@@ -104,16 +104,19 @@ static void test_allreduce(void **state)
 static void test_gather_scatter_barrier(void **state)
 {
 	(void)state;
-	EQ(P(HOP_COLL_ALLGATHER, HOP_ALGO_RING, 64, 4, 1), 18);
-	EQ(P(HOP_COLL_ALLGATHER, HOP_ALGO_BRUCK, 64, 4, 1), 16);
-	EQ(P(HOP_COLL_ALLGATHER, HOP_ALGO_BRUCK, 64, 5, 1), 18.8);
+	/* bytes is the per-rank block: 16 B each, m = 64 at N = 4 */
+	EQ(P(HOP_COLL_ALLGATHER, HOP_ALGO_RING, 16, 4, 1), 18);
+	EQ(P(HOP_COLL_ALLGATHER, HOP_ALGO_BRUCK, 16, 4, 1), 16);
+	/* N = 5, m = 80: 3a + 4/5 m/b */
+	EQ(P(HOP_COLL_ALLGATHER, HOP_ALGO_BRUCK, 16, 5, 1), 22);
 	/* (N-1)(a + m/(N b) + g m/N) */
-	EQ(P(HOP_COLL_REDUCESCATTER, HOP_ALGO_RING, 64, 4, 1), 42);
+	EQ(P(HOP_COLL_REDUCESCATTER, HOP_ALGO_RING, 16, 4, 1), 42);
 	/* k = 2: t = 4, r = 4: 2 (4 + 4) + 2 * 4 + 4 */
-	EQ(P(HOP_COLL_REDUCESCATTER, HOP_ALGO_RING, 64, 4, 2), 28);
-	EQ(P(HOP_COLL_REDUCESCATTER, HOP_ALGO_HALVING, 64, 4, 1), 40);
-	/* fold: + 2a + m/b + g m + (m/N)/b */
-	EQ(P(HOP_COLL_REDUCESCATTER, HOP_ALGO_HALVING, 64, 5, 1), 95.2);
+	EQ(P(HOP_COLL_REDUCESCATTER, HOP_ALGO_RING, 16, 4, 2), 28);
+	EQ(P(HOP_COLL_REDUCESCATTER, HOP_ALGO_HALVING, 16, 4, 1), 40);
+	/* N = 5, m = 80: 2a + 3/4 (m/b + g m) = 49; the fold adds
+	 * 2a + m/b + g m + (m/N)/b = 68 */
+	EQ(P(HOP_COLL_REDUCESCATTER, HOP_ALGO_HALVING, 16, 5, 1), 117);
 	EQ(P(HOP_COLL_BARRIER, HOP_ALGO_DISSEMINATION, 0, 4, 1), 4);
 	EQ(P(HOP_COLL_BARRIER, HOP_ALGO_DISSEMINATION, 0, 5, 1), 6);
 }
@@ -223,9 +226,13 @@ static void test_links(void **state)
 	assert_int_equal(hop_model_link_load("", "shm", &l, NULL, 0, err,
 					     sizeof(err)), 0);
 	assert_memory_equal(&l, &s, sizeof(l));
-	assert_int_equal(hop_model_link_load(NULL, "ib", &l, NULL, 0, err,
+	/* a provider without defaults: tcp's, and the source says so */
+	assert_int_equal(hop_model_link_load(NULL, "sim", &l, src, sizeof(src),
+					     err, sizeof(err)), 0);
+	assert_memory_equal(&l, &t, sizeof(l));
+	assert_string_equal(src, "built-in tcp (no defaults for 'sim')");
+	assert_int_equal(hop_model_link_load(NULL, "tcp", NULL, NULL, 0, err,
 					     sizeof(err)), HOP_ERR_INVALID_ARG);
-	assert_non_null(strstr(err, "'ib'"));
 }
 
 /* HOP_PROFILE: worst alpha and beta over the pairs, the largest duplex,
@@ -319,6 +326,14 @@ static void test_chunk_bytes(void **state)
 					       HOP_ALGO_CHAIN, 1000, 4, 3), 334);
 	assert_int_equal(hop_model_chunk_bytes(HOP_COLL_BROADCAST,
 					       HOP_ALGO_CHAIN, 0, 4, 3), 1);
+	/* reducescatter ring: the per-rank block is the region */
+	assert_int_equal(hop_model_chunk_bytes(HOP_COLL_REDUCESCATTER,
+					       HOP_ALGO_RING, 4096, 8, 4), 1024);
+	/* not pipelined: one chunk, the whole vector */
+	assert_int_equal(hop_model_chunk_bytes(HOP_COLL_ALLREDUCE, HOP_ALGO_RD,
+					       4096, 8, 4), 4096);
+	assert_int_equal(hop_model_chunk_bytes(HOP_COLL_ALLGATHER, HOP_ALGO_RING,
+					       4096, 8, 1), 32768);
 	/* max chunks: region / min_chunk */
 	struct hop_model_link l = L1;
 	l.min_chunk = 1024;
@@ -438,7 +453,7 @@ static void test_choose_known(void **state)
 	assert_int_equal(algo, HOP_ALGO_RING);
 	assert_true(k > 1);
 	l.gamma = 0;
-	assert_int_equal(hop_model_choose(HOP_COLL_ALLGATHER, 64, 64, &l, &algo,
+	assert_int_equal(hop_model_choose(HOP_COLL_ALLGATHER, 1, 64, &l, &algo,
 					  &k, &t), 0);
 	assert_int_equal(algo, HOP_ALGO_BRUCK);
 	assert_int_equal(hop_model_choose(HOP_COLL_BROADCAST, 256 << 20, 16, &l,

@@ -65,7 +65,7 @@ static void table(const struct popts *o, int kind, int n)
 	}
 	printf("\n# %s, N = %d%s\n", hop_model_kind_name(kind), n,
 	       kind == HOP_COLL_ALLGATHER || kind == HOP_COLL_REDUCESCATTER
-		       ? " (bytes: the full vector of N blocks)"
+		       ? " (bytes: per-rank block; the vector is N times it)"
 		       : "");
 	printf("%14s", "bytes");
 	for (int i = 0; i < na; i++)
