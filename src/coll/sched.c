@@ -97,6 +97,8 @@ size_t hop_chunk_elems(const struct hop_sched *s, size_t elems, int phases)
 		maxch = 1;
 	if (ce == 0)
 		ce = 1;
+	if (ce > elems)
+		ce = elems ? elems : 1; /* no lane larger than the data */
 	if (hop_nchunks(elems, ce) > maxch)
 		ce = (elems + maxch - 1) / maxch;
 	return ce;
@@ -319,7 +321,7 @@ int hop_sched_advance(struct hop_sched *s, hop_sched_start_fn start,
 	}
 	if (!s->finished && s->ndone == s->nsteps) {
 		void *p = hop_sched_ptr(s, s->avg_buf, s->avg_off);
-		if (p && s->avg_count)
+		if (p && s->avg_count && s->args.op == HOP_AVG)
 			hop_reduce_avg(p, s->avg_count, s->args.dtype,
 				       s->args.nranks);
 		s->finished = 1;

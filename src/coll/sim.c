@@ -58,6 +58,7 @@ static int sim_setup(struct hop_sim *sim)
 		sim->inwork[i] = 1;
 	}
 	sim->makespan = 0;
+	sim->nlate = 0;
 	sim->messages = sim->bytes = 0;
 	sim->err[0] = 0;
 	return 0;
@@ -125,6 +126,44 @@ static int sim_deliver(struct hop_sim *sim, int srank, int sstep, int rrank,
 	return 0;
 }
 
+static uint64_t sim_rand(struct hop_sim *sim)
+{
+	sim->seed = sim->seed * 6364136223846793005ull + 1442695040888963407ull;
+	return sim->seed >> 33;
+}
+
+/* chaos: remember a matched pair, deliver it later */
+static int sim_defer(struct hop_sim *sim, int srank, int sstep, int rrank,
+		     int rstep)
+{
+	if (sim->nlate + 4 > sim->late_cap) {
+		int ncap = sim->late_cap ? sim->late_cap * 2 : 1024;
+		void *p = realloc(sim->late, (size_t)ncap * sizeof(int));
+		if (!p)
+			return HOP_ERR_NO_MEMORY;
+		sim->late = p;
+		sim->late_cap = ncap;
+	}
+	int *q = sim->late + sim->nlate;
+	q[0] = srank;
+	q[1] = sstep;
+	q[2] = rrank;
+	q[3] = rstep;
+	sim->nlate += 4;
+	return 0;
+}
+
+static int sim_deliver_random(struct hop_sim *sim)
+{
+	int k = (int)(sim_rand(sim) % (uint64_t)(sim->nlate / 4)) * 4;
+	int q[4];
+
+	memcpy(q, sim->late + k, sizeof(q));
+	sim->nlate -= 4;
+	memmove(sim->late + k, sim->late + sim->nlate, sizeof(q));
+	return sim_deliver(sim, q[0], q[1], q[2], q[3]);
+}
+
 static int sim_start(void *ctx, struct hop_sched *s, int idx)
 {
 	struct hop_sim *sim = ctx;
@@ -138,22 +177,29 @@ static int sim_start(void *ctx, struct hop_sched *s, int idx)
 		return HOP_ERR_INTERNAL;
 	}
 	unsigned h = sim_hash(src, dst, st->tag, sim->nbucket);
-	int *link = &sim->bucket[h];
-	while (*link >= 0) {
-		struct hop_sim_ent *e = &sim->ent[*link];
+	int prev = -1, cur = sim->bucket[h];
+	while (cur >= 0) {
+		struct hop_sim_ent *e = &sim->ent[cur];
 		if (e->src == src && e->dst == dst && e->tag == st->tag &&
 		    e->is_send != is_send) {
-			int found = *link, prank = e->rank, pstep = e->step;
-			*link = e->next;
-			sim->ent[found].rank = -1;
-			sim->ent[found].next = sim->free_ent;
-			sim->free_ent = found;
+			int prank = e->rank, pstep = e->step;
+			if (prev < 0)
+				sim->bucket[h] = e->next;
+			else
+				sim->ent[prev].next = e->next;
+			e->rank = -1;
+			e->next = sim->free_ent;
+			sim->free_ent = cur;
+			if (sim->chaos)
+				return is_send ? sim_defer(sim, me, idx, prank, pstep)
+					       : sim_defer(sim, prank, pstep, me, idx);
 			return is_send ? sim_deliver(sim, me, idx, prank, pstep)
 				       : sim_deliver(sim, prank, pstep, me, idx);
 		}
-		link = &e->next;
+		prev = cur;
+		cur = e->next;
 	}
-	int ne = sim_new_ent(sim);
+	int ne = sim_new_ent(sim); /* may move sim->ent: indices only */
 	if (ne < 0)
 		return HOP_ERR_NO_MEMORY;
 	struct hop_sim_ent *e = &sim->ent[ne];
@@ -164,7 +210,10 @@ static int sim_start(void *ctx, struct hop_sched *s, int idx)
 	e->rank = me;
 	e->step = idx;
 	e->next = -1;
-	*link = ne; /* append: FIFO per key */
+	if (prev < 0) /* append: FIFO per key */
+		sim->bucket[h] = ne;
+	else
+		sim->ent[prev].next = ne;
 	return 0;
 }
 
@@ -198,7 +247,20 @@ int hop_sim_run(struct hop_sim *sim)
 
 	if (ret)
 		return ret;
-	while (sim->wcount > 0) {
+	while (sim->wcount > 0 || sim->nlate > 0) {
+		if (sim->nlate > 0 && (sim->wcount == 0 || sim_rand(sim) % 3 == 0)) {
+			if ((ret = sim_deliver_random(sim)))
+				return ret;
+			continue;
+		}
+		if (sim->chaos && sim->wcount > 1) {
+			/* a random waiting rank goes first */
+			int k = (int)(sim_rand(sim) % (uint64_t)sim->wcount);
+			int a = sim->whead, b = (sim->whead + k) % sim->wcap;
+			int t = sim->work[a];
+			sim->work[a] = sim->work[b];
+			sim->work[b] = t;
+		}
 		int r = sim->work[sim->whead];
 		sim->whead = (sim->whead + 1) % sim->wcap;
 		sim->wcount--;
@@ -247,6 +309,9 @@ void hop_sim_free(struct hop_sim *sim)
 	free(sim->bucket);
 	free(sim->work);
 	free(sim->inwork);
+	free(sim->late);
+	sim->late = NULL;
+	sim->nlate = sim->late_cap = 0;
 	sim->ent = NULL;
 	sim->bucket = NULL;
 	sim->work = NULL;

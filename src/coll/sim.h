@@ -7,6 +7,9 @@
  * algorithm for many N and counts without a transport, and meant for the
  * simulator of hop-model.
  *
+ * Chaos mode delays every matched message and delivers them in a random
+ * order, interleaved with the ranks' progress, as a real network may.
+ *
  * Optional virtual time: with timed set, a message completes at
  * max(send ready, recv ready) + alpha + bytes * beta (seconds per byte)
  * and an inline step (reduce/copy) takes bytes * gamma; hop_sim_run()
@@ -25,6 +28,10 @@ struct hop_sim {
 	struct hop_sched *s;    /* nranks schedules, built and started */
 	int timed;
 	double alpha, beta, gamma;
+	/* chaos: deliver matched messages in a random order, late (seeded);
+	 * exposes a missing dependency as corrupted data */
+	int chaos;
+	uint64_t seed;
 	/* results */
 	double makespan;
 	uint64_t messages, bytes;
@@ -37,6 +44,8 @@ struct hop_sim {
 	int *work;              /* ranks with queued work */
 	char *inwork;
 	int whead, wcount, wcap;
+	int *late;              /* chaos: matched (send ent, recv ent) pairs */
+	int nlate, late_cap;
 };
 
 /*
