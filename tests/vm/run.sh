@@ -1,0 +1,131 @@
+#!/bin/bash
+# tests/vm/run.sh - hop on real verbs: SoftRoCE (rdma_rxe) in qemu VMs.
+#
+# usage: tests/vm/run.sh [--no-perf] [--only loopback|pair] [--timeout S] [BUILD_DIR]
+#
+# Boots, with scripts/softroce-cluster,
+#   loopback: 1 VM running 2 ranks (rxe0 loops back to itself), then
+#   pair:     2 VMs with 1 rank each (one qemu dgram link over AF_UNIX),
+# and runs tests/vm/guest-suite.sh on every rank with HOP_TRANSPORT=verbs: the
+# provider test on both connection managers (writes 0 B..16 MiB byte for
+# byte, sends, ordering, selective signalling, out-of-bounds), the p2p
+# integration test, the collective smoke test when built, and in the pair a
+# vanished peer and the perftest comparison (ib_write_lat / ib_write_bw beside
+# hop-p2p-bench, same VMs, same run; --no-perf skips it).
+# Prints one line per step and configuration, the perftest table, and exits
+# non-zero when a step failed or a VM did not finish. BUILD_DIR (default
+# $top_builddir, else the current directory) is a configured build with the
+# verbs provider; the test programs are built there when missing.
+# Logs: BUILD_DIR/test-logs/vm/. Exit 77 (skip) without the verbs provider.
+set -u
+S=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+PERF=1; ONLY=; TIMEOUT=600
+while [ $# -gt 0 ]; do
+	case $1 in
+	--no-perf) PERF=0; shift;;
+	--only) ONLY=${2:-}; shift 2;;
+	--timeout) TIMEOUT=${2:-}; shift 2;;
+	-h|--help) sed -n '3,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0;;
+	-*) echo "run.sh: unknown option $1" >&2; exit 2;;
+	*) break;;
+	esac
+done
+B=$(cd "${1:-${top_builddir:-.}}" && pwd) || exit 2
+if ! grep -q '^#define HOP_HAVE_VERBS 1' "$B/hop_autoconf.h" 2>/dev/null; then
+	echo "SKIP: $B has no verbs provider (configure found no libibverbs/librdmacm)"
+	exit 77
+fi
+PROGS="tests/vm/verbs_prov_test tests/integration/p2p_test tools/hop-p2p-bench"
+[ -f "$S/tests/integration/coll_matrix.c" ] && PROGS="$PROGS tests/integration/coll_matrix"
+missing=
+for p in $PROGS; do [ -x "$B/$p" ] || missing="$missing $p"; done
+if [ -n "$missing" ]; then
+	echo "run.sh: building$missing"
+	make -C "$B" -j2 $missing > /dev/null || { echo "FAIL: could not build$missing"; exit 1; }
+fi
+LOGS=$B/test-logs/vm
+mkdir -p "$LOGS"
+T0=$(date +%s)
+RC=0
+
+run_cfg() { # name nodes ranks_per_node suite-args...
+	local name=$1 n=$2 r=$3 log=$LOGS/$1.log
+	shift 3
+	echo "== $name: $n VM(s) x $r rank(s) =="
+	(cd "$B" && "$S/scripts/softroce-cluster" -n "$n" -r "$r" --timeout "$TIMEOUT" -- \
+		"$S/tests/vm/guest-suite.sh" "$@") > "$log" 2>&1
+	local rc=$? nranks=$((n * r))
+	# one line per step: PASS only when every rank passed it
+	awk -v cfg="$name" -v nr=$nranks '
+		/STEP [^ ]+ (PASS|FAIL|SKIP)/ {
+			for (i = 1; i <= NF; i++) if ($i == "STEP") break
+			s = $(i + 1); st = $(i + 2)
+			if (!(s in seen)) { order[++k] = s; seen[s] = 1 }
+			cnt[s, st]++; t = $(i + 3); if (t ~ /s$/) time[s] = t
+			if (st == "SKIP") { why[s] = $0; sub(/.*SKIP /, "", why[s]) }
+		}
+		END {
+			for (j = 1; j <= k; j++) {
+				s = order[j]
+				if (cnt[s, "SKIP"]) st = "SKIP " why[s]
+				else if (cnt[s, "PASS"] == nr) st = "PASS " time[s]
+				else st = "FAIL (" cnt[s, "PASS"] + 0 "/" nr " ranks passed)"
+				printf "  %-4s %-14s %s\n", substr(st, 1, 4), s, substr(st, 6)
+			}
+		}' "$log"
+	grep -E '^softroce-cluster: (node|PASS|FAIL)' "$log" | sed 's/^/  /'
+	if [ $rc != 0 ] || grep -qE 'STEP [^ ]+ FAIL' "$log"; then
+		RC=1
+		echo "  -- $name failed; last lines of $log:"
+		grep -vE '^\[n[0-9]+ r[0-9]+\] PERF' "$log" | tail -n 25 | sed 's/^/     /'
+	fi
+}
+
+perf_table() { # log
+	local d
+	d=$(grep -E '^\[n0 r0\] PERF ' "$1" | sed 's/.*PERF //')
+	[ -n "$d" ] || { echo "  (no perftest/hop measurements)"; return; }
+	# "tool kind size value" -> one row per size, sorted
+	for kind in lat bw; do
+		if [ $kind = lat ]; then
+			echo "  latency, half round trip (us): ib_write_lat t_typical beside hop-p2p-bench median"
+			printf "  %9s %14s %14s %8s\n" bytes ib_write_lat hop hop/pt
+		else
+			echo "  bandwidth (MB/s = 1e6 B/s): ib_write_bw average beside hop-p2p-bench streaming"
+			printf "  %9s %14s %14s %8s\n" bytes ib_write_bw hop hop/pt
+		fi
+		for size in $(awk -v k=$kind '$2 == k {print $3}' <<< "$d" | sort -n -u); do
+			awk -v k=$kind -v s="$size" '
+				$2 == k && $3 == s { v[$1] = $4 }
+				END {
+					p = v["perftest"]; h = v["hop"]
+					printf "  %9s %14s %14s %8s\n", s, p == "" ? "-" : p,
+						h == "" ? "-" : h,
+						(p > 0 && h > 0) ? sprintf("%.2f", h / p) : "-"
+				}' <<< "$d"
+		done
+	done
+	awk '
+		{ v[$1 " " $2 " " $3] = $4 }
+		END {
+			l = v["perftest lat 2"]; h = v["hop lat 2"]
+			if (l > 0 && h > 0)
+				printf "  target: hop 2 B latency <= 1.10 x ib_write_lat: %.2f x (%s)\n",
+					h / l, (h / l <= 1.10) ? "met" : "missed"
+			l = v["perftest bw 1048576"]; h = v["hop bw 1048576"]
+			if (l > 0 && h > 0)
+				printf "  target: hop 1 MiB bandwidth >= 0.90 x ib_write_bw: %.2f x (%s)\n",
+					h / l, (h / l >= 0.90) ? "met" : "missed"
+		}' <<< "$d"
+}
+
+[ -z "$ONLY" ] || [ "$ONLY" = loopback ] && run_cfg loopback 1 2 loopback
+if [ -z "$ONLY" ] || [ "$ONLY" = pair ]; then
+	if [ $PERF = 1 ]; then run_cfg pair 2 1 pair; else run_cfg pair 2 1 pair --no-perf; fi
+	if [ $PERF = 1 ]; then
+		echo "== perftest comparison (2 VMs, same run; TCG: compare ratios, not absolute numbers) =="
+		perf_table "$LOGS/pair.log"
+	fi
+fi
+echo "== verbs VM tests: $([ $RC = 0 ] && echo PASS || echo FAIL) in $(( $(date +%s) - T0 )) s (logs: $LOGS) =="
+exit $RC
