@@ -9,6 +9,7 @@
  * at -O2 anyway. Checked with -fopt-info-vec (docs/collectives.md).
  * Misaligned buffers are staged through aligned stack blocks.
  */
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -48,6 +49,10 @@ typedef void (*kern_fn)(void *dst, const void *src, size_t n);
 #define E_PROD (x * y)
 #define E_IMIN (x < y ? x : y)
 #define E_IMAX (x > y ? x : y)
+/* float sum/prod: a NaN result becomes the canonical quiet NaN, since
+ * which operand's payload the hardware keeps is up to the compiler */
+#define E_FSUM ((x + y) == (x + y) ? (x + y) : NAN)
+#define E_FPROD ((x * y) == (x * y) ? (x * y) : NAN)
 #define E_FMIN ((x < y || x != x) ? x : y)
 #define E_FMAX ((x > y || x != x) ? x : y)
 
@@ -67,12 +72,12 @@ INT_KERNELS(u64, uint64_t, uint64_t)
 
 /* floats: both orders (NaN payloads and min/max of NaN/-0 depend on it) */
 #define FLT_KERNELS(sfx, T)                                                    \
-	KERNEL(sum_##sfx, T, FIRST, SECOND, E_SUM)                            \
-	KERNEL(prod_##sfx, T, FIRST, SECOND, E_PROD)                          \
+	KERNEL(sum_##sfx, T, FIRST, SECOND, E_FSUM)                           \
+	KERNEL(prod_##sfx, T, FIRST, SECOND, E_FPROD)                         \
 	KERNEL(min_##sfx, T, FIRST, SECOND, E_FMIN)                           \
 	KERNEL(max_##sfx, T, FIRST, SECOND, E_FMAX)                           \
-	KERNEL(rsum_##sfx, T, SECOND, FIRST, E_SUM)                           \
-	KERNEL(rprod_##sfx, T, SECOND, FIRST, E_PROD)                         \
+	KERNEL(rsum_##sfx, T, SECOND, FIRST, E_FSUM)                          \
+	KERNEL(rprod_##sfx, T, SECOND, FIRST, E_FPROD)                        \
 	KERNEL(rmin_##sfx, T, SECOND, FIRST, E_FMIN)                          \
 	KERNEL(rmax_##sfx, T, SECOND, FIRST, E_FMAX)
 

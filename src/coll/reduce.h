@@ -7,7 +7,9 @@
  *    by N with C's truncating division (toward zero for signed types).
  *  - floats: IEEE arithmetic in the element type; f16 and bf16 are widened
  *    to f32 (exact), reduced, and rounded back to nearest-even.
- *  - min/max propagate NaN: x op y is x when x is NaN.
+ *  - min/max propagate NaN: x op y is x when x is NaN (its payload kept);
+ *    a NaN produced by sum/prod is the canonical quiet NaN (the hardware
+ *    would keep either operand's payload, as the compiler orders them).
  *  - operand order is explicit: without @rev, dst = dst op src; with @rev,
  *    dst = src op dst. Algorithms put the lower-ranked data first so every
  *    rank computes the same bytes.

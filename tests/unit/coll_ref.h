@@ -77,8 +77,8 @@ static inline uint16_t ref_round(double x, int bf)
 	uint16_t maxpat = bf ? 0x7f7f : 0x7bff, infpat = bf ? 0x7f80 : 0x7c00;
 	uint16_t lo = 0, hi = maxpat;
 
-	if (x != x)
-		return 0x7fff;
+	if (x != x) /* the canonical quiet NaN */
+		return bf ? 0x7fc0 : 0x7e00;
 	double a = fabs(x);
 	uint16_t sg = signbit(x) ? 0x8000 : 0;
 	double top = val[maxpat], ulp = top - val[maxpat - 1];

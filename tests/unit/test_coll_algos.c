@@ -71,7 +71,15 @@ static void gen(void *buf, size_t i, const struct run *R, int r)
 		return;
 	}
 	double v;
-	if (R->random)
+	if (R->random == 2) { /* order-sensitive specials: +-0, NaNs */
+		static const double sp[] = { 0.0, -0.0, 1.0, -1.0 };
+		v = h % 5 == 4 ? NAN : sp[h % 5];
+		if (v != v && R->dt == HOP_FLOAT32) { /* payload names the rank */
+			uint32_t u = 0x7fc00000u | (uint32_t)(r + 1);
+			memcpy((char *)buf + 4 * i, &u, 4);
+			return;
+		}
+	} else if (R->random)
 		v = ((double)(h >> 11) / 9007199254740992.0) * 2 - 1;
 	else if (R->op == HOP_PROD)
 		v = (double[]){ 1, 2, 0.5, -1, -2, -0.5 }[h % 6];
@@ -274,7 +282,7 @@ static void run_one(const struct run *R)
 			  !(R->kind == HOP_COLL_REDUCE && r != R->root);
 		if (!has)
 			goto guards;
-		if (!R->random && !memcmp(res, exp, out_elems * es))
+		if (R->random == 2 || (!R->random && !memcmp(res, exp, out_elems * es)))
 			goto identical;
 		for (size_t i = 0; i < out_elems; i++) {
 			if (!R->random && memcmp(res + i * es, exp + i * es, es))
@@ -398,6 +406,25 @@ static void test_random_floats(void **state)
 	}
 }
 
+/* Operand order: with +-0 and NaN payloads, min/max/sum results depend on
+ * which operand comes first; every rank must still hold the same bytes. */
+static void test_order_identity(void **state)
+{
+	(void)state;
+	for (size_t ai = 0; ai < NALGOS; ai++) {
+		if (algos[ai].kind != HOP_COLL_ALLREDUCE)
+			continue;
+		for (int dt = HOP_FLOAT16; dt <= HOP_FLOAT64; dt++)
+			for (int op = 0; op < HOP_OP_COUNT; op++)
+				for (int n = 3; n <= 8; n++) {
+					struct run R = { HOP_COLL_ALLREDUCE, algos[ai].algo, n, 0,
+							 n % 2, 3, 0, 2, 300, 64, (hop_dtype_t)dt,
+							 (hop_op_t)op, 13 };
+					run_one(&R);
+				}
+	}
+}
+
 /* Large counts: 1000003 elements with default chunking (many chunks). */
 static void test_large(void **state)
 {
@@ -461,6 +488,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_structure),
 		cmocka_unit_test(test_types),
 		cmocka_unit_test(test_random_floats),
+		cmocka_unit_test(test_order_identity),
 		cmocka_unit_test(test_large),
 		cmocka_unit_test(test_sim_time),
 	};

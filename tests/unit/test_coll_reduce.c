@@ -129,6 +129,8 @@ static void fill(void *buf, size_t n, hop_dtype_t dt, hop_op_t op, int seed)
 		double v = ((double)(h % 20001) - 10000) / 2500.0; /* [-4, 4] */
 		if ((op == HOP_MIN || op == HOP_MAX) && h % 17 == 0)
 			v = (h >> 20) % 2 ? NAN : -0.0;
+		else if (h % 23 == 0) /* inf - inf, 0 * inf: NaN results */
+			v = (h >> 20) % 3 ? ((h >> 22) % 2 ? INFINITY : -INFINITY) : 0.0;
 		ref_put_f(buf, i, dt, v);
 	}
 }
@@ -152,12 +154,12 @@ static void ref_elem(void *out, const void *xb, const void *yb, size_t i,
 	}
 	if (dt == HOP_FLOAT64) {
 		double r = op == HOP_PROD ? x * y : x + y;
-		ref_put_f(out, i, dt, r);
+		ref_put_f(out, i, dt, r != r ? NAN : r);
 		return;
 	}
 	volatile float fx = (float)x, fy = (float)y; /* exact: f16/bf16/f32 */
 	float r = op == HOP_PROD ? fx * fy : fx + fy;
-	ref_put_f(out, i, dt, r);
+	ref_put_f(out, i, dt, r != r ? NAN : r); /* canonical NaN */
 }
 
 static void test_kernels(void **state)
