@@ -1,11 +1,13 @@
 #!/bin/bash
-# p2p_test through hop-run on each provider with 2, 3, 4 and 8 ranks.
+# p2p_test through hop-run on each provider with 2, 3, 4 and 8 ranks, then
+# the internal-API and failure cases of p2p_internal with 2 ranks.
 # HOP_P2P_TRANSPORTS overrides the list (e.g. "verbs" in the SoftRoCE VMs);
 # HOP_P2P_RANKS the rank counts. Fails if any rank of any run fails.
 set -u
 b=${top_builddir:?run through make check or set top_builddir}
 run=$b/tools/hop-run
 prog=$b/tests/integration/p2p_test
+internal=$b/tests/integration/p2p_internal
 fail=0
 for t in ${HOP_P2P_TRANSPORTS:-tcp shm}; do
 	for n in ${HOP_P2P_RANKS:-2 3 4 8}; do
@@ -19,6 +21,19 @@ for t in ${HOP_P2P_TRANSPORTS:-tcp shm}; do
 			echo "PASS: p2p $t $n ranks"
 		else
 			echo "FAIL: p2p $t $n ranks (exit $rc)"
+			printf '%s\n' "$out" | tail -n 30 | sed 's/^/    /'
+			fail=1
+		fi
+	done
+	for c in cb mismatch-eager mismatch-rndv timeout abort peer-exit; do
+		to=10
+		[ $c = timeout ] && to=1
+		out=$(HOP_TIMEOUT=$to HOP_TRANSPORT=$t "$run" -n 2 --timeout 60 -- "$internal" $c 2>&1)
+		rc=$?
+		if [ $rc = 0 ] && [ "$(grep -c "p2p_internal $c: rank . passed" <<< "$out")" = 2 ]; then
+			echo "PASS: p2p $t $c"
+		else
+			echo "FAIL: p2p $t $c (exit $rc)"
 			printf '%s\n' "$out" | tail -n 30 | sed 's/^/    /'
 			fail=1
 		fi

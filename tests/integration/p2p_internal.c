@@ -1,0 +1,287 @@
+/*
+ * p2p_internal.c - the channel layer as collectives use it (internal
+ * hop_p2p_* API) and its failure paths, one case per run (p2p.sh runs each
+ * through hop-run with 2 ranks):
+ *
+ *   cb              completion callbacks (run from progress, once, never
+ *                   inside isend/irecv), sends to self of every size,
+ *                   contexts keep equal low tags apart, hop_p2p_wait_until
+ *   mismatch-eager  signatures differ (eager): HOP_ERR_MISMATCH on both
+ *   mismatch-rndv   the same above the eager size    ranks, both named
+ *   timeout         a receive nobody sends: HOP_ERR_TIMEOUT naming it,
+ *                   then HOP_ERR_COMM_FAILED
+ *   abort           hop_comm_abort() from another thread ends a wait
+ *   peer-exit       the peer exits: HOP_ERR_PEER_FAILED naming it
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <hop/hop.h>
+
+#include "core/core.h"
+#include "p2p/p2p.h"
+
+static hop_comm_t *comm;
+static int rank;
+
+#define FAIL(...)                                                             \
+	do {                                                                  \
+		fprintf(stderr, "p2p_internal rank %d: FAIL line %d: ", rank, \
+			__LINE__);                                            \
+		fprintf(stderr, __VA_ARGS__);                                 \
+		fprintf(stderr, " (last error: %s)\n",                        \
+			hop_comm_last_error(comm));                           \
+		exit(1);                                                      \
+	} while (0)
+#define EXPECT(call, want)                                                    \
+	do {                                                                  \
+		int rc_ = (call);                                             \
+		if (rc_ != (want))                                            \
+			FAIL("%s returned %s, expected %s", #call,            \
+			     hop_err_name(rc_), hop_err_name(want));          \
+	} while (0)
+#define OK(call) EXPECT(call, 0)
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int in_post;
+static int calls[8];
+
+static void on_done(struct hop_p2p_req *r, void *arg)
+{
+	int i = (int)(intptr_t)arg;
+
+	if (in_post)
+		FAIL("callback %d ran inside isend/irecv", i);
+	if (!r->done)
+		FAIL("callback %d saw done == 0", i);
+	calls[i]++;
+}
+
+static int all_called(void *arg)
+{
+	int n = *(int *)arg;
+
+	for (int i = 0; i < n; i++)
+		if (calls[i] != 1)
+			return 0;
+	return 1;
+}
+
+static void case_cb(void)
+{
+	struct comm_self {
+		struct hop_p2p_req s, r;
+	} self[2];
+	static uint8_t big_s[100000], big_r[100000];
+	uint8_t a[16] = "user", b[16] = "coll", ra[16], rb[16];
+	struct hop_p2p_req rq[4];
+	int peer = 1 - rank, n = 4;
+
+	/* sends to self, small (copied at once) and large (held) */
+	for (size_t i = 0; i < sizeof(big_s); i++)
+		big_s[i] = (uint8_t)(i * 7);
+	self[0].s.cb = self[0].r.cb = NULL;
+	self[1].s.cb = self[1].r.cb = NULL;
+	OK(hop_p2p_isend(comm, &self[0].s, rank, HOP_TAG(HOP_CTX_COLL, 3, 1),
+			 a, 5, 9));
+	if (!self[0].s.done)
+		FAIL("small send to self not complete at once");
+	OK(hop_p2p_isend(comm, &self[1].s, rank, HOP_TAG(HOP_CTX_COLL, 3, 2),
+			 big_s, sizeof(big_s), 9));
+	if (self[1].s.done)
+		FAIL("large send to self complete before its receive");
+	OK(hop_p2p_irecv(comm, &self[1].r, rank, HOP_TAG(HOP_CTX_COLL, 3, 2),
+			 big_r, sizeof(big_r), 9));
+	OK(hop_p2p_irecv(comm, &self[0].r, rank, HOP_TAG(HOP_CTX_COLL, 3, 1),
+			 ra, sizeof(ra), 9));
+	if (!self[0].r.done || !self[1].r.done || !self[1].s.done ||
+	    self[0].r.bytes != 5 || memcmp(ra, "user", 5) ||
+	    memcmp(big_r, big_s, sizeof(big_s)))
+		FAIL("self messages wrong");
+
+	/* same low tag 5 in two contexts: each matches its own context,
+	 * although the coll receive is posted first and the user message
+	 * is sent first */
+	for (int i = 0; i < 4; i++) {
+		rq[i].cb = on_done;
+		rq[i].cb_arg = (void *)(intptr_t)i;
+	}
+	in_post = 1;
+	OK(hop_p2p_irecv(comm, &rq[0], peer, HOP_TAG(HOP_CTX_COLL, 0, 5), rb,
+			 sizeof(rb), 0));
+	OK(hop_p2p_irecv(comm, &rq[1], peer, HOP_TAG(HOP_CTX_USER, 0, 5), ra,
+			 sizeof(ra), 0));
+	OK(hop_p2p_isend(comm, &rq[2], peer, HOP_TAG(HOP_CTX_USER, 0, 5), a,
+			 5, 0));
+	OK(hop_p2p_isend(comm, &rq[3], peer, HOP_TAG(HOP_CTX_COLL, 0, 5), b,
+			 5, 0));
+	in_post = 0;
+	if (rq[2].done || rq[3].done)
+		FAIL("requests with a callback reported done before it ran");
+	OK(hop_p2p_wait_until(comm, all_called, &n, "four callbacks"));
+	if (memcmp(ra, "user", 5) || memcmp(rb, "coll", 5))
+		FAIL("contexts mixed up: user got '%.4s', coll got '%.4s'", ra,
+		     rb);
+	for (int i = 0; i < 4; i++)
+		if (rq[i].status || calls[i] != 1)
+			FAIL("request %d: status %d, %d callbacks", i,
+			     rq[i].status, calls[i]);
+}
+
+/* Rank 0 sends with signature 0x1111, rank 1 receives with 0x2222. */
+static void case_mismatch(size_t len)
+{
+	static uint8_t buf[200000];
+	struct hop_p2p_req r = { .cb = NULL };
+	uint64_t tag = HOP_TAG(HOP_CTX_COLL, 7, 3);
+	const char *msg;
+	int ret;
+
+	if (rank == 0) {
+		OK(hop_p2p_isend(comm, &r, 1, tag, buf, len, 0x1111));
+		ret = hop_p2p_wait(comm, &r);
+		if (len > 8192) {
+			if (ret != HOP_ERR_MISMATCH)
+				FAIL("rendezvous send: %s", hop_err_name(ret));
+		} else {
+			/* eager: the send completed; the NAK fails the comm */
+			if (ret)
+				FAIL("eager send: %s", hop_err_name(ret));
+			struct hop_p2p_req x = { .cb = NULL };
+			OK(hop_p2p_irecv(comm, &x, 1, HOP_TAG(HOP_CTX_COLL, 0,
+							     99), buf, 1, 0));
+			ret = hop_p2p_wait(comm, &x);
+			if (ret != HOP_ERR_MISMATCH)
+				FAIL("after the NAK: %s", hop_err_name(ret));
+		}
+	} else {
+		OK(hop_p2p_irecv(comm, &r, 0, tag, buf, sizeof(buf), 0x2222));
+		ret = hop_p2p_wait(comm, &r);
+		if (ret != HOP_ERR_MISMATCH)
+			FAIL("receive: %s", hop_err_name(ret));
+	}
+	EXPECT(hop_send(comm, buf, 1, 1 - rank, 1), HOP_ERR_COMM_FAILED);
+	msg = hop_comm_last_error(comm);
+	if (!strstr(msg, "0x00001111") || !strstr(msg, "0x00002222") ||
+	    !strstr(msg, "rank 0") || !strstr(msg, "rank 1"))
+		FAIL("mismatch message does not name both ranks and "
+		     "signatures: %s", msg);
+}
+
+static void case_timeout(void)
+{
+	static uint8_t buf[1 << 20];
+	double t0 = now_s();
+	int ret;
+
+	if (rank == 1) {        /* outlive rank 0's deadline, send nothing */
+		sleep(3);
+		return;
+	}
+	ret = hop_recv(comm, buf, sizeof(buf), 1, 7, NULL);
+	if (ret != HOP_ERR_TIMEOUT)
+		FAIL("hop_recv returned %s, expected HOP_ERR_TIMEOUT",
+		     hop_err_name(ret));
+	if (now_s() - t0 > 2.5)
+		FAIL("timeout took %.1f s with HOP_TIMEOUT=1", now_s() - t0);
+	if (!strstr(hop_comm_last_error(comm),
+		    "recv from rank 1 tag 7 (1048576 B) not completed within"))
+		FAIL("timeout message does not name the receive: %s",
+		     hop_comm_last_error(comm));
+	EXPECT(hop_send(comm, buf, 1, 1, 1), HOP_ERR_COMM_FAILED);
+}
+
+static void *aborter(void *arg)
+{
+	(void)arg;
+	usleep(200000);
+	hop_comm_abort(comm);
+	return NULL;
+}
+
+static void case_abort(void)
+{
+	uint8_t buf[8];
+	pthread_t th;
+	double t0;
+	int ret;
+
+	if (rank == 1) {
+		sleep(2);
+		return;
+	}
+	if (pthread_create(&th, NULL, aborter, NULL))
+		FAIL("pthread_create");
+	t0 = now_s();
+	ret = hop_recv(comm, buf, sizeof(buf), 1, 7, NULL);
+	pthread_join(th, NULL);
+	if (ret != HOP_ERR_ABORTED)
+		FAIL("hop_recv returned %s, expected HOP_ERR_ABORTED",
+		     hop_err_name(ret));
+	if (now_s() - t0 > 1.0)
+		FAIL("abort took %.2f s to end the wait", now_s() - t0);
+	EXPECT(hop_send(comm, buf, 1, 1, 1), HOP_ERR_COMM_FAILED);
+}
+
+static void case_peer_exit(void)
+{
+	uint8_t buf[8];
+	int ret;
+
+	if (rank == 1) {
+		printf("p2p_internal peer-exit: rank 1 passed\n");
+		fflush(stdout);
+		usleep(100000);
+		_exit(0);       /* no destroy: like a crash */
+	}
+	ret = hop_recv(comm, buf, sizeof(buf), 1, 7, NULL);
+	if (ret != HOP_ERR_PEER_FAILED)
+		FAIL("hop_recv returned %s, expected HOP_ERR_PEER_FAILED",
+		     hop_err_name(ret));
+	if (!strstr(hop_comm_last_error(comm), "rank 1"))
+		FAIL("message does not name rank 1: %s",
+		     hop_comm_last_error(comm));
+}
+
+int main(int argc, char **argv)
+{
+	const char *c = argc > 1 ? argv[1] : "";
+	int ret;
+
+	if ((ret = hop_comm_init_env(&comm))) {
+		fprintf(stderr, "p2p_internal: init: %s: %s\n",
+			hop_err_name(ret), hop_last_init_error());
+		return 1;
+	}
+	rank = hop_comm_rank(comm);
+	if (hop_comm_size(comm) != 2)
+		FAIL("needs 2 ranks");
+	if (!strcmp(c, "cb"))
+		case_cb();
+	else if (!strcmp(c, "mismatch-eager"))
+		case_mismatch(100);
+	else if (!strcmp(c, "mismatch-rndv"))
+		case_mismatch(150000);
+	else if (!strcmp(c, "timeout"))
+		case_timeout();
+	else if (!strcmp(c, "abort"))
+		case_abort();
+	else if (!strcmp(c, "peer-exit"))
+		case_peer_exit();
+	else
+		FAIL("unknown case '%s'", c);
+	printf("p2p_internal %s: rank %d passed\n", c, rank);
+	hop_comm_destroy(comm);
+	return 0;
+}
