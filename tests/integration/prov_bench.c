@@ -20,6 +20,7 @@ struct rkey {
 };
 
 static size_t max_bytes = 64u << 20;
+static uint64_t next_wr;        /* wr_ids are unique for the whole run */
 
 static int pingpong(struct ph *ph, struct hop_prov_mr *smr, uint8_t *src,
 		    const struct rkey *peer, size_t len, int iters,
@@ -50,7 +51,7 @@ static int stream(struct ph *ph, struct hop_prov_mr *smr, uint8_t *src,
 		  const struct rkey *peer, size_t len, int count, double *gbs)
 {
 	struct hop_cqe e;
-	uint64_t t0, wr = 0;
+	uint64_t t0, first = next_wr, wr = next_wr;
 	const int window = 8;
 
 	PH_CHECK(ph, ph_barrier(ph) == 0, "barrier");
@@ -60,7 +61,7 @@ static int stream(struct ph *ph, struct hop_prov_mr *smr, uint8_t *src,
 			unsigned fl = HOP_WR_SIGNALED |
 				      (i == count - 1 ? HOP_WR_IMM : 0);
 
-			if (wr >= (uint64_t)window)
+			if (wr >= first + (uint64_t)window)
 				PH_CHECK(ph, ph_wait_local(ph, wr - window) == 0,
 					 "window");
 			PH_CHECK(ph, ph_write(ph, 1, smr, src, len, peer->addr,
@@ -70,6 +71,7 @@ static int stream(struct ph *ph, struct hop_prov_mr *smr, uint8_t *src,
 		}
 		PH_CHECK(ph, ph_next_event(ph, 1, HOP_CQE_RECV, &e) == 0, "ack");
 		PH_CHECK(ph, ph_wait_local(ph, wr - 1) == 0, "last");
+		next_wr = wr;
 	} else {
 		PH_CHECK(ph, ph_next_event(ph, 0, HOP_CQE_RECV_IMM, &e) == 0,
 			 "imm");

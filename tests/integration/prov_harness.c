@@ -85,7 +85,7 @@ int ph_pump(struct ph *ph)
 		if ((ret = ph_record(ph, &c[i])))
 			return ret;
 	/* spin first (latency), then let the provider block briefly */
-	if (n == 0 && ++ph->idle > 2000)
+	if (n == 0 && ++ph->idle > ph->spin)
 		ph->ops->wait(ph->prov, 200);
 	else if (n > 0)
 		ph->idle = 0;
@@ -262,6 +262,7 @@ static int ph_child(const char *prov, int rank, int n,
 	if (!getenv("HOP_TIMEOUT"))
 		ph.comm->cfg.timeout_ms = 20000;
 	ph.wait_ms = ph.comm->cfg.timeout_ms;
+	ph.spin = ph.comm->cfg.spin_count;
 	ph.ops = hop_prov_find(prov);
 	if (!ph.ops) {
 		fprintf(stderr, "[rank %d] provider %s not built\n", rank, prov);

@@ -25,6 +25,7 @@ struct ph {
 	struct hop_prov *prov;
 	int wait_ms;                    /* deadline of each ph_* wait */
 	int idle;                       /* empty polls in a row */
+	int spin;                       /* empty polls before wait() (HOP_SPIN) */
 	/* remote events (RECV, RECV_IMM) not consumed yet, oldest first */
 	struct hop_cqe *ev;
 	size_t evn, evcap;

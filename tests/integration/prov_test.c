@@ -3,8 +3,8 @@
  *
  *   prov_test PROVIDER NRANKS [TEST...]
  *
- * Tests (all by default, in this order): writes, sends, order, oob, stale,
- * access, kill. Each runs in fresh processes joined by the real bootstrap
+ * Tests (all by default, in this order): select, writes, sends, order, oob,
+ * stale, access, kill. Each runs in fresh processes joined by the real bootstrap
  * and opens the provider directly (no p2p layer above it).
  */
 #include <signal.h>
@@ -457,12 +457,78 @@ static int t_kill(struct ph *ph, void *arg)
 }
 
 /* ------------------------------------------------------------------ */
+/* select: hop_prov_select() agrees on every rank; explicit choices are
+ * honoured; disagreement and unusable choices fail every rank. */
+
+static int sel(struct ph *ph, const char *want, const char **got)
+{
+	const struct hop_prov_ops *ops = NULL;
+	int ret;
+
+	snprintf(ph->comm->cfg.transport, sizeof(ph->comm->cfg.transport),
+		 "%s", want);
+	ph->comm->last_error[0] = '\0';
+	ret = hop_prov_select(ph->comm, ph->bs, &ops);
+	*got = ret ? NULL : ops->name;
+	return ret;
+}
+
+static int t_select(struct ph *ph, void *arg)
+{
+	const struct hop_prov_ops *v = hop_prov_find("verbs");
+	char why[128] = "";
+	const char *got, *expect;
+	char mine[16] = "", *all;
+	int ret;
+
+	(void)arg;
+	PH_CHECK(ph, hop_prov_find("tcp") == &hop_prov_tcp &&
+			     hop_prov_find("shm") == &hop_prov_shm &&
+			     !hop_prov_find("nope") && !hop_prov_find(NULL),
+		 "hop_prov_find");
+	/* one host here: auto is verbs only if a device works, else shm */
+	expect = v && v->usable(ph->comm, why, sizeof(why)) == 1 ? NULL : "shm";
+	PH_CHECK(ph, sel(ph, "auto", &got) == 0, "auto: %s",
+		 ph->comm->last_error);
+	PH_CHECK(ph, !expect || !strcmp(got, expect), "auto chose %s", got);
+	all = calloc((size_t)ph->n, sizeof(mine));
+	PH_CHECK(ph, all, "oom");
+	snprintf(mine, sizeof(mine), "%s", got);
+	PH_CHECK(ph, ph_allgather(ph, mine, all, sizeof(mine)) == 0, "ag");
+	for (int r = 0; r < ph->n; r++)
+		PH_CHECK(ph, !strcmp(all + r * sizeof(mine), got),
+			 "rank %d chose %s, I chose %s", r,
+			 all + r * sizeof(mine), got);
+	free(all);
+	PH_CHECK(ph, sel(ph, "tcp", &got) == 0 && !strcmp(got, "tcp"), "tcp");
+	PH_CHECK(ph, sel(ph, "shm", &got) == 0 && !strcmp(got, "shm"), "shm");
+	if (!v) {
+		ret = sel(ph, "verbs", &got);
+		PH_CHECK(ph, ret == HOP_ERR_NO_DEVICE &&
+				     strstr(ph->comm->last_error, "not built"),
+			 "verbs unbuilt: %s: %s", hop_err_name(ret),
+			 ph->comm->last_error);
+	}
+	if (ph->n > 1) {
+		ret = sel(ph, ph->rank == ph->n - 1 ? "tcp" : "shm", &got);
+		PH_CHECK(ph, ret == HOP_ERR_MISMATCH &&
+				     strstr(ph->comm->last_error, "rank") &&
+				     strstr(ph->comm->last_error, "tcp"),
+			 "mismatch: %s: %s", hop_err_name(ret),
+			 ph->comm->last_error);
+	}
+	ret = sel(ph, "carrier-pigeon", &got);
+	PH_CHECK(ph, ret == HOP_ERR_CONFIG, "unknown: %s", hop_err_name(ret));
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
 
 int main(int argc, char **argv)
 {
-	static const char *const all_tests[] = { "writes", "sends", "order",
-						 "oob", "stale", "access",
-						 "kill" };
+	static const char *const all_tests[] = { "select", "writes", "sends",
+						 "order", "oob", "stale",
+						 "access", "kill" };
 	const char *prov;
 	int n, fails = 0, ntests;
 	const char *const *tests;
@@ -482,7 +548,9 @@ int main(int argc, char **argv)
 		enum bad_kind k;
 		int ret;
 
-		if (!strcmp(t, "writes"))
+		if (!strcmp(t, "select"))
+			ret = ph_run(prov, n, t_select, NULL, -1, 60);
+		else if (!strcmp(t, "writes"))
 			ret = ph_run(prov, n, t_writes, NULL, -1, 120);
 		else if (!strcmp(t, "sends"))
 			ret = ph_run(prov, n, t_sends, NULL, -1, 60);

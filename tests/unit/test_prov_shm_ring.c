@@ -202,7 +202,7 @@ static void test_corrupt(void **state)
 
 /* ---- two threads ---- */
 
-#define STRESS_N 200000u
+#define STRESS_N 50000u
 
 static void *producer(void *arg)
 {
