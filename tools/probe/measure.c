@@ -238,6 +238,8 @@ int probe_next_imm(struct probe_ctx *c, int peer, const char *what)
 	unsigned k = 0;
 	int ret;
 
+	c->idle_since = 0;
+
 	while (c->imm_count[peer] < target)
 		if ((ret = spin(c, &k, deadline, what, peer)))
 			return ret;
@@ -250,6 +252,7 @@ int probe_wait_writes(struct probe_ctx *c, uint64_t target)
 	unsigned k = 0;
 	int ret;
 
+	c->idle_since = 0;
 	while (c->writes_done < target)
 		if ((ret = spin(c, &k, deadline, "a local write completion",
 				c->rank)))
@@ -286,6 +289,7 @@ int probe_wait_msg(struct probe_ctx *c, int peer, void *buf, size_t len)
 	unsigned k = 0;
 	int ret;
 
+	c->idle_since = 0;
 	for (;;) {
 		for (int i = 0; i < msgq.n; i++) {
 			if (msgq.m[i].peer != peer)
@@ -416,6 +420,7 @@ int probe_wait_byte(struct probe_ctx *c, size_t at, uint8_t v, int peer)
 	unsigned k = 0, i = 0;
 	int ret;
 
+	c->idle_since = 0;
 	while (*p != v) {
 		if (++i % (unsigned)c->poll_every)
 			continue;

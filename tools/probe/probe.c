@@ -8,6 +8,7 @@
 #include "probe.h"
 
 #include <getopt.h>
+#include <sched.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,8 @@ static void usage(FILE *f)
 "  -P, --save-profile FILE  the profile for HOP_PROFILE (written atomically and\n"
 "                         read back with the cost model's reader)\n"
 "  -q, --quiet            no table\n"
+"      --no-pin           do not pin rank r to the r-th allowed CPU (pinning keeps\n"
+"                         two spinning ranks off one core)\n"
 "  -h, --help             this text;  -V, --version\n"
 "\n"
 "example: tools/hop-run -n 2 tools/hop-probe --json probe.json --svg probe.svg\n");
@@ -59,6 +62,7 @@ static int parse_opts(int argc, char **argv, struct probe_opts *o)
 		{ "svg", required_argument, NULL, 'g' },
 		{ "save-profile", required_argument, NULL, 'P' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "no-pin", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -70,7 +74,7 @@ static int parse_opts(int argc, char **argv, struct probe_opts *o)
 	*o = (struct probe_opts){ .pair_a = -1, .pair_b = -1, .min_size = 1,
 				  .max_size = (size_t)64 << 20, .iters = 1000,
 				  .warmup = 100, .budget_mb = 256 };
-	while ((ch = getopt_long(argc, argv, "t:p:s:n:w:b:j:c:g:P:qhV", lo, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "t:p:s:n:w:b:j:c:g:P:qNhV", lo, NULL)) != -1) {
 		switch (ch) {
 		case 't':
 			if (strlen(optarg) >= sizeof(o->transport))
@@ -127,6 +131,7 @@ static int parse_opts(int argc, char **argv, struct probe_opts *o)
 		case 'g': o->svg = optarg; break;
 		case 'P': o->save_profile = optarg; break;
 		case 'q': o->quiet = 1; break;
+		case 'N': o->no_pin = 1; break;
 		case 'h': usage(stdout); return 1;
 		case 'V': printf("hop-probe %s\n", hop_version()); return 1;
 		default:
@@ -140,6 +145,29 @@ bad:
 		return 2;
 	}
 	return 0;
+}
+
+/*
+ * Pin this rank to the (rank mod n)-th CPU it may run on: the probe times by
+ * spinning, and two spinning ranks sharing a core measure the scheduler's
+ * tick instead of the link. A launcher's binding (one allowed CPU) is kept.
+ */
+static void pin_rank(int rank)
+{
+	cpu_set_t set, one;
+	int n, k = 0;
+
+	if (sched_getaffinity(0, sizeof(set), &set) || (n = CPU_COUNT(&set)) <= 1)
+		return;
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, &set) || k++ != rank % n)
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		if (sched_setaffinity(0, sizeof(one), &one))
+			HOP_INFO("hop-probe: cannot pin rank %d to cpu %d", rank, cpu);
+		return;
+	}
 }
 
 static int json_out(FILE *f, const struct hop_profile *p)
@@ -259,6 +287,8 @@ int main(int argc, char **argv)
 				"outside the job");
 		goto out;
 	}
+	if (!o.no_pin)
+		pin_rank(comm->rank);
 	if ((ret = probe_ctx_open(&c, comm, &o))) {
 		fprintf(stderr, "hop-probe: rank %d: %s\n", comm->rank, c.err);
 		goto out;

@@ -32,6 +32,7 @@ struct probe_opts {
 	double budget_mb;       /* bytes moved per size (large sizes get fewer iterations) */
 	const char *json, *csv, *svg, *save_profile;
 	int quiet;
+	int no_pin;             /* --no-pin */
 };
 
 /* one posted-write target: a peer's registered receive buffer */
