@@ -209,9 +209,14 @@ int hop_p2p_progress(struct hop_comm *comm)
 	if (p->deferred.head)
 		run_deferred(p);
 	n = p->ops->poll(p->prov, p->cqe, P2P_POLL_BATCH);
-	if (n < 0) {
-		ret = n;
-		goto fail;
+	if (n <= 0) {
+		if (n < 0) {
+			ret = n;
+			goto fail;
+		}
+		/* the spinning path: nothing arrived, nothing queued */
+		if (!p->nbacklog && !p->rndv_active.head)
+			return 0;
 	}
 	p->post_depth++;        /* callbacks run after the batch */
 	for (int i = 0; i < n && ret >= 0; i++)
