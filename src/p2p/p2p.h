@@ -61,6 +61,17 @@ void hop_p2p_fini(struct hop_comm *comm);
  * until done. @sig: a collective's signature (0 for user traffic); a
  * receive whose sig differs from the matching send's fails both ends with
  * HOP_ERR_MISMATCH.
+ *
+ * Set req->cb / req->cb_arg (or NULL) before the call; the call sets every
+ * other field. A request without a callback may be done when the call
+ * returns (eager sends are: their data was copied). A request with a
+ * callback is never completed inside isend/irecv: done becomes 1 and the
+ * callback runs from hop_p2p_progress(), once, after the batch of
+ * completions it belongs to; it may start new requests (and reuse @req).
+ * @peer may be this rank (any size; used by schedules, not by the public
+ * API). A failure of the comm (timeout, abort, peer failure, mismatch)
+ * completes every outstanding request with that code, so no request stays
+ * linked after a failed wait.
  */
 int hop_p2p_isend(struct hop_comm *comm, struct hop_p2p_req *req, int peer,
 		  uint64_t tag, const void *buf, size_t len, uint32_t sig);
@@ -95,7 +106,10 @@ int hop_p2p_wait_imm(struct hop_comm *comm, int peer, uint32_t *imm,
 /*
  * Registration cache for buffers hop registers on the user's behalf
  * (rendezvous receive buffers, put sources): returns a provider region
- * covering [addr, addr+len), registering it on first use.
+ * covering [addr, addr+len), registering it on first use. The region stays
+ * valid until HOP_REG_CACHE (default 256) newer regions have been cached,
+ * the range is passed to hop_mem_deregister(), or the comm is destroyed;
+ * with HOP_REG_CACHE=0 only until the next registration through the cache.
  */
 int hop_p2p_reg_cached(struct hop_comm *comm, void *addr, size_t len,
 		       unsigned access, struct hop_prov_mr **out);
