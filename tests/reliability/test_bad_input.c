@@ -1,0 +1,985 @@
+/*
+ * test_bad_input.c - the bad-input table: every wrong argument a user can
+ * pass gets its specific code and a message naming the culprit, and the
+ * communicator keeps working afterwards where the code says it should
+ * (docs/errors.md, last column).
+ *
+ * The communicator cases run twice, over tcp and over shm, on a 2-rank
+ * communicator whose rank 0 is this process and rank 1 a forked follower.
+ * After each bad call rank 0 runs two correct allreduces with the
+ * follower (still_works()): the first carries a command to the follower
+ * (continue, send me N bytes, give me a remote key: for the cases that
+ * need a partner) and the follower's result of the previous command, the
+ * second checks data. The other cases (configuration, unique ids, secrets, files,
+ * handles) need no communicator or make their own.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "core/core.h"
+#include "model/profile.h"
+#include "model/topo.h"
+#include "rel.h"
+
+/* ------------------------------------------------------------------ */
+/* the follower (rank 1) and its commands                              */
+
+enum { CMD_CONT = 0, CMD_STOP, CMD_SEND, CMD_RKEY };
+#define TAG_DATA 7
+#define TAG_RKEY 8
+#define IMM_PUT 0x1234u
+#define CHECK_R0 1000   /* rank 0's marker in the command allreduce */
+#define CHECK_R1 1      /* rank 1's */
+
+static uint8_t pattern(size_t i)
+{
+	return (uint8_t)(i * 7 + 3);
+}
+
+/* CMD_SEND: send @n pattern bytes to rank 0 */
+static int follow_send(hop_comm_t *c, size_t n)
+{
+	uint8_t *b = malloc(n ? n : 1);
+	int ret;
+
+	for (size_t i = 0; i < n; i++)
+		b[i] = pattern(i);
+	ret = hop_send(c, b, n, 0, TAG_DATA);
+	free(b);
+	return ret;
+}
+
+/* CMD_RKEY: register @len bytes for remote writes, send the key, wait for
+ * rank 0's put of the whole region, check it, deregister. */
+static int follow_rkey(hop_comm_t *c, size_t len)
+{
+	uint8_t *b = calloc(1, len);
+	hop_mr_t *mr = NULL;
+	hop_rkey_t key;
+	uint32_t imm = 0;
+	size_t bytes = 0;
+	int src = -1, ret;
+
+	if ((ret = hop_mem_register(c, b, len, HOP_ACCESS_REMOTE_WRITE, &mr)) ||
+	    (ret = hop_mr_rkey(mr, &key)) ||
+	    (ret = hop_send(c, &key, sizeof(key), 0, TAG_RKEY)) ||
+	    (ret = hop_wait_imm(c, 0, &imm, &src, &bytes)))
+		goto out;
+	if (imm != IMM_PUT || src != 0 || bytes != len)
+		ret = -1000;
+	for (size_t i = 0; i < len && !ret; i++)
+		if (b[i] != pattern(i))
+			ret = -1001;
+out:
+	hop_mem_deregister(c, mr);
+	free(b);
+	return ret;
+}
+
+/* Every command is followed by this allreduce with a data check. */
+static int data_allreduce(hop_comm_t *c)
+{
+	double in[64], out[64];
+	int ret;
+
+	for (int i = 0; i < 64; i++)
+		in[i] = hop_comm_rank(c) ? i * 0.5 : i * 0.25;
+	if ((ret = hop_allreduce(c, in, out, 64, HOP_FLOAT64, HOP_MAX)))
+		return ret;
+	for (int i = 0; i < 64; i++)
+		if (out[i] != i * 0.5)
+			return -2000;
+	return 0;
+}
+
+static int follower(hop_comm_t *c, int rank, int nranks,
+		    struct rel_report *rep, void *arg)
+{
+	int32_t last = 0;
+
+	(void)rank;
+	(void)nranks;
+	(void)arg;
+	for (;;) {
+		int32_t in[4] = { 0, 0, last, CHECK_R1 }, out[4];
+		int ret = hop_allreduce(c, in, out, 4, HOP_INT32, HOP_SUM);
+
+		if (ret || out[3] != CHECK_R0 + CHECK_R1) {
+			rep->ret = ret;
+			snprintf(rep->msg, sizeof(rep->msg), "follower: %s (%d)",
+				 hop_comm_last_error(c), out[3]);
+			return 1;
+		}
+		rep->iter++;
+		if (out[0] != CMD_STOP && data_allreduce(c)) {
+			snprintf(rep->msg, sizeof(rep->msg), "follower: data "
+				 "allreduce: %s", hop_comm_last_error(c));
+			return 1;
+		}
+		switch (out[0]) {
+		case CMD_STOP:
+			return 0;
+		case CMD_SEND:
+			last = follow_send(c, (size_t)out[1]);
+			break;
+		case CMD_RKEY:
+			last = follow_rkey(c, (size_t)out[1]);
+			break;
+		default:
+			last = 0;
+		}
+	}
+}
+
+static hop_comm_t *g_comm;
+static pid_t g_pid;
+static struct rel_report *g_rep;
+
+/* One command allreduce; returns the follower's result of the previous
+ * command through *@prev. */
+static int command(int cmd, int arg, int *prev)
+{
+	int32_t in[4] = { cmd, arg, 0, CHECK_R0 }, out[4] = { 0 };
+	int ret = hop_allreduce(g_comm, in, out, 4, HOP_INT32, HOP_SUM);
+
+	if (!ret && out[3] != CHECK_R0 + CHECK_R1)
+		fail_msg("command allreduce gave %d, expected %d", out[3],
+			 CHECK_R0 + CHECK_R1);
+	if (!ret && cmd != CMD_STOP)
+		ret = data_allreduce(g_comm);
+	if (prev)
+		*prev = out[2];
+	return ret;
+}
+
+/* A correct collective right after a bad call: the comm still works, and
+ * the follower's last command ended with @follower_ret. */
+static void still_works_follower(int follower_ret)
+{
+	int prev = -1, ret = command(CMD_CONT, 0, &prev);
+
+	if (ret)
+		fail_msg("the communicator no longer works: %s (%s)",
+			 hop_comm_last_error(g_comm), hop_err_name(ret));
+	assert_int_equal(prev, follower_ret);
+}
+#define still_works() still_works_follower(0)
+
+static int comm_setup(const char *transport)
+{
+	hop_unique_id_t id;
+	int ret;
+
+	setenv("HOP_TRANSPORT", transport, 1);
+	setenv("HOP_TIMEOUT", "20", 1);
+	g_rep = rel_shared(sizeof(*g_rep));
+	if ((ret = hop_get_unique_id(&id)))
+		return -1;
+	fflush(NULL);
+	if ((g_pid = fork()) == 0) {
+		hop_comm_t *c = NULL;
+
+		rel_drop_listener(&id);
+		if (hop_comm_init_rank(&c, 2, id, 1))
+			_exit(3);
+		ret = follower(c, 1, 2, g_rep, NULL);
+		hop_comm_destroy(c);
+		_exit(ret);
+	}
+	ret = hop_comm_init_rank(&g_comm, 2, id, 0);
+	if (ret) {
+		print_error("rank 0 init on %s: %s\n", transport,
+			    hop_last_init_error());
+		kill(g_pid, SIGKILL);
+		waitpid(g_pid, NULL, 0);
+		return -1;
+	}
+	return 0;
+}
+
+static int setup_tcp(void **state)
+{
+	(void)state;
+	return comm_setup("tcp");
+}
+
+static int setup_shm(void **state)
+{
+	(void)state;
+	return comm_setup("shm");
+}
+
+static int comm_teardown(void **state)
+{
+	int st = -1;
+
+	(void)state;
+	if (command(CMD_STOP, 0, NULL))
+		print_error("stop: %s\n", hop_comm_last_error(g_comm));
+	hop_comm_destroy(g_comm);
+	g_comm = NULL;
+	rel_wait(&g_pid, 1, rel_now_ms() + 10000, &st);
+	if (st != 0)
+		print_error("follower exited with %d: %s\n", st, g_rep->msg);
+	munmap(g_rep, sizeof(*g_rep));
+	unsetenv("HOP_TRANSPORT");
+	return st == 0 ? 0 : -1;
+}
+
+/* The call returned @code and left a message containing @sub. */
+#define expect_err(call, code, sub)                                           \
+	do {                                                                  \
+		int r_ = (call);                                              \
+		const char *m_ = hop_comm_last_error(g_comm);                 \
+		if (r_ != (code))                                             \
+			fail_msg("%s returned %s, expected %s (%s)", #call,  \
+				 hop_err_name(r_), hop_err_name(code), m_);   \
+		if (!strstr(m_, (sub)))                                       \
+			fail_msg("%s: message '%s' lacks '%s'", #call, m_,   \
+				 (sub));                                      \
+	} while (0)
+
+/* ------------------------------------------------------------------ */
+/* collectives                                                         */
+
+static void t_allreduce_null_sendbuf(void **s)
+{
+	int32_t out[8];
+
+	(void)s;
+	expect_err(hop_allreduce(g_comm, NULL, out, 8, HOP_INT32, HOP_SUM),
+		   HOP_ERR_INVALID_ARG, "sendbuf is NULL with count 8");
+	expect_err(hop_allreduce(g_comm, NULL, out, 8, HOP_INT32, HOP_SUM),
+		   HOP_ERR_INVALID_ARG, "hop_allreduce(rank 0, count 8");
+	still_works();
+}
+
+static void t_allreduce_null_recvbuf(void **s)
+{
+	int32_t in[8] = { 0 };
+
+	(void)s;
+	expect_err(hop_allreduce(g_comm, in, NULL, 8, HOP_INT32, HOP_SUM),
+		   HOP_ERR_INVALID_ARG, "recvbuf is NULL with count 8");
+	still_works();
+}
+
+static void t_broadcast_null_buf(void **s)
+{
+	(void)s;
+	expect_err(hop_broadcast(g_comm, NULL, 4, HOP_FLOAT32, 0),
+		   HOP_ERR_INVALID_ARG, "buf is NULL with count 4");
+	still_works();
+}
+
+static void t_allgather_null_recvbuf(void **s)
+{
+	int64_t in[2] = { 0 };
+
+	(void)s;
+	expect_err(hop_allgather(g_comm, in, NULL, 2, HOP_INT64),
+		   HOP_ERR_INVALID_ARG, "recvbuf is NULL with count 2");
+	still_works();
+}
+
+static void t_reducescatter_null_sendbuf(void **s)
+{
+	float out[3];
+
+	(void)s;
+	expect_err(hop_reducescatter(g_comm, NULL, out, 3, HOP_FLOAT32, HOP_SUM),
+		   HOP_ERR_INVALID_ARG, "sendbuf is NULL with count 3");
+	still_works();
+}
+
+static void t_count_overflow(void **s)
+{
+	double a[1] = { 0 };
+
+	(void)s;
+	expect_err(hop_allreduce(g_comm, a, a, SIZE_MAX / 4, HOP_FLOAT64,
+				 HOP_SUM), HOP_ERR_INVALID_ARG, "overflows size_t");
+	/* per rank it fits, times 2 ranks it does not */
+	expect_err(hop_allgather(g_comm, a, a + 0, SIZE_MAX / 8 / 2 + 1,
+				 HOP_INT64), HOP_ERR_INVALID_ARG,
+		   "times 2 ranks overflows size_t");
+	still_works();
+}
+
+static void t_bad_dtype(void **s)
+{
+	int32_t a[4] = { 0 }, b[4];
+
+	(void)s;
+	expect_err(hop_allreduce(g_comm, a, b, 4, HOP_DTYPE_COUNT, HOP_SUM),
+		   HOP_ERR_INVALID_ARG, "invalid dtype 10");
+	expect_err(hop_broadcast(g_comm, a, 4, (hop_dtype_t)-1, 0),
+		   HOP_ERR_INVALID_ARG, "invalid dtype -1");
+	still_works();
+}
+
+static void t_bad_op(void **s)
+{
+	int32_t a[4] = { 0 }, b[4];
+
+	(void)s;
+	expect_err(hop_allreduce(g_comm, a, b, 4, HOP_INT32, HOP_OP_COUNT),
+		   HOP_ERR_INVALID_ARG, "invalid op 5");
+	expect_err(hop_reducescatter(g_comm, a, b, 2, HOP_INT32, (hop_op_t)-3),
+		   HOP_ERR_INVALID_ARG, "invalid op -3");
+	still_works();
+}
+
+static void t_bad_root(void **s)
+{
+	int32_t a[4] = { 0 }, b[4];
+
+	(void)s;
+	expect_err(hop_broadcast(g_comm, a, 4, HOP_INT32, 2),
+		   HOP_ERR_INVALID_ARG, "root 2 out of range (comm has 2 ranks)");
+	expect_err(hop_reduce(g_comm, a, b, 4, HOP_INT32, HOP_SUM, -1),
+		   HOP_ERR_INVALID_ARG, "root -1 out of range");
+	still_works();
+}
+
+static void t_overlap(void **s)
+{
+	int32_t buf[64] = { 0 };
+
+	(void)s;
+	expect_err(hop_allreduce(g_comm, buf, buf + 1, 16, HOP_INT32, HOP_SUM),
+		   HOP_ERR_INVALID_ARG, "overlap partially");
+	/* allgather: in place is sendbuf == recvbuf + rank * count */
+	expect_err(hop_allgather(g_comm, buf + 1, buf, 8, HOP_INT32),
+		   HOP_ERR_INVALID_ARG, "is not recvbuf + rank * count * size");
+	expect_err(hop_reducescatter(g_comm, buf, buf + 3, 8, HOP_INT32, HOP_SUM),
+		   HOP_ERR_INVALID_ARG, "is not sendbuf + rank * count * size");
+	still_works();
+}
+
+static void t_null_request(void **s)
+{
+	int32_t a[4] = { 0 }, b[4];
+	hop_request_t *fake;
+	int done = 7;
+
+	(void)s;
+	expect_err(hop_iallreduce(g_comm, a, b, 4, HOP_INT32, HOP_SUM, NULL),
+		   HOP_ERR_INVALID_ARG, "hop_iallreduce: req is NULL");
+	expect_err(hop_isend(g_comm, a, 4, 1, 0, NULL), HOP_ERR_INVALID_ARG,
+		   "hop_isend: req is NULL");
+	assert_int_equal(hop_test(NULL, &done, NULL), HOP_ERR_INVALID_ARG);
+	assert_int_equal(done, 0);
+	fake = NULL;
+	assert_int_equal(hop_wait(&fake, NULL), HOP_ERR_INVALID_ARG);
+	/* a request hop never made: magic check */
+	fake = calloc(1, 4096);
+	assert_int_equal(hop_wait(&fake, NULL), HOP_ERR_INVALID_HANDLE);
+	assert_int_equal(hop_test(&fake, &done, NULL), HOP_ERR_INVALID_HANDLE);
+	free(fake);
+	still_works();
+}
+
+/* ------------------------------------------------------------------ */
+/* point to point                                                      */
+
+static void t_p2p_null_buf(void **s)
+{
+	(void)s;
+	expect_err(hop_send(g_comm, NULL, 10, 1, 0), HOP_ERR_INVALID_ARG,
+		   "hop_send: buf is NULL with len 10");
+	expect_err(hop_recv(g_comm, NULL, 3, 1, 0, NULL), HOP_ERR_INVALID_ARG,
+		   "hop_recv: buf is NULL with len 3");
+	still_works();
+}
+
+static void t_p2p_bad_peer(void **s)
+{
+	char b[4] = { 0 };
+
+	(void)s;
+	expect_err(hop_send(g_comm, b, 4, 2, 0), HOP_ERR_INVALID_ARG,
+		   "hop_send: peer 2 out of range (comm has 2 ranks)");
+	expect_err(hop_recv(g_comm, b, 4, -1, 0, NULL), HOP_ERR_INVALID_ARG,
+		   "hop_recv: peer -1 out of range");
+	expect_err(hop_send(g_comm, b, 4, 0, 0), HOP_ERR_INVALID_ARG,
+		   "peer 0 is this rank");
+	still_works();
+}
+
+static void t_p2p_bad_tag(void **s)
+{
+	char b[4] = { 0 };
+	hop_request_t *r = (void *)1;
+
+	(void)s;
+	expect_err(hop_send(g_comm, b, 4, 1, -1), HOP_ERR_INVALID_ARG,
+		   "tag -1 is negative");
+	expect_err(hop_irecv(g_comm, b, 4, 1, -7, &r), HOP_ERR_INVALID_ARG,
+		   "hop_irecv: tag -7 is negative");
+	assert_null(r);
+	still_works();
+}
+
+/* A message larger than the receive buffer: TRUNCATED, nothing written
+ * past the buffer, the comm still usable. Eager and rendezvous sizes. */
+static void truncated(size_t sent, size_t cap)
+{
+	uint8_t *b = malloc(cap + 64);
+	hop_status_t st = { -5, -5, 12345 };
+	char sub[96];
+	int prev = -1;
+
+	memset(b, 0xee, cap + 64);
+	assert_int_equal(command(CMD_SEND, (int)sent, &prev), 0);
+	snprintf(sub, sizeof(sub), "does not fit the %zu B receive buffer", cap);
+	expect_err(hop_recv(g_comm, b, cap, 1, TAG_DATA, &st),
+		   HOP_ERR_TRUNCATED, sub);
+	for (size_t i = cap; i < cap + 64; i++)
+		assert_int_equal(b[i], 0xee);
+	assert_int_equal(st.bytes, 0);
+	free(b);
+}
+
+static void t_recv_truncated_eager(void **s)
+{
+	(void)s;
+	truncated(100, 10);
+	/* an eager send is complete when it leaves: the sender saw success */
+	still_works_follower(0);
+}
+
+static void t_recv_truncated_rndv(void **s)
+{
+	(void)s;
+	truncated(1 << 20, 1000);
+	/* the rendezvous sender learns it from the receiver's refusal */
+	still_works_follower(HOP_ERR_TRUNCATED);
+}
+
+/* ------------------------------------------------------------------ */
+/* memory registration and put                                         */
+
+static void t_mem_register_args(void **s)
+{
+	char b[64];
+	hop_mr_t *mr = (void *)1;
+
+	(void)s;
+	expect_err(hop_mem_register(g_comm, NULL, 64, HOP_ACCESS_REMOTE_WRITE,
+				    &mr), HOP_ERR_INVALID_ARG,
+		   "buf is NULL with len 64");
+	assert_null(mr);
+	expect_err(hop_mem_register(g_comm, b, 64, 0x10, &mr),
+		   HOP_ERR_INVALID_ARG, "unknown access bits 0x10");
+	expect_err(hop_mem_register(g_comm, b, 64, 0, NULL),
+		   HOP_ERR_INVALID_ARG, "hop_mem_register: mr is NULL");
+	assert_int_equal(hop_mr_rkey(NULL, NULL), HOP_ERR_INVALID_ARG);
+	still_works();
+}
+
+static void t_deregister_twice(void **s)
+{
+	char b[64];
+	hop_mr_t *mr = NULL, *fake = calloc(1, 256);
+
+	(void)s;
+	assert_int_equal(hop_mem_register(g_comm, b, sizeof(b),
+					  HOP_ACCESS_REMOTE_WRITE, &mr), 0);
+	assert_int_equal(hop_mem_deregister(g_comm, mr), 0);
+	expect_err(hop_mem_deregister(g_comm, mr), HOP_ERR_INVALID_HANDLE,
+		   "is not a live region of this communicator");
+	/* a pointer hop never handed out */
+	expect_err(hop_mem_deregister(g_comm, fake), HOP_ERR_INVALID_HANDLE,
+		   "is not a live region");
+	free(fake);
+	assert_int_equal(hop_mem_deregister(g_comm, NULL), 0);
+	still_works();
+}
+
+static void t_put_args(void **s)
+{
+	char b[64] = { 0 };
+	hop_rkey_t k = { (uint64_t)(uintptr_t)b, sizeof(b), 1, 0,
+			 HOP_ACCESS_REMOTE_WRITE };
+	uint32_t imm;
+
+	(void)s;
+	expect_err(hop_put(g_comm, NULL, b, 8, NULL, 0, 0), HOP_ERR_INVALID_ARG,
+		   "hop_put: rkey is NULL");
+	expect_err(hop_put(g_comm, NULL, NULL, 8, &k, 0, 0), HOP_ERR_INVALID_ARG,
+		   "hop_put: src is NULL with len 8");
+	k.owner = 7;
+	expect_err(hop_put(g_comm, NULL, b, 8, &k, 0, 0), HOP_ERR_INVALID_ARG,
+		   "rkey owner rank 7 out of range");
+	expect_err(hop_wait_imm(g_comm, 0, NULL, NULL, NULL),
+		   HOP_ERR_INVALID_ARG, "hop_wait_imm: imm is NULL");
+	expect_err(hop_wait_imm(g_comm, -2, &imm, NULL, NULL),
+		   HOP_ERR_INVALID_ARG, "hop_wait_imm: peer -2 out of range");
+	still_works();
+}
+
+/* Into a region this rank never registered (a forged key): refused. */
+static void t_put_unregistered_self(void **s)
+{
+	char b[64] = { 0 }, src[16] = "not for you";
+	hop_rkey_t k = { (uint64_t)(uintptr_t)b, sizeof(b), 0xdead, 0,
+			 HOP_ACCESS_REMOTE_WRITE };
+
+	(void)s;
+	expect_err(hop_put(g_comm, NULL, src, sizeof(src), &k, 0, 1),
+		   HOP_ERR_OUT_OF_BOUNDS, "no live region with key 0xdead");
+	assert_int_equal(b[0], 0);
+	still_works();
+}
+
+/* A region registered without remote write access. */
+static void t_put_no_remote_write(void **s)
+{
+	char b[64] = { 0 }, src[8] = "xxxxxxx";
+	hop_mr_t *mr = NULL;
+	hop_rkey_t k;
+
+	(void)s;
+	assert_int_equal(hop_mem_register(g_comm, b, sizeof(b),
+					  HOP_ACCESS_LOCAL, &mr), 0);
+	assert_int_equal(hop_mr_rkey(mr, &k), 0);
+	expect_err(hop_put(g_comm, NULL, src, sizeof(src), &k, 0, 1),
+		   HOP_ERR_OUT_OF_BOUNDS, "not registered with "
+		   "HOP_ACCESS_REMOTE_WRITE");
+	assert_int_equal(b[0], 0);
+	assert_int_equal(hop_mem_deregister(g_comm, mr), 0);
+	still_works();
+}
+
+/* The source must lie inside the local region passed with it. */
+static void t_put_src_outside_local_mr(void **s)
+{
+	char b[64] = { 0 }, other[64] = { 0 };
+	hop_mr_t *mr = NULL, *tgt = NULL;
+	hop_rkey_t k;
+
+	(void)s;
+	assert_int_equal(hop_mem_register(g_comm, b, sizeof(b),
+					  HOP_ACCESS_LOCAL, &mr), 0);
+	assert_int_equal(hop_mem_register(g_comm, other, sizeof(other),
+					  HOP_ACCESS_REMOTE_WRITE, &tgt), 0);
+	assert_int_equal(hop_mr_rkey(tgt, &k), 0);
+	expect_err(hop_put(g_comm, mr, other, 16, &k, 0, 1),
+		   HOP_ERR_INVALID_ARG, "is not inside local_mr");
+	expect_err(hop_put(g_comm, mr, b + 60, 16, &k, 0, 1),
+		   HOP_ERR_INVALID_ARG, "is not inside local_mr");
+	assert_int_equal(hop_mem_deregister(g_comm, mr), 0);
+	assert_int_equal(hop_mem_deregister(g_comm, tgt), 0);
+	still_works();
+}
+
+/* Beyond the end of a peer's real region: refused at the writer; then a
+ * correct put of the whole region lands and the peer checks it. */
+static void t_put_beyond_end(void **s)
+{
+	enum { LEN = 4096 };
+	uint8_t *src = malloc(LEN);
+	hop_rkey_t k;
+	hop_status_t st;
+
+	(void)s;
+	for (size_t i = 0; i < LEN; i++)
+		src[i] = pattern(i);
+	assert_int_equal(command(CMD_RKEY, LEN, NULL), 0);
+	assert_int_equal(hop_recv(g_comm, &k, sizeof(k), 1, TAG_RKEY, &st), 0);
+	assert_int_equal(st.bytes, sizeof(k));
+	assert_int_equal(k.owner, 1);
+	assert_int_equal(k.len, LEN);
+	expect_err(hop_put(g_comm, NULL, src, 200, &k, 4000, 1),
+		   HOP_ERR_OUT_OF_BOUNDS,
+		   "offset 4000 + len 200 exceeds the 4096 B region of rank 1");
+	expect_err(hop_put(g_comm, NULL, src, 1, &k, UINT64_MAX, 1),
+		   HOP_ERR_OUT_OF_BOUNDS, "exceeds the 4096 B region of rank 1");
+	expect_err(hop_put(g_comm, NULL, src, LEN + 1, &k, 0, 1),
+		   HOP_ERR_OUT_OF_BOUNDS, "exceeds the 4096 B region");
+	assert_int_equal(hop_put(g_comm, NULL, src, LEN, &k, 0, IMM_PUT), 0);
+	free(src);
+	still_works_follower(0); /* the follower verified every byte */
+}
+
+/* ------------------------------------------------------------------ */
+/* handles and ids (no communicator needed)                            */
+
+static void t_null_comm(void **s)
+{
+	int32_t a[2] = { 0 }, b[2];
+	hop_mr_t *mr;
+
+	(void)s;
+	assert_int_equal(hop_allreduce(NULL, a, b, 2, HOP_INT32, HOP_SUM),
+			 HOP_ERR_INVALID_HANDLE);
+	assert_int_equal(hop_send(NULL, a, 4, 1, 0), HOP_ERR_INVALID_HANDLE);
+	assert_int_equal(hop_barrier(NULL), HOP_ERR_INVALID_HANDLE);
+	assert_int_equal(hop_mem_register(NULL, a, 8, 0, &mr),
+			 HOP_ERR_INVALID_HANDLE);
+	assert_int_equal(hop_mem_deregister(NULL, NULL), HOP_ERR_INVALID_HANDLE);
+	assert_int_equal(hop_comm_abort(NULL), HOP_ERR_INVALID_ARG);
+	assert_non_null(strstr(hop_comm_last_error(NULL), "comm is NULL"));
+}
+
+/*
+ * Use after destroy, best effort: the memory of a destroyed communicator
+ * (its magic cleared by hop_comm_destroy()) is refused by every entry
+ * point. Reading really freed memory is undefined, so the test hands over
+ * memory that looks like a destroyed communicator.
+ */
+static void t_destroyed_comm(void **s)
+{
+	struct hop_comm *dead = calloc(1, sizeof(*dead));
+	hop_comm_t *c = (hop_comm_t *)dead;
+	int32_t a[2] = { 0 }, b[2];
+	hop_mr_t *mr = NULL;
+
+	(void)s;
+	dead->rank = 0;
+	dead->nranks = 2;
+	assert_int_equal(hop_allreduce(c, a, b, 2, HOP_INT32, HOP_SUM),
+			 HOP_ERR_INVALID_HANDLE);
+	assert_int_equal(hop_send(c, a, 4, 1, 0), HOP_ERR_INVALID_HANDLE);
+	assert_int_equal(hop_recv(c, a, 4, 1, 0, NULL), HOP_ERR_INVALID_HANDLE);
+	assert_int_equal(hop_barrier(c), HOP_ERR_INVALID_HANDLE);
+	assert_int_equal(hop_mem_register(c, a, 8, 0, &mr),
+			 HOP_ERR_INVALID_HANDLE);
+	assert_int_equal(hop_comm_abort(c), HOP_ERR_INVALID_ARG);
+	assert_int_equal(hop_comm_destroy(c), HOP_ERR_INVALID_HANDLE);
+	assert_non_null(strstr(hop_comm_last_error(c), "not a live communicator"));
+	free(dead);
+}
+
+static void t_init_bad_args(void **s)
+{
+	hop_unique_id_t id;
+	hop_comm_t *c = (void *)1;
+
+	(void)s;
+	assert_int_equal(hop_get_unique_id(&id), 0);
+	assert_int_equal(hop_comm_init_rank(&c, 3, id, 3), HOP_ERR_INVALID_ARG);
+	assert_null(c);
+	assert_non_null(strstr(hop_last_init_error(), "rank 3 is out of range 0..2"));
+	assert_int_equal(hop_comm_init_rank(&c, 0, id, 0), HOP_ERR_INVALID_ARG);
+	assert_non_null(strstr(hop_last_init_error(), "nranks 0 is out of range"));
+	assert_int_equal(hop_comm_init_rank(NULL, 1, id, 0), HOP_ERR_INVALID_ARG);
+	assert_non_null(strstr(hop_last_init_error(), "comm (the output pointer) is NULL"));
+	rel_drop_listener(&id);
+}
+
+static void t_corrupted_id(void **s)
+{
+	hop_unique_id_t id, bad;
+	hop_comm_t *c = (void *)1;
+	char str[2 * HOP_UNIQUE_ID_BYTES + 1];
+
+	(void)s;
+	assert_int_equal(hop_get_unique_id(&id), 0);
+	for (int byte = 0; byte < HOP_UNIQUE_ID_BYTES; byte += 9) {
+		bad = id;
+		bad.internal[byte] ^= 0x10;
+		assert_int_equal(hop_comm_init_rank(&c, 1, bad, 0),
+				 HOP_ERR_INVALID_ARG);
+		assert_null(c);
+		if (!strstr(hop_last_init_error(), "unique id"))
+			fail_msg("byte %d: %s", byte, hop_last_init_error());
+	}
+	assert_non_null(strstr(hop_last_init_error(), "bad checksum"));
+	/* the string form */
+	assert_int_equal(hop_unique_id_to_string(&id, str, sizeof(str)), 0);
+	str[40] = str[40] == '0' ? '1' : '0';
+	assert_int_equal(hop_unique_id_from_string(str, &bad), HOP_ERR_INVALID_ARG);
+	str[40] = 'g';
+	assert_int_equal(hop_unique_id_from_string(str, &bad), HOP_ERR_INVALID_ARG);
+	str[100] = '\0';
+	assert_int_equal(hop_unique_id_from_string(str, &bad), HOP_ERR_INVALID_ARG);
+	assert_int_equal(hop_unique_id_from_string(NULL, &bad), HOP_ERR_INVALID_ARG);
+	assert_int_equal(hop_unique_id_to_string(&id, str, 10), HOP_ERR_INVALID_ARG);
+	rel_drop_listener(&id);
+}
+
+/* A corrupted HOP_UNIQUE_ID in the environment names the variable. */
+static void t_corrupted_id_env(void **s)
+{
+	hop_unique_id_t id;
+	hop_comm_t *c = (void *)1;
+	char str[2 * HOP_UNIQUE_ID_BYTES + 1];
+
+	(void)s;
+	assert_int_equal(hop_get_unique_id(&id), 0);
+	assert_int_equal(hop_unique_id_to_string(&id, str, sizeof(str)), 0);
+	str[64] = str[64] == 'a' ? 'b' : 'a';
+	setenv("HOP_UNIQUE_ID", str, 1);
+	setenv("HOP_RANK", "0", 1);
+	setenv("HOP_SIZE", "1", 1);
+	int ret = hop_comm_init_env(&c);
+
+	unsetenv("HOP_UNIQUE_ID");
+	unsetenv("HOP_RANK");
+	unsetenv("HOP_SIZE");
+	assert_null(c);
+	if (ret != HOP_ERR_CONFIG && ret != HOP_ERR_INVALID_ARG)
+		fail_msg("%s: %s", hop_err_name(ret), hop_last_init_error());
+	if (!strstr(hop_last_init_error(), "HOP_UNIQUE_ID"))
+		fail_msg("message does not name HOP_UNIQUE_ID: %s",
+			 hop_last_init_error());
+	rel_drop_listener(&id);
+}
+
+/* A rank presenting the wrong secret is rejected with HOP_ERR_AUTH; rank
+ * 0 then times out naming it as the rank that never arrived. */
+static int root_alone(hop_comm_t *c, int r, int n, struct rel_report *rep,
+		      void *arg)
+{
+	(void)c;
+	(void)r;
+	(void)n;
+	(void)rep;
+	(void)arg;
+	return 0;
+}
+
+static void t_wrong_secret(void **s)
+{
+	struct rel_report *rep = rel_shared(sizeof(*rep) * 2);
+	hop_unique_id_t id, bad;
+	struct hop_id_info info;
+	hop_comm_t *c = (void *)1;
+	pid_t pid;
+	int st, ret;
+
+	(void)s;
+	setenv("HOP_TIMEOUT", "3", 1);
+	setenv("HOP_TRANSPORT", "tcp", 1);
+	assert_int_equal(hop_get_unique_id(&id), 0);
+	fflush(NULL);
+	if ((pid = fork()) == 0) {
+		hop_comm_t *root = NULL;
+
+		ret = hop_comm_init_rank(&root, 2, id, 0);
+		rep[0].ret = ret;
+		snprintf(rep[0].msg, sizeof(rep[0].msg), "%s",
+			 hop_last_init_error());
+		if (!ret)
+			root_alone(root, 0, 2, rep, NULL);
+		hop_comm_destroy(root);
+		_exit(0);
+	}
+	rel_drop_listener(&id);
+	assert_int_equal(hop_id_decode(&id, &info), 0);
+	info.secret[5] ^= 0x40;
+	hop_id_encode(&info, &bad);
+	ret = hop_comm_init_rank(&c, 2, bad, 1);
+	if (ret != HOP_ERR_AUTH)
+		fail_msg("rank 1 with a wrong secret: %s: %s", hop_err_name(ret),
+			 hop_last_init_error());
+	assert_null(c);
+	assert_non_null(strstr(hop_last_init_error(), "wrong secret"));
+	assert_int_equal(rel_wait(&pid, 1, rel_now_ms() + 15000, &st), 0);
+	assert_int_equal(rep[0].ret, HOP_ERR_TIMEOUT);
+	if (!strstr(rep[0].msg, "rank 1 never arrived"))
+		fail_msg("rank 0: %s", rep[0].msg);
+	unsetenv("HOP_TRANSPORT");
+	setenv("HOP_TIMEOUT", "20", 1);
+	munmap(rep, sizeof(*rep) * 2);
+}
+
+/* ------------------------------------------------------------------ */
+/* malformed HOP_* values: one test per row                            */
+
+struct env_case {
+	const char *var, *value, *sub;
+};
+
+static const struct env_case env_cases[] = {
+	{ "HOP_TIMEOUT", "abc", "HOP_TIMEOUT='abc': not a number of seconds" },
+	{ "HOP_TIMEOUT", "0", "HOP_TIMEOUT='0': out of range" },
+	{ "HOP_TIMEOUT", "-5", "HOP_TIMEOUT='-5'" },
+	{ "HOP_TIMEOUT", "1e3", "HOP_TIMEOUT='1e3': trailing characters" },
+	{ "HOP_TRANSPORT", "foo", "HOP_TRANSPORT='foo': not an allowed value" },
+	{ "HOP_EAGER_SIZE", "-1", "HOP_EAGER_SIZE='-1': not a size" },
+	{ "HOP_EAGER_SIZE", "4T", "HOP_EAGER_SIZE='4T': trailing characters" },
+	{ "HOP_EAGER_SIZE", "2G", "HOP_EAGER_SIZE='2G': out of range" },
+	{ "HOP_EAGER_SLOTS", "0", "HOP_EAGER_SLOTS='0': out of range" },
+	{ "HOP_RNDV_CHUNK", "99999999999999999999999", "HOP_RNDV_CHUNK='9" },
+	{ "HOP_SPIN", "", "HOP_SPIN is set but empty" },
+	{ "HOP_SPIN", " 5", "HOP_SPIN=' 5': leading white space" },
+	{ "HOP_IB_MTU", "1000", "HOP_IB_MTU='1000'" },
+	{ "HOP_IB_CM", "ud", "HOP_IB_CM='ud'" },
+	{ "HOP_DEBUG", "loud", "HOP_DEBUG='loud'" },
+};
+
+static void t_env(void **state)
+{
+	const struct env_case *e = *state;
+	hop_unique_id_t id;
+	hop_comm_t *c = (void *)1;
+	int ret;
+
+	setenv("HOP_TRANSPORT", "shm", 1);
+	assert_int_equal(hop_get_unique_id(&id), 0);
+	setenv(e->var, e->value, 1);
+	ret = hop_comm_init_rank(&c, 1, id, 0);
+	unsetenv(e->var);
+	unsetenv("HOP_TRANSPORT");
+	setenv("HOP_DEBUG", "none", 1);
+	setenv("HOP_TIMEOUT", "20", 1);
+	rel_drop_listener(&id);
+	if (ret == 0)
+		hop_comm_destroy(c);
+	if (ret != HOP_ERR_CONFIG)
+		fail_msg("%s='%s': %s, expected HOP_ERR_CONFIG (%s)", e->var,
+			 e->value, hop_err_name(ret), hop_last_init_error());
+	assert_null(c);
+	if (!strstr(hop_last_init_error(), e->sub))
+		fail_msg("%s='%s': message '%s' lacks '%s'", e->var, e->value,
+			 hop_last_init_error(), e->sub);
+}
+
+/* An interface that does not exist: the unique id cannot be made. */
+static void t_env_ifname(void **s)
+{
+	hop_unique_id_t id;
+
+	(void)s;
+	setenv("HOP_SOCKET_IFNAME", "nosuch0", 1);
+	int ret = hop_get_unique_id(&id);
+
+	setenv("HOP_SOCKET_IFNAME", "lo", 1);
+	assert_int_equal(ret, HOP_ERR_CONFIG);
+	if (!strstr(hop_last_init_error(), "nosuch0"))
+		fail_msg("message does not name the interface: '%s'",
+			 hop_last_init_error());
+}
+
+/* ------------------------------------------------------------------ */
+/* truncated profile and topology files                                */
+
+static char *write_tmp(const char *text, size_t len)
+{
+	char *path = strdup("/tmp/hop-bad-XXXXXX");
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, len), (ssize_t)len);
+	close(fd);
+	return path;
+}
+
+static void t_truncated_profile(void **s)
+{
+	static const char full[] =
+		"{\"format\": \"hop-probe-profile\", \"version\": 1, "
+		"\"provider\": \"shm\", \"nranks\": 2, \"pairs\": [{\"a\": 0, "
+		"\"b\": 1, \"provider\": \"shm\", \"alpha_us\": 1.5, ";
+	struct hop_profile p;
+	char err[512], *path = write_tmp(full, sizeof(full) - 1);
+
+	(void)s;
+	assert_int_equal(hop_profile_load(path, &p, err, sizeof(err)),
+			 HOP_ERR_PARSE);
+	if (!strstr(err, path) || !strstr(err, "truncated"))
+		fail_msg("message '%s' does not name %s and the truncation",
+			 err, path);
+	unlink(path);
+	free(path);
+	path = write_tmp("", 0);
+	assert_int_equal(hop_profile_load(path, &p, err, sizeof(err)),
+			 HOP_ERR_PARSE);
+	assert_non_null(strstr(err, path));
+	unlink(path);
+	free(path);
+	assert_int_equal(hop_profile_load("/nonexistent/p.json", &p, err,
+					  sizeof(err)), HOP_ERR_SYSTEM);
+	assert_non_null(strstr(err, "/nonexistent/p.json"));
+}
+
+static void t_truncated_topo(void **s)
+{
+	static const char text[] = "hop-topo 1\nranks 4\nlink 0 1 1.5 12.5\nlink 1 2 1";
+	struct hop_topo t;
+	char err[512], *path = write_tmp(text, sizeof(text) - 1);
+
+	(void)s;
+	assert_int_equal(hop_topo_load(path, &t, err, sizeof(err)),
+			 HOP_ERR_PARSE);
+	if (!strstr(err, path) || !strstr(err, ":4:"))
+		fail_msg("message '%s' does not name %s line 4", err, path);
+	unlink(path);
+	free(path);
+}
+
+/* ------------------------------------------------------------------ */
+
+#define COMM_TESTS                                                            \
+	cmocka_unit_test(t_allreduce_null_sendbuf),                           \
+	cmocka_unit_test(t_allreduce_null_recvbuf),                           \
+	cmocka_unit_test(t_broadcast_null_buf),                               \
+	cmocka_unit_test(t_allgather_null_recvbuf),                           \
+	cmocka_unit_test(t_reducescatter_null_sendbuf),                       \
+	cmocka_unit_test(t_count_overflow),                                   \
+	cmocka_unit_test(t_bad_dtype),                                        \
+	cmocka_unit_test(t_bad_op),                                           \
+	cmocka_unit_test(t_bad_root),                                         \
+	cmocka_unit_test(t_overlap),                                          \
+	cmocka_unit_test(t_null_request),                                     \
+	cmocka_unit_test(t_p2p_null_buf),                                     \
+	cmocka_unit_test(t_p2p_bad_peer),                                     \
+	cmocka_unit_test(t_p2p_bad_tag),                                      \
+	cmocka_unit_test(t_recv_truncated_eager),                             \
+	cmocka_unit_test(t_recv_truncated_rndv),                              \
+	cmocka_unit_test(t_mem_register_args),                                \
+	cmocka_unit_test(t_deregister_twice),                                 \
+	cmocka_unit_test(t_put_args),                                         \
+	cmocka_unit_test(t_put_unregistered_self),                            \
+	cmocka_unit_test(t_put_no_remote_write),                              \
+	cmocka_unit_test(t_put_src_outside_local_mr),                         \
+	cmocka_unit_test(t_put_beyond_end)
+
+#define ENV_TEST(i) cmocka_unit_test_prestate(t_env, (void *)&env_cases[i])
+
+int main(void)
+{
+	const struct CMUnitTest tcp_tests[] = { COMM_TESTS };
+	const struct CMUnitTest shm_tests[] = { COMM_TESTS };
+	const struct CMUnitTest other_tests[] = {
+		cmocka_unit_test(t_null_comm),
+		cmocka_unit_test(t_destroyed_comm),
+		cmocka_unit_test(t_init_bad_args),
+		cmocka_unit_test(t_corrupted_id),
+		cmocka_unit_test(t_corrupted_id_env),
+		cmocka_unit_test(t_wrong_secret),
+		ENV_TEST(0), ENV_TEST(1), ENV_TEST(2), ENV_TEST(3), ENV_TEST(4),
+		ENV_TEST(5), ENV_TEST(6), ENV_TEST(7), ENV_TEST(8), ENV_TEST(9),
+		ENV_TEST(10), ENV_TEST(11), ENV_TEST(12), ENV_TEST(13),
+		ENV_TEST(14),
+		cmocka_unit_test(t_env_ifname),
+		cmocka_unit_test(t_truncated_profile),
+		cmocka_unit_test(t_truncated_topo),
+	};
+	int fails = 0;
+
+	_Static_assert(sizeof(env_cases) / sizeof(env_cases[0]) == 15,
+		       "one ENV_TEST per env_cases row");
+	setenv("HOP_SOCKET_IFNAME", "lo", 1);
+	setenv("HOP_DEBUG", "none", 1);
+	setenv("HOP_TIMEOUT", "20", 1);
+	unsetenv("HOP_BOOTSTRAP_FD");
+	fails += cmocka_run_group_tests_name("bad input: no communicator",
+					     other_tests, NULL, NULL);
+	fails += cmocka_run_group_tests_name("bad input: tcp", tcp_tests,
+					     setup_tcp, comm_teardown);
+	fails += cmocka_run_group_tests_name("bad input: shm", shm_tests,
+					     setup_shm, comm_teardown);
+	return fails ? 1 : 0;
+}
