@@ -133,7 +133,7 @@ int hop_put(hop_comm_t *comm, hop_mr_t *local_mr, const void *src,
 				     "(comm has %d ranks)", rkey->owner,
 				     comm->nranks);
 	if (!(rkey->access & HOP_ACCESS_REMOTE_WRITE))
-		return hop_set_error(comm, HOP_ERR_INVALID_ARG,
+		return hop_set_error(comm, HOP_ERR_OUT_OF_BOUNDS,
 				     "hop_put: the region of rank %u (key "
 				     "0x%llx) was not registered with "
 				     "HOP_ACCESS_REMOTE_WRITE", rkey->owner,
