@@ -207,7 +207,8 @@ int hop_bs_reason_unpack(const uint8_t *buf, size_t len, char *reason,
 		reason[n++] = (buf[i] >= 0x20 && buf[i] < 0x7f) ? (char)buf[i] : '?';
 	reason[n] = '\0';
 	/* only codes hop knows; anything else is a bootstrap failure */
-	if (c == 0 || strcmp(hop_err_name(-(int)c), "HOP_ERR_UNKNOWN") == 0)
+	if (c == 0 || c > 0x7fffffffu || /* -(int)c must not overflow */
+	    strcmp(hop_err_name(-(int)c), "HOP_ERR_UNKNOWN") == 0)
 		return HOP_ERR_BOOTSTRAP;
 	return -(int)c;
 }
