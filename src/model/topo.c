@@ -46,6 +46,14 @@ __attribute__((format(printf, 3, 4))) static int fail(struct parser *p,
 	return HOP_ERR_PARSE;
 }
 
+static int oom(struct parser *p)
+{
+	if (p->err && p->errlen)
+		snprintf(p->err, p->errlen, "%s:%d: out of memory", p->name,
+			 p->line);
+	return HOP_ERR_NO_MEMORY;
+}
+
 /* A rank: decimal digits only, < HOP_TOPO_MAX_RANKS (and < "ranks"). */
 static int parse_rank(struct parser *p, const char *field, const char *s,
 		      int *out)
@@ -102,9 +110,7 @@ static int add_link(struct parser *p, int a, int b, double alpha_us,
 				    HOP_TOPO_MAX_LINKS);
 		nl = realloc(p->links, (size_t)ncap * sizeof(*nl));
 		if (!nl) {
-			snprintf(p->err, p->errlen, "%s:%d: out of memory",
-				 p->name, p->line);
-			return HOP_ERR_NO_MEMORY;
+			return oom(p);
 		}
 		p->links = nl;
 		p->cap = ncap;
@@ -223,8 +229,7 @@ static int check_dups(struct parser *p)
 	int *k = malloc((size_t)n * 3 * sizeof(int));
 
 	if (!k) {
-		snprintf(p->err, p->errlen, "%s: out of memory", p->name);
-		return HOP_ERR_NO_MEMORY;
+		return oom(p);
 	}
 	for (int i = 0; i < n; i++) {
 		const struct hop_topo_link *l = &p->links[i];
@@ -262,8 +267,7 @@ static int build_adj(struct parser *p, struct hop_topo *t)
 	fill = calloc((size_t)t->nranks, sizeof(int));
 	if (!t->adj_off || !t->adj || !fill) {
 		free(fill);
-		snprintf(p->err, p->errlen, "%s: out of memory", p->name);
-		return HOP_ERR_NO_MEMORY;
+		return oom(p);
 	}
 	for (int i = 0; i < t->nlinks; i++) {
 		t->adj_off[t->links[i].a + 1]++;

@@ -2,8 +2,8 @@
  * topo_route.c - the path of least predicted time between two ranks of a
  * topology: Dijkstra on alpha + m/beta for store-and-forward; for the
  * pipelined time sum(stages) + (k-1) max(stage), which is not a sum over
- * links, Dijkstra per bottleneck threshold (exact for one k) over a set of
- * chunk counts.
+ * links, an incremental Dijkstra over ascending bottleneck thresholds
+ * (exact for one k), for a set of chunk counts.
  */
 #include "model/topo.h"
 
@@ -16,88 +16,121 @@
 
 #include "model/model.h"
 
-struct hnode {
-	double d;
-	int v;
+/* A link and its stage time at the current k, for sorting. */
+struct wlink {
+	double w;
+	int li;
 };
 
 struct router {
 	const struct hop_topo *t;
 	double *w;              /* per link: stage time at the current k */
-	double *thr;            /* sorted copy of w */
+	struct wlink *order;    /* links by ascending w */
 	double *dist;
 	int *prev;              /* link index into each rank, -1 */
-	struct hnode *heap;
-	int hn, hcap;
+	int *heap;              /* ranks, min-heap on dist */
+	int *pos;               /* each rank's heap index, -1 */
+	int hn;
 	int from, to;
 };
 
-static void heap_push(struct router *r, double d, int v)
-{
-	int i = r->hn++;
+/* ---- indexed binary heap: each rank at most once, decrease-key ---- */
 
-	while (i > 0 && r->heap[(i - 1) / 2].d > d) {
-		r->heap[i] = r->heap[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	r->heap[i] = (struct hnode){ d, v };
+static void heap_set(struct router *r, int i, int v)
+{
+	r->heap[i] = v;
+	r->pos[v] = i;
 }
 
-static struct hnode heap_pop(struct router *r)
+static void heap_up(struct router *r, int i)
 {
-	struct hnode top = r->heap[0], last = r->heap[--r->hn];
-	int i = 0;
+	int v = r->heap[i];
 
+	while (i > 0 && r->dist[r->heap[(i - 1) / 2]] > r->dist[v]) {
+		heap_set(r, i, r->heap[(i - 1) / 2]);
+		i = (i - 1) / 2;
+	}
+	heap_set(r, i, v);
+}
+
+/* Insert @v or move it up after its dist decreased. */
+static void heap_update(struct router *r, int v)
+{
+	if (r->pos[v] < 0) {
+		r->pos[v] = r->hn;
+		r->heap[r->hn++] = v;
+	}
+	heap_up(r, r->pos[v]);
+}
+
+static int heap_pop(struct router *r)
+{
+	int top = r->heap[0], last = r->heap[--r->hn], i = 0;
+
+	r->pos[top] = -1;
+	if (!r->hn)
+		return top;
 	for (;;) {
 		int c = 2 * i + 1;
 
 		if (c >= r->hn)
 			break;
-		if (c + 1 < r->hn && r->heap[c + 1].d < r->heap[c].d)
+		if (c + 1 < r->hn && r->dist[r->heap[c + 1]] < r->dist[r->heap[c]])
 			c++;
-		if (r->heap[c].d >= last.d)
+		if (r->dist[r->heap[c]] >= r->dist[last])
 			break;
-		r->heap[i] = r->heap[c];
+		heap_set(r, i, r->heap[c]);
 		i = c;
 	}
-	if (r->hn)
-		r->heap[i] = last;
+	heap_set(r, i, last);
 	return top;
 }
 
-/* Shortest sum of w over links with w <= @theta; INFINITY if unreachable. */
-static double dijkstra(struct router *r, double theta)
+static void sssp_reset(struct router *r)
 {
-	const struct hop_topo *t = r->t;
-
-	for (int v = 0; v < t->nranks; v++) {
+	for (int v = 0; v < r->t->nranks; v++) {
 		r->dist[v] = INFINITY;
 		r->prev[v] = -1;
+		r->pos[v] = -1;
 	}
 	r->hn = 0;
 	r->dist[r->from] = 0;
-	heap_push(r, 0, r->from);
-	while (r->hn) {
-		struct hnode n = heap_pop(r);
+	heap_update(r, r->from);
+}
 
-		if (n.d > r->dist[n.v])
-			continue;
-		if (n.v == r->to)
-			break;
-		for (int i = t->adj_off[n.v]; i < t->adj_off[n.v + 1]; i++) {
-			int li = t->adj[i];
-			const struct hop_topo_link *l = &t->links[li];
-			int u = l->a == n.v ? l->b : l->a;
-			double nd = n.d + r->w[li];
+/* Relax link @li out of @v; queue the other end when it got closer. */
+static void relax(struct router *r, int li, int v)
+{
+	const struct hop_topo_link *l = &r->t->links[li];
+	int u = l->a == v ? l->b : l->a;
+	double nd = r->dist[v] + r->w[li];
 
-			if (r->w[li] > theta || nd >= r->dist[u])
-				continue;
-			r->dist[u] = nd;
-			r->prev[u] = li;
-			heap_push(r, nd, u);
-		}
+	if (nd < r->dist[u]) {
+		r->dist[u] = nd;
+		r->prev[u] = li;
+		heap_update(r, u);
 	}
-	return r->dist[r->to];
+}
+
+/*
+ * Settle the queued ranks over the links with w <= @theta. With
+ * @stop_at_to the search ends once the target is settled (labels of other
+ * ranks may then be unfinished); otherwise every label is exact, so links
+ * can be added later and the search resumed (distances only decrease).
+ */
+static void settle(struct router *r, double theta, int stop_at_to)
+{
+	const struct hop_topo *t = r->t;
+
+	while (r->hn) {
+		int v = heap_pop(r);
+
+		if (stop_at_to && v == r->to)
+			break;
+		for (int i = t->adj_off[v]; i < t->adj_off[v + 1]; i++)
+			if (r->w[t->adj[i]] <= theta)
+				relax(r, t->adj[i], v);
+	}
 }
 
 /* The ranks of the path Dijkstra left in prev, into @path (count back). */
@@ -119,13 +152,6 @@ static int path_from_prev(const struct router *r, int *path)
 		path[n - 1 - i] = x;
 	}
 	return n;
-}
-
-static int cmp_dbl(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-
-	return a < b ? -1 : a > b;
 }
 
 /* Evaluate @path (@n ranks) into @out (path copied). */
@@ -193,57 +219,70 @@ static long next_k(long k)
 	return k < 64 ? k + 1 : k + k / 4;
 }
 
-/* The best path for one k into @path; returns its rank count. */
+static int cmp_wlink(const void *x, const void *y)
+{
+	const struct wlink *a = x, *b = y;
+
+	if (a->w != b->w)
+		return a->w < b->w ? -1 : 1;
+	return a->li - b->li;
+}
+
+/*
+ * The best path for one k into @path; returns its rank count (0: no
+ * path). Exact: for each threshold theta among the stage times, the
+ * shortest path over links with w <= theta plus (k-1) theta bounds every
+ * path whose slowest stage is theta. Thresholds are visited in ascending
+ * order with the links added one batch at a time and the search resumed
+ * (distances only decrease), until even the unrestricted distance plus
+ * (k-1) theta cannot beat the best found.
+ */
 static int best_for_k(struct router *r, long k, double m, int *path,
 		      int *tmp)
 {
 	const struct hop_topo *t = r->t;
-	double d0, best;
-	int n = 0, nt = t->nlinks, lo, hi;
+	double d0, best = 0, km1 = (double)(k - 1);
+	int n, nt = t->nlinks;
 
 	for (int i = 0; i < nt; i++) {
 		const struct hop_topo_link *l = &t->links[i];
 
 		r->w[i] = l->alpha + m / ((double)k * l->beta);
-		r->thr[i] = r->w[i];
+		r->order[i] = (struct wlink){ r->w[i], i };
 	}
-	d0 = dijkstra(r, INFINITY);
+	sssp_reset(r);
+	settle(r, INFINITY, 1);
+	d0 = r->dist[r->to];
 	if (!isfinite(d0))
 		return 0;
 	n = path_from_prev(r, path);
 	if (k == 1)
 		return n;
-	best = 0;
 	for (int i = 0; i + 1 < n; i++) {
 		const struct hop_topo_link *l = hop_topo_find(t, path[i],
 							      path[i + 1]);
-		double s = l->alpha + m / ((double)k * l->beta);
 
-		best = fmax(best, s);
+		best = fmax(best, l->alpha + m / ((double)k * l->beta));
 	}
-	best = d0 + (double)(k - 1) * best;
-	qsort(r->thr, (size_t)nt, sizeof(double), cmp_dbl);
-	/* the smallest threshold that still connects the two ranks */
-	lo = 0;
-	hi = nt - 1;
-	while (lo < hi) {
-		int mid = lo + (hi - lo) / 2;
+	best = d0 + km1 * best;
+	qsort(r->order, (size_t)nt, sizeof(*r->order), cmp_wlink);
+	sssp_reset(r);
+	for (int i = 0; i < nt;) {
+		double th = r->order[i].w;
 
-		if (isfinite(dijkstra(r, r->thr[mid])))
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	for (int i = lo; i < nt; i++) {
-		double th = r->thr[i], d;
-
-		if (i > lo && th == r->thr[i - 1])
-			continue;
-		if (d0 + (double)(k - 1) * th >= best)
+		if (d0 + km1 * th >= best)
 			break;
-		d = dijkstra(r, th);
-		if (d + (double)(k - 1) * th < best) {
-			best = d + (double)(k - 1) * th;
+		for (; i < nt && r->order[i].w == th; i++) {
+			const struct hop_topo_link *l = &t->links[r->order[i].li];
+
+			if (isfinite(r->dist[l->a]))
+				relax(r, r->order[i].li, l->a);
+			if (isfinite(r->dist[l->b]))
+				relax(r, r->order[i].li, l->b);
+		}
+		settle(r, th, 0);
+		if (r->dist[r->to] + km1 * th < best) {
+			best = r->dist[r->to] + km1 * th;
 			n = path_from_prev(r, tmp);
 			memcpy(path, tmp, (size_t)n * sizeof(int));
 		}
@@ -317,13 +356,13 @@ int hop_topo_route(const struct hop_topo *t, int from, int to, double m,
 	}
 	if (from == to)
 		return eval_path(t, &from, 1, m, min_chunk, out, err, errlen);
-	r.hcap = 2 * t->nlinks + 1;
 	r.w = malloc((size_t)t->nlinks * sizeof(double));
-	r.thr = malloc((size_t)t->nlinks * sizeof(double));
+	r.order = malloc((size_t)t->nlinks * sizeof(*r.order));
 	r.dist = malloc((size_t)t->nranks * sizeof(double));
 	r.prev = malloc((size_t)t->nranks * sizeof(int));
-	r.heap = malloc((size_t)r.hcap * sizeof(struct hnode));
-	if (!r.w || !r.thr || !r.dist || !r.prev || !r.heap) {
+	r.heap = malloc((size_t)t->nranks * sizeof(int));
+	r.pos = malloc((size_t)t->nranks * sizeof(int));
+	if (!r.w || !r.order || !r.dist || !r.prev || !r.heap || !r.pos) {
 		snprintf(err, errlen, "route: out of memory");
 		ret = HOP_ERR_NO_MEMORY;
 		goto out_free;
@@ -331,10 +370,11 @@ int hop_topo_route(const struct hop_topo *t, int from, int to, double m,
 	ret = route_search(&r, m, mode, min_chunk, out, err, errlen);
 out_free:
 	free(r.w);
-	free(r.thr);
+	free(r.order);
 	free(r.dist);
 	free(r.prev);
 	free(r.heap);
+	free(r.pos);
 	return ret;
 }
 
