@@ -213,6 +213,66 @@ int hop_p2p_init(struct hop_comm *comm)
 	return 0;
 }
 
+static int out_idle(void *arg)
+{
+	struct hop_p2p *p = arg;
+
+	return !p->nbacklog && !p->rndv_active.head;
+}
+
+static int flushed(void *arg)
+{
+	return ((struct hop_p2p *)arg)->flush_pending == 0;
+}
+
+/* Progress until @cond or @deadline; 0 when @cond became true. */
+static int fini_wait(struct hop_p2p *p, int (*cond)(void *),
+		     uint64_t deadline)
+{
+	while (!cond(p)) {
+		if (hop_p2p_progress(p->comm) < 0 ||
+		    hop_deadline_passed(deadline))
+			return -1;
+		p->ops->wait(p->prov, 100);
+	}
+	return 0;
+}
+
+/*
+ * Best effort, bounded: hand what we queued to the provider, then push a
+ * signaled CREDIT to every peer we wrote to and wait for those
+ * completions, so that messages already complete for the caller (eager
+ * sends, put notes) have left before the provider closes (a close drops
+ * what it still queues). Not collective: peers are not waited for.
+ */
+static void p2p_flush_out(struct hop_p2p *p)
+{
+	int ms = p->comm->cfg.timeout_ms < 2000 ? p->comm->cfg.timeout_ms
+						 : 2000;
+	uint64_t deadline = hop_deadline_after(ms);
+
+	if (p2p_failed(p->comm) || !p->ring_mr ||
+	    fini_wait(p, out_idle, deadline))
+		return;
+	for (int q = 0; q < p->nranks; q++) {
+		struct hop_ctl m = { .type = HOP_MSG_CREDIT };
+		int ret;
+
+		if (!p->peers[q].dirty || q == p->rank ||
+		    p->peers[q].ctl_head)
+			continue;
+		while ((ret = p2p_ctl_post_flags(p, q, &m, HOP_WR_SIGNALED,
+						 WR_FLUSH)) == HOP_PROV_AGAIN &&
+		       !hop_deadline_passed(deadline) &&
+		       hop_p2p_progress(p->comm) >= 0)
+			;
+		if (ret)
+			return;
+		p->flush_pending++;
+	}
+	fini_wait(p, flushed, deadline);
+}
+
 void hop_p2p_fini(struct hop_comm *comm)
 {
 	struct hop_p2p *p;
@@ -220,6 +280,7 @@ void hop_p2p_fini(struct hop_comm *comm)
 
 	if (!comm || !(p = comm->p2p))
 		return;
+	p2p_flush_out(p);
 	p->tearing_down = 1;
 	if (p->peers)
 		p2p_fail_all(p, HOP_ERR_ABORTED);
@@ -262,7 +323,8 @@ void p2p_backlog_add(struct hop_p2p *p, int peer)
 }
 
 /* Post @m now, carrying the credits owed to @peer. */
-int p2p_ctl_post_now(struct hop_p2p *p, int peer, struct hop_ctl *m)
+int p2p_ctl_post_flags(struct hop_p2p *p, int peer, struct hop_ctl *m,
+		       unsigned flags, uint64_t wr_id)
 {
 	struct p2p_peer *pp = &p->peers[peer];
 	unsigned char buf[HOP_CTL_MAX];
@@ -271,13 +333,19 @@ int p2p_ctl_post_now(struct hop_p2p *p, int peer, struct hop_ctl *m)
 
 	m->credits = pp->cr.owed;
 	len = hop_ctl_encode(m, buf);
-	ret = p->ops->post_send(p->prov, peer, buf, len, 0, 0);
+	ret = p->ops->post_send(p->prov, peer, buf, len, flags, wr_id);
 	if (ret == 0) {
+		pp->dirty = 1;
 		hop_credit_returned(&pp->cr, m->credits);
 		if (m->type == HOP_MSG_CREDIT)
 			pp->credit_queued = 0;
 	}
 	return ret;
+}
+
+int p2p_ctl_post_now(struct hop_p2p *p, int peer, struct hop_ctl *m)
+{
+	return p2p_ctl_post_flags(p, peer, m, 0, 0);
 }
 
 /*

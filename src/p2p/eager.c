@@ -93,6 +93,7 @@ int p2p_eager_post(struct hop_p2p *p, struct hop_p2p_req *r)
 		return ret;
 	hop_credit_take(&pp->cr);
 	hop_credit_returned(&pp->cr, h.credits);
+	pp->dirty = 1;
 	pp->send_seq++;
 	if (RQ_STATE(r) == ST_SENDQ)
 		hop_rlist_remove(&pp->sendq, r);

@@ -75,6 +75,7 @@ static inline struct hop_rc_entry *rq_rce(const struct hop_p2p_req *r)
 #define WR_STAGE (1ull << 60)
 #define WR_RNDV (2ull << 60)
 #define WR_PUT (3ull << 60)
+#define WR_FLUSH (4ull << 60)
 #define WR_KIND(w) ((w) & (15ull << 60))
 #define WR_VAL(w) ((w) & ~(15ull << 60))
 
@@ -103,6 +104,7 @@ struct p2p_peer {
 	struct p2p_ctlq_ent *ctl_head, *ctl_tail;
 	int credit_queued;       /* a CREDIT message waits in the ctl queue */
 	int in_backlog;
+	int dirty;               /* we posted to this peer (flushed at fini) */
 };
 
 /* Public hop_mr_t. */
@@ -165,6 +167,7 @@ struct hop_p2p {
 
 	struct hop_rlist deferred;  /* completions whose callback is pending */
 	int post_depth;          /* inside hop_p2p_isend/irecv */
+	int flush_pending;       /* fini: signaled flush sends outstanding */
 	int fail_code;           /* set once every request was failed */
 	int tearing_down;        /* fini: no callbacks */
 	struct hop_cqe cqe[P2P_POLL_BATCH];
@@ -174,6 +177,8 @@ struct hop_p2p {
 void p2p_backlog_add(struct hop_p2p *p, int peer);
 int p2p_ctl_send(struct hop_p2p *p, int peer, struct hop_ctl *m);
 int p2p_ctl_post_now(struct hop_p2p *p, int peer, struct hop_ctl *m);
+int p2p_ctl_post_flags(struct hop_p2p *p, int peer, struct hop_ctl *m,
+		       unsigned flags, uint64_t wr_id);
 int p2p_flush_backlog(struct hop_p2p *p);
 void p2p_credit_freed(struct hop_p2p *p, int peer);
 int p2p_grant(struct hop_p2p *p, int peer, uint32_t n);

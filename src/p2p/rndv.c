@@ -170,6 +170,7 @@ int p2p_rndv_push(struct hop_p2p *p, struct hop_p2p_req *r)
 			return 0;
 		if (ret < 0)
 			return ret;
+		p->peers[r->peer].dirty = 1;
 		RQ_OFF(r) = off + chunk;
 	}
 	hop_rlist_remove(&p->rndv_active, r);

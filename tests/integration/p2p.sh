@@ -1,16 +1,16 @@
 #!/bin/bash
 # p2p_test through hop-run on each provider with 2, 3, 4 and 8 ranks, then
 # the internal-API and failure cases of p2p_internal with 2 ranks.
-# HOP_P2P_TRANSPORTS overrides the list (e.g. "verbs" in the SoftRoCE VMs);
-# HOP_P2P_RANKS the rank counts. Fails if any rank of any run fails.
+# P2P_TRANSPORTS overrides the list (e.g. "verbs" in the SoftRoCE VMs);
+# P2P_RANKS the rank counts. Fails if any rank of any run fails.
 set -u
 b=${top_builddir:?run through make check or set top_builddir}
 run=$b/tools/hop-run
 prog=$b/tests/integration/p2p_test
 internal=$b/tests/integration/p2p_internal
 fail=0
-for t in ${HOP_P2P_TRANSPORTS:-tcp shm}; do
-	for n in ${HOP_P2P_RANKS:-2 3 4 8}; do
+for t in ${P2P_TRANSPORTS:-tcp shm}; do
+	for n in ${P2P_RANKS:-2 3 4 8}; do
 		args=
 		# 64 MiB around the ring on every run but the 8-rank ones
 		# (there 4 MiB keeps the memory of the test modest)

@@ -427,8 +427,9 @@ static void test_errors(void)
 	key.owner = (uint32_t)size;
 	CHECK_RC(hop_put(comm, NULL, buf, 1, &key, 0, 1), HOP_ERR_INVALID_ARG);
 	key.owner = (uint32_t)rank;
-	key.access = 0;
-	CHECK_RC(hop_put(comm, NULL, buf, 1, &key, 0, 1), HOP_ERR_INVALID_ARG);
+	key.access = 0;         /* no remote write: outside what is allowed */
+	CHECK_RC(hop_put(comm, NULL, buf, 1, &key, 0, 1),
+		 HOP_ERR_OUT_OF_BOUNDS);
 	OK(hop_mem_deregister(comm, mr));
 	CHECK_RC(hop_mem_deregister(comm, mr), HOP_ERR_INVALID_HANDLE);
 
