@@ -3,15 +3,32 @@
  * ReduceScatter and Barrier, each blocking and nonblocking.
  *
  * All ranks of a communicator call the same collectives in the same order
- * with matching count, dtype, op and root. Counts are in elements; any
- * count from 0 works, divisible by the number of ranks or not. Passing the
- * same pointer as send and receive buffer means in place. Results are
- * bitwise identical on every rank. HOP_ALGO forces an algorithm, e.g.
- * HOP_ALGO=allreduce:ring,broadcast:tree.
+ * with matching count, dtype, op and root; ranks that disagree fail with
+ * HOP_ERR_MISMATCH (the messages carry a signature of the call) rather
+ * than hang. Counts are in elements; any count from 0 works, divisible by
+ * the number of ranks or not. Buffers may have any alignment. In place:
+ * see each call. Results are bitwise identical on every rank.
+ *
+ * Reductions: integers wrap (sum, prod); HOP_AVG is the sum divided by N
+ * at the end, with truncating integer division for integer types; f16 and
+ * bf16 are reduced through f32 and rounded to nearest-even; min/max
+ * return NaN when the first operand in rank order is NaN.
+ *
+ * Algorithms: chosen per call by size and N; HOP_ALGO forces them, e.g.
+ * HOP_ALGO=allreduce:ring,broadcast:tree (names in docs/collectives.md);
+ * HOP_CHUNK_SIZE and HOP_PIPELINE_DEPTH tune pipelining; HOP_DEBUG=info
+ * logs the choice.
  *
  * The i-forms return a request completed by hop_test()/hop_wait() (see
- * hop/p2p.h); buffers must stay untouched until then. At most one
- * collective may be in flight per communicator at a time unless noted.
+ * hop/p2p.h); buffers must stay untouched until then. Several collectives
+ * may be in flight on one communicator, as long as every rank starts them
+ * in the same order; waiting on any of them advances all of them.
+ *
+ * Errors of every call: HOP_ERR_INVALID_HANDLE (NULL or destroyed comm),
+ * HOP_ERR_INVALID_ARG (the message names the argument, rank, count, dtype
+ * and root), HOP_ERR_MISMATCH, HOP_ERR_TIMEOUT (HOP_TIMEOUT),
+ * HOP_ERR_PEER_FAILED, HOP_ERR_COMM_FAILED, HOP_ERR_ABORTED,
+ * HOP_ERR_NO_MEMORY.
  */
 #ifndef HOP_COLL_H
 #define HOP_COLL_H
@@ -25,11 +42,16 @@ extern "C" {
 /**
  * hop_allreduce() - Reduce @count elements of every rank with @op and leave
  * the result on every rank.
- * @sendbuf: input; == @recvbuf for in place.
- * @recvbuf: output, @count elements.
- * Return: 0, HOP_ERR_INVALID_ARG (NULL buffer with count > 0, bad dtype/op,
- * count * size overflow, partial overlap), HOP_ERR_MISMATCH,
- * HOP_ERR_TIMEOUT, HOP_ERR_PEER_FAILED, HOP_ERR_COMM_FAILED.
+ * @comm:    communicator.
+ * @sendbuf: this rank's @count elements; == @recvbuf for in place.
+ * @recvbuf: receives the @count reduced elements; same bytes on all ranks.
+ * @count:   elements, from 0; NULL buffers are allowed only when 0.
+ * @dtype:   element type.
+ * @op:      reduction operator.
+ * Return: 0, HOP_ERR_INVALID_ARG (NULL buffer with count > 0, bad dtype or
+ * op, count * size overflow, partially overlapping buffers), or an error
+ * of the run (HOP_ERR_MISMATCH, HOP_ERR_TIMEOUT, HOP_ERR_PEER_FAILED,
+ * HOP_ERR_COMM_FAILED, HOP_ERR_ABORTED).
  */
 HOP_EXPORT int hop_allreduce(hop_comm_t *comm, const void *sendbuf,
 			     void *recvbuf, size_t count, hop_dtype_t dtype,
@@ -37,40 +59,66 @@ HOP_EXPORT int hop_allreduce(hop_comm_t *comm, const void *sendbuf,
 
 /**
  * hop_broadcast() - Copy @count elements of @root's @buf to every rank's
- * @buf. Errors as hop_allreduce(), plus an invalid @root.
+ * @buf.
+ * @buf:  data on @root, destination elsewhere.
+ * @root: 0 .. N-1.
+ * Return: as hop_allreduce(), plus HOP_ERR_INVALID_ARG for a bad @root.
  */
 HOP_EXPORT int hop_broadcast(hop_comm_t *comm, void *buf, size_t count,
 			     hop_dtype_t dtype, int root);
 
 /**
  * hop_reduce() - Reduce @count elements of every rank with @op into
- * @root's @recvbuf (@recvbuf is ignored on other ranks and may be NULL).
+ * @root's @recvbuf.
+ * @sendbuf: this rank's @count elements; on @root, == @recvbuf for in
+ *           place. Never written.
+ * @recvbuf: result on @root; ignored on other ranks (may be NULL there).
+ * @root:    0 .. N-1.
+ * Return: as hop_broadcast().
  */
 HOP_EXPORT int hop_reduce(hop_comm_t *comm, const void *sendbuf,
 			  void *recvbuf, size_t count, hop_dtype_t dtype,
 			  hop_op_t op, int root);
 
 /**
- * hop_allgather() - Gather @count elements from every rank into @recvbuf
- * (N * @count elements, rank r's block at r * @count) on every rank. In
- * place when @sendbuf == @recvbuf + rank * @count * size.
+ * hop_allgather() - Gather @count elements from every rank into every
+ * rank's @recvbuf.
+ * @sendbuf: this rank's @count elements; in place when it is
+ *           @recvbuf + rank * @count * size (the data already there).
+ * @recvbuf: N * @count elements; rank r's block at r * @count.
+ * Return: as hop_allreduce() (without the op).
  */
 HOP_EXPORT int hop_allgather(hop_comm_t *comm, const void *sendbuf,
 			     void *recvbuf, size_t count, hop_dtype_t dtype);
 
 /**
  * hop_reducescatter() - Reduce N * @recvcount elements of every rank with
- * @op; rank r receives block r (@recvcount elements) in @recvbuf. In place
- * when @recvbuf == @sendbuf + rank * @recvcount * size.
+ * @op; rank r receives block r.
+ * @sendbuf:   N * @recvcount elements.
+ * @recvbuf:   @recvcount elements: the reduced block r. In place when it
+ *             is @sendbuf + rank * @recvcount * size (the rest of
+ *             @sendbuf is then left untouched).
+ * @recvcount: elements per rank.
+ * Return: as hop_allreduce().
  */
 HOP_EXPORT int hop_reducescatter(hop_comm_t *comm, const void *sendbuf,
 				 void *recvbuf, size_t recvcount,
 				 hop_dtype_t dtype, hop_op_t op);
 
-/** hop_barrier() - Return once every rank has entered the barrier. */
+/**
+ * hop_barrier() - Return once every rank has entered the barrier
+ * (dissemination: ceil(log2 N) rounds of zero-byte messages).
+ * Return: 0 or an error of the run.
+ */
 HOP_EXPORT int hop_barrier(hop_comm_t *comm);
 
-/* Nonblocking forms: same arguments, plus @req receiving the request. */
+/*
+ * Nonblocking forms: the same arguments and checks, plus @req receiving
+ * the request (NULL on failure; HOP_ERR_INVALID_ARG when @req is NULL).
+ * The collective runs while the caller works; hop_test()/hop_wait()
+ * complete it, free the request and return the collective's result.
+ * hop_comm_destroy() cancels collectives still running.
+ */
 HOP_EXPORT int hop_iallreduce(hop_comm_t *comm, const void *sendbuf,
 			      void *recvbuf, size_t count, hop_dtype_t dtype,
 			      hop_op_t op, hop_request_t **req);

@@ -1,0 +1,527 @@
+/*
+ * coll_matrix.c - the collectives' correctness matrix on a real transport,
+ * run by coll_matrix.sh through hop-run (hop_comm_init_env).
+ *
+ * Every rank's input is a function of (rank, index, seed), so each rank
+ * computes the reference for its own output independently (folded in
+ * rank order). Float inputs are chosen so that every partial result is
+ * exact (small integers, powers of two), hence any algorithm must match
+ * the reference bit for bit; integers wrap and must match exactly. After
+ * each case every rank sends rank 0 (by point-to-point, not by the code
+ * under test) its verdict and a hash of its result; rank 0 checks that
+ * allreduce, broadcast and allgather left identical bytes everywhere.
+ *
+ *   default   every collective x algorithm x a few dtype/op pairs x counts
+ *             {0, N-1, N+1, 1000003} x in place or not x roots {0, mid,
+ *             last}, blocking and nonblocking, several in flight at once,
+ *             argument errors
+ *   --full    every dtype x op x counts {0, 1, 2, N-1, N+1, 1000003,
+ *             16 MiB worth} x in place x roots {0, mid, last}
+ *   --mismatch  rank 0 passes another count: some rank must get
+ *             HOP_ERR_MISMATCH, none may hang (run with a short HOP_TIMEOUT)
+ *
+ * Prints "coll_matrix: rank R passed C cases" and exits 0, or names the
+ * first failing case and exits 1.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hop/hop.h>
+
+#include "../unit/coll_ref.h"
+#include "coll/coll_int.h" /* to force each algorithm in turn */
+
+static hop_comm_t *comm;
+static int rank, nranks, failures, cases;
+
+struct kase {
+	int kind, algo;
+	hop_dtype_t dt;
+	hop_op_t op;
+	size_t count;
+	int inplace, root, nb;
+};
+
+static const struct {
+	int kind, algo;
+} algos[] = {
+	{ HOP_COLL_BROADCAST, HOP_ALGO_FLAT }, { HOP_COLL_BROADCAST, HOP_ALGO_TREE },
+	{ HOP_COLL_BROADCAST, HOP_ALGO_CHAIN }, { HOP_COLL_REDUCE, HOP_ALGO_FLAT },
+	{ HOP_COLL_REDUCE, HOP_ALGO_TREE }, { HOP_COLL_REDUCE, HOP_ALGO_CHAIN },
+	{ HOP_COLL_ALLREDUCE, HOP_ALGO_RING }, { HOP_COLL_ALLREDUCE, HOP_ALGO_TREE },
+	{ HOP_COLL_ALLREDUCE, HOP_ALGO_DBTREE }, { HOP_COLL_ALLREDUCE, HOP_ALGO_RD },
+	{ HOP_COLL_ALLREDUCE, HOP_ALGO_RABENSEIFNER },
+	{ HOP_COLL_ALLGATHER, HOP_ALGO_RING }, { HOP_COLL_ALLGATHER, HOP_ALGO_BRUCK },
+	{ HOP_COLL_REDUCESCATTER, HOP_ALGO_RING },
+	{ HOP_COLL_REDUCESCATTER, HOP_ALGO_HALVING },
+	{ HOP_COLL_BARRIER, HOP_ALGO_DISSEMINATION },
+};
+#define NALGOS (int)(sizeof(algos) / sizeof(*algos))
+
+static const char *kase_str(const struct kase *k)
+{
+	static char b[200];
+
+	snprintf(b, sizeof(b), "%s/%s N=%d count=%zu %s/%s inplace=%d root=%d %s",
+		 hop_coll_kind_name(k->kind), hop_coll_algo_name(k->algo), nranks,
+		 k->count, hop_dtype_name(k->dt), hop_op_name(k->op), k->inplace,
+		 k->root, k->nb ? "nonblocking" : "blocking");
+	return b;
+}
+
+__attribute__((format(printf, 2, 3)))
+static void fail(const struct kase *k, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "coll_matrix rank %d: FAIL %s: ", rank, k ? kase_str(k) : "");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (last error: %s)\n", hop_comm_last_error(comm));
+	failures++;
+}
+
+static int is_reducing(int kind)
+{
+	return kind == HOP_COLL_REDUCE || kind == HOP_COLL_ALLREDUCE ||
+	       kind == HOP_COLL_REDUCESCATTER;
+}
+
+/* input element i of rank r: exact-mode values (see the header) */
+static void gen(void *buf, size_t at, size_t i, const struct kase *k, int r)
+{
+	uint64_t h = ref_hash((uint64_t)r * 0x10000001ull + i, 99,
+			      (uint64_t)k->dt * 8 + k->op);
+	double v;
+
+	if (!ref_is_float(k->dt)) {
+		ref_put_i(buf, at, k->dt, h);
+		return;
+	}
+	if (k->op == HOP_PROD)
+		v = (double[]){ 1, 2, 0.5, -1, -2, -0.5 }[h % 6];
+	else if (k->op == HOP_MIN || k->op == HOP_MAX)
+		v = ((double)(h % 255) - 127) / 2;
+	else
+		v = (double)(h % 17) - 8;
+	ref_put_f(buf, at, k->dt, v);
+}
+
+/* expected element i of a reduction over all ranks, rank order */
+static void expect_reduced(void *out, size_t i, const struct kase *k)
+{
+	char x[8];
+
+	if (!ref_is_float(k->dt)) {
+		gen(x, 0, i, k, 0);
+		uint64_t acc = ref_get_i(x, 0, k->dt);
+		for (int r = 1; r < nranks; r++) {
+			gen(x, 0, i, k, r);
+			acc = ref_wrap(k->dt, ref_iop(k->dt, k->op, acc,
+						      ref_get_i(x, 0, k->dt)));
+		}
+		if (k->op == HOP_AVG)
+			acc = ref_is_signed(k->dt) ? (uint64_t)((int64_t)acc / nranks)
+						   : acc / (uint64_t)nranks;
+		ref_put_i(out, 0, k->dt, acc);
+		return;
+	}
+	gen(x, 0, i, k, 0);
+	double acc = ref_get_f(x, 0, k->dt);
+	for (int r = 1; r < nranks; r++) {
+		gen(x, 0, i, k, r);
+		double v = ref_get_f(x, 0, k->dt);
+		acc = k->op == HOP_PROD ? acc * v : k->op == HOP_MIN ? (v < acc ? v : acc)
+		    : k->op == HOP_MAX ? (v > acc ? v : acc) : acc + v;
+	}
+	if (k->op == HOP_AVG && k->dt == HOP_FLOAT64) {
+		acc /= nranks;
+	} else if (k->op == HOP_AVG) {
+		volatile float f = (float)acc;
+		acc = (float)(f / (float)nranks);
+	}
+	ref_put_f(out, 0, k->dt, acc);
+}
+
+static uint64_t hash_bytes(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	uint64_t h = 1469598103934665603ull;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 1099511628211ull;
+	return h;
+}
+
+static void *xmalloc(size_t n)
+{
+	void *p = malloc(n + 16);
+
+	if (!p) {
+		fprintf(stderr, "coll_matrix rank %d: out of memory (%zu B)\n", rank, n);
+		exit(1);
+	}
+	return p;
+}
+
+/* Run one case; returns the hash of this rank's result (0 if none). */
+static uint64_t run_case(const struct kase *k, int *ok)
+{
+	size_t es = hop_dtype_size(k->dt), n = k->count, N = (size_t)nranks;
+	size_t in_elems = k->kind == HOP_COLL_REDUCESCATTER ? n * N : n;
+	size_t out_elems = k->kind == HOP_COLL_ALLGATHER ? n * N : n;
+	int r = rank, mis = (int)(k->count % 3); /* misaligned buffers too */
+	char *sraw = xmalloc(in_elems * es), *rraw = xmalloc(out_elems * es);
+	char *sb = sraw + mis, *rb = rraw + mis, *send = sb, *recv = rb;
+	hop_request_t *req = NULL;
+	uint64_t h = 0;
+	int rc = 0;
+
+	*ok = 1;
+	comm->coll->tune.forced[k->kind] = k->algo;
+	for (size_t i = 0; i < in_elems; i++)
+		gen(sb, i, i, k, r);
+	if (k->inplace) {
+		switch (k->kind) {
+		case HOP_COLL_ALLGATHER:
+			memcpy(rb + (size_t)r * n * es, sb, n * es);
+			send = rb + (size_t)r * n * es;
+			break;
+		case HOP_COLL_REDUCESCATTER:
+			recv = sb + (size_t)r * n * es;
+			break;
+		case HOP_COLL_ALLREDUCE:
+		case HOP_COLL_REDUCE:
+			if (k->kind == HOP_COLL_ALLREDUCE || r == k->root) {
+				memcpy(rb, sb, n * es);
+				send = rb;
+			}
+			break;
+		}
+	}
+	if (k->kind == HOP_COLL_BROADCAST) {
+		if (r == k->root)
+			memcpy(rb, sb, n * es);
+		else
+			memset(rb, 0x77, n * es);
+	}
+	switch (k->kind) {
+	case HOP_COLL_BROADCAST:
+		rc = k->nb ? hop_ibroadcast(comm, rb, n, k->dt, k->root, &req)
+			   : hop_broadcast(comm, rb, n, k->dt, k->root);
+		break;
+	case HOP_COLL_REDUCE:
+		rc = k->nb ? hop_ireduce(comm, send, r == k->root ? recv : NULL, n, k->dt,
+					 k->op, k->root, &req)
+			   : hop_reduce(comm, send, r == k->root ? recv : NULL, n, k->dt,
+					k->op, k->root);
+		break;
+	case HOP_COLL_ALLREDUCE:
+		rc = k->nb ? hop_iallreduce(comm, send, recv, n, k->dt, k->op, &req)
+			   : hop_allreduce(comm, send, recv, n, k->dt, k->op);
+		break;
+	case HOP_COLL_ALLGATHER:
+		rc = k->nb ? hop_iallgather(comm, send, recv, n, k->dt, &req)
+			   : hop_allgather(comm, send, recv, n, k->dt);
+		break;
+	case HOP_COLL_REDUCESCATTER:
+		rc = k->nb ? hop_ireducescatter(comm, send, recv, n, k->dt, k->op, &req)
+			   : hop_reducescatter(comm, send, recv, n, k->dt, k->op);
+		break;
+	default:
+		rc = k->nb ? hop_ibarrier(comm, &req) : hop_barrier(comm);
+	}
+	if (!rc && k->nb) {
+		int done = 0;
+		/* a few hop_test polls, then hop_wait */
+		for (int i = 0; i < 3 && !rc && !done; i++)
+			rc = hop_test(&req, &done, NULL);
+		if (!rc && !done)
+			rc = hop_wait(&req, NULL);
+		if (!rc && req)
+			fail(k, "request not freed by hop_wait");
+	}
+	if (rc) {
+		fail(k, "returned %s", hop_err_name(rc));
+		*ok = 0;
+		goto out;
+	}
+	int has = k->kind != HOP_COLL_BARRIER && !(k->kind == HOP_COLL_REDUCE && r != k->root);
+	char want[8], *res = k->kind == HOP_COLL_BROADCAST ? rb : recv;
+	for (size_t i = 0; has && i < out_elems; i++) {
+		if (k->kind == HOP_COLL_BROADCAST)
+			gen(want, 0, i, k, k->root);
+		else if (k->kind == HOP_COLL_ALLGATHER)
+			gen(want, 0, i % n, k, (int)(i / n));
+		else if (k->kind == HOP_COLL_REDUCESCATTER)
+			expect_reduced(want, (size_t)r * n + i, k);
+		else
+			expect_reduced(want, i, k);
+		if (memcmp(res + i * es, want, es)) {
+			fail(k, "element %zu of %zu differs from the reference", i, out_elems);
+			*ok = 0;
+			break;
+		}
+	}
+	/* the send buffer is the caller's: untouched */
+	if (!k->inplace && k->kind != HOP_COLL_BROADCAST && k->kind != HOP_COLL_BARRIER)
+		for (size_t i = 0; i < in_elems; i++) {
+			gen(want, 0, i, k, r);
+			if (memcmp(sb + i * es, want, es)) {
+				fail(k, "send buffer element %zu was modified", i);
+				*ok = 0;
+				break;
+			}
+		}
+	if (has && k->kind != HOP_COLL_REDUCE && k->kind != HOP_COLL_REDUCESCATTER)
+		h = hash_bytes(res, out_elems * es) | 1;
+out:
+	free(sraw);
+	free(rraw);
+	return h;
+}
+
+/* verdicts and hashes to rank 0 by point-to-point */
+static void gather_verdict(const struct kase *k, int ok, uint64_t h)
+{
+	uint64_t mine[2] = { (uint64_t)ok, h }, theirs[2];
+
+	cases++;
+	if (rank != 0) {
+		if (hop_send(comm, mine, sizeof(mine), 0, 7777))
+			fail(k, "sending the verdict to rank 0 failed");
+		return;
+	}
+	for (int q = 1; q < nranks; q++) {
+		if (hop_recv(comm, theirs, sizeof(theirs), q, 7777, NULL)) {
+			fail(k, "receiving rank %d's verdict failed", q);
+			continue;
+		}
+		if (!theirs[0])
+			fail(k, "rank %d failed this case", q);
+		else if (ok && theirs[1] != h)
+			fail(k, "rank %d's result is not bitwise identical to rank 0's", q);
+	}
+}
+
+static void run(const struct kase *k)
+{
+	int ok;
+	uint64_t h = run_case(k, &ok);
+
+	gather_verdict(k, ok, h);
+	if (failures > 20) {
+		fprintf(stderr, "coll_matrix rank %d: too many failures\n", rank);
+		exit(1);
+	}
+}
+
+/* dtype/op pairs in a fixed rotation, so the subset still covers all */
+static void pair_of(int idx, int reducing, hop_dtype_t *dt, hop_op_t *op)
+{
+	int p = idx % (HOP_DTYPE_COUNT * HOP_OP_COUNT);
+
+	*dt = (hop_dtype_t)(p % HOP_DTYPE_COUNT);
+	*op = reducing ? (hop_op_t)((p / HOP_DTYPE_COUNT + p) % HOP_OP_COUNT) : HOP_SUM;
+}
+
+static void matrix(int full)
+{
+	size_t N = (size_t)nranks;
+	int roots[3] = { 0, nranks / 2, nranks - 1 }, idx = 0;
+
+	for (int ai = 0; ai < NALGOS; ai++) {
+		int kind = algos[ai].kind, red = is_reducing(kind);
+		int rooted = kind == HOP_COLL_REDUCE || kind == HOP_COLL_BROADCAST;
+		size_t counts[8] = { 0, N - 1, N + 1, 1000003 }, nc = 4;
+		if (full) {
+			counts[nc++] = 1;
+			counts[nc++] = 2;
+			counts[nc++] = 0; /* 16 MiB worth: per dtype below */
+		}
+		if (kind == HOP_COLL_BARRIER)
+			nc = 1;
+		for (size_t ci = 0; ci < nc; ci++) {
+			if (ci > 0 && ci < 4 && counts[ci] == counts[ci - 1])
+				continue; /* N-1 == 0 for one rank */
+			int big = counts[ci] >= 1000003 || (full && ci == nc - 1);
+			int npairs = full ? (red ? HOP_DTYPE_COUNT * HOP_OP_COUNT : HOP_DTYPE_COUNT)
+					  : big ? 1 : 2;
+			for (int pi = 0; pi < npairs; pi++) {
+				struct kase k = { kind, algos[ai].algo, HOP_INT32, HOP_SUM,
+						  counts[ci], 0, 0, 0 };
+				if (full) {
+					k.dt = (hop_dtype_t)(pi % HOP_DTYPE_COUNT);
+					k.op = red ? (hop_op_t)(pi / HOP_DTYPE_COUNT) : HOP_SUM;
+				} else {
+					pair_of(idx * 7 + pi * 3, red, &k.dt, &k.op);
+				}
+				if (full && ci == nc - 1)
+					k.count = (16u << 20) / hop_dtype_size(k.dt);
+				for (int ip = 0; ip < 2; ip++) {
+					if (!full && big && ip != idx % 2)
+						continue;
+					for (int ri = 0; ri < (rooted ? 3 : 1); ri++) {
+						if (ri && roots[ri] == roots[ri - 1])
+							continue;
+						if (!full && big && rooted && ri != 2)
+							continue;
+						k.inplace = ip;
+						k.root = roots[ri];
+						k.nb = idx++ % 3 == 1;
+						if (kind == HOP_COLL_BARRIER)
+							k.count = 0;
+						run(&k);
+					}
+				}
+			}
+		}
+		comm->coll->tune.forced[kind] = HOP_ALGO_AUTO;
+	}
+}
+
+/* several nonblocking collectives in flight, completed in reverse order */
+static void in_flight(void)
+{
+	size_t n = 1000;
+	int32_t *a = xmalloc(n * 4), *ar = xmalloc(n * 4), *b = xmalloc(n * 4);
+	int32_t *g = xmalloc(n * 4 * (size_t)nranks);
+	hop_request_t *req[4];
+	struct kase k = { HOP_COLL_ALLREDUCE, 0, HOP_INT32, HOP_SUM, n, 0, 0, 1 };
+	int rc = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		a[i] = (int32_t)(i + (size_t)rank);
+		b[i] = rank == 0 ? (int32_t)(7 * i) : -1;
+	}
+	rc |= hop_iallreduce(comm, a, ar, n, HOP_INT32, HOP_SUM, &req[0]);
+	rc |= hop_ibroadcast(comm, b, n, HOP_INT32, 0, &req[1]);
+	rc |= hop_iallgather(comm, a, g, n, HOP_INT32, &req[2]);
+	rc |= hop_ibarrier(comm, &req[3]);
+	for (int i = 3; i >= 0 && !rc; i--)
+		rc = hop_wait(&req[i], NULL);
+	if (rc)
+		fail(&k, "four collectives in flight: %s", hop_err_name(rc));
+	for (size_t i = 0; !rc && i < n; i++) {
+		int32_t sum = (int32_t)((size_t)nranks * i + (size_t)(nranks * (nranks - 1) / 2));
+		if (ar[i] != sum || b[i] != (int32_t)(7 * i) ||
+		    g[(size_t)(nranks - 1) * n + i] != (int32_t)(i + (size_t)nranks - 1)) {
+			fail(&k, "in flight: wrong data at element %zu", i);
+			break;
+		}
+	}
+	gather_verdict(&k, !rc, 0);
+	free(a);
+	free(ar);
+	free(b);
+	free(g);
+}
+
+static void expect_err(int rc, const char *call, int code, const char *needle)
+{
+	if (rc != code)
+		fail(NULL, "%s returned %s, expected %s", call, hop_err_name(rc),
+		     hop_err_name(code));
+	else if (needle && !strstr(hop_comm_last_error(comm), needle))
+		fail(NULL, "%s: message \"%s\" does not name %s", call,
+		     hop_comm_last_error(comm), needle);
+}
+#define EXPECT_ERR(call, code, needle) expect_err((call), #call, code, needle)
+
+/* each bad argument gets its code and a message naming it; the comm
+ * stays usable (no communication happens) */
+static void argument_errors(void)
+{
+	float buf[16] = { 0 }, out[16];
+	hop_request_t *req;
+
+	EXPECT_ERR(hop_allreduce(comm, NULL, out, 5, HOP_FLOAT32, HOP_SUM),
+		   HOP_ERR_INVALID_ARG, "count 5");
+	EXPECT_ERR(hop_allreduce(comm, buf, NULL, 5, HOP_FLOAT32, HOP_SUM),
+		   HOP_ERR_INVALID_ARG, "recvbuf");
+	EXPECT_ERR(hop_allreduce(comm, buf, out, 5, (hop_dtype_t)99, HOP_SUM),
+		   HOP_ERR_INVALID_ARG, "dtype");
+	EXPECT_ERR(hop_allreduce(comm, buf, out, 5, HOP_FLOAT32, (hop_op_t)42),
+		   HOP_ERR_INVALID_ARG, "op 42");
+	EXPECT_ERR(hop_allreduce(comm, buf, out, SIZE_MAX / 2, HOP_FLOAT32, HOP_SUM),
+		   HOP_ERR_INVALID_ARG, "f32");
+	EXPECT_ERR(hop_allreduce(comm, buf, buf + 1, 8, HOP_FLOAT32, HOP_SUM),
+		   HOP_ERR_INVALID_ARG, "overlap");
+	EXPECT_ERR(hop_broadcast(comm, buf, 4, HOP_FLOAT32, nranks),
+		   HOP_ERR_INVALID_ARG, "root");
+	EXPECT_ERR(hop_reduce(comm, buf, out, 4, HOP_FLOAT32, HOP_MAX, -1),
+		   HOP_ERR_INVALID_ARG, "root -1");
+	EXPECT_ERR(hop_broadcast(comm, NULL, 4, HOP_INT8, 0), HOP_ERR_INVALID_ARG,
+		   "buf");
+	/* overlapping, and not at recvbuf + rank * count: on every rank */
+	EXPECT_ERR(hop_allgather(comm, buf + 1, buf, 4, HOP_FLOAT32),
+		   HOP_ERR_INVALID_ARG, "overlap");
+	EXPECT_ERR(hop_iallreduce(comm, buf, out, 4, HOP_FLOAT32, HOP_SUM, NULL),
+		   HOP_ERR_INVALID_ARG, "req");
+	EXPECT_ERR(hop_allreduce(NULL, buf, out, 4, HOP_FLOAT32, HOP_SUM),
+		   HOP_ERR_INVALID_HANDLE, NULL);
+	EXPECT_ERR(hop_ibarrier(NULL, &req), HOP_ERR_INVALID_HANDLE, NULL);
+	/* count 0 with NULL buffers is fine */
+	EXPECT_ERR(hop_allreduce(comm, NULL, NULL, 0, HOP_FLOAT32, HOP_SUM),
+		   HOP_SUCCESS, NULL);
+	gather_verdict(NULL, !failures, 0);
+}
+
+/* rank 0 disagrees on the count: the signature check must catch it */
+static int mismatch_case(void)
+{
+	size_t n = 1000 + (rank == 0);
+	float *a = xmalloc(1001 * 4), *b = xmalloc(1001 * 4);
+
+	for (size_t i = 0; i < 1001; i++)
+		a[i] = 1;
+	int rc = hop_allreduce(comm, a, b, n, HOP_FLOAT32, HOP_SUM);
+	printf("coll_matrix mismatch: rank %d got %s: %s\n", rank, hop_err_name(rc),
+	       hop_comm_last_error(comm));
+	free(a);
+	free(b);
+	return rc ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	int full = 0, mismatch = 0, rc;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--full"))
+			full = 1;
+		else if (!strcmp(argv[i], "--mismatch"))
+			mismatch = 1;
+		else {
+			fprintf(stderr, "usage: coll_matrix [--full|--mismatch]\n");
+			return 2;
+		}
+	}
+	if ((rc = hop_comm_init_env(&comm))) {
+		fprintf(stderr, "coll_matrix: hop_comm_init_env: %s: %s\n",
+			hop_err_name(rc), hop_last_init_error());
+		return 1;
+	}
+	rank = hop_comm_rank(comm);
+	nranks = hop_comm_size(comm);
+	if (mismatch) {
+		rc = mismatch_case();
+		hop_comm_destroy(comm);
+		return rc;
+	}
+	argument_errors();
+	in_flight();
+	matrix(full);
+	hop_comm_destroy(comm);
+	if (failures) {
+		fprintf(stderr, "coll_matrix: rank %d FAILED %d of %d cases\n", rank,
+			failures, cases);
+		return 1;
+	}
+	printf("coll_matrix: rank %d passed %d cases on %s\n", rank, cases,
+	       getenv("HOP_TRANSPORT") ? getenv("HOP_TRANSPORT") : "auto");
+	return 0;
+}
