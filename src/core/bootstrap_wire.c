@@ -4,6 +4,7 @@
  * and the failure paths shared by rendezvous and collectives.
  */
 #include <errno.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -99,6 +100,13 @@ int hop_bs_hdr_parse(const void *buf, size_t buflen, uint32_t max_len,
 	if (out)
 		*out = h;
 	return 0;
+}
+
+void hop_bs_nodelay(int fd)
+{
+	int one = 1;
+
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
 int hop_bs_send(int fd, uint16_t type, uint16_t seq, uint32_t rank,

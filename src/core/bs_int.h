@@ -109,6 +109,13 @@ int hop_bs_root_abort(struct hop_bootstrap *bs, int code, const char *fmt, ...)
 int hop_bs_peer_recv(struct hop_bootstrap *bs, uint16_t type, void *buf,
 		     size_t len, uint64_t deadline_ns, const char *what);
 
+/* Rank 0's half of hop_bootstrap_open() (bootstrap_root.c). */
+int hop_bs_root_open(struct hop_bootstrap *bs, const struct hop_id_info *info,
+		     uint64_t deadline_ns);
+
+/* TCP_NODELAY: bootstrap messages are small and latency-bound. */
+void hop_bs_nodelay(int fd);
+
 /* Seconds of @ms for messages: 60000 -> "60", 500 -> "0.5". */
 void hop_bs_secs(int ms, char *buf, size_t len);
 

@@ -1,0 +1,409 @@
+/*
+ * bootstrap_root.c - rank 0's side of the rendezvous: take or make the
+ * listener (the one hop_get_unique_id() left in this process, the one
+ * hop-run passed as HOP_BOOTSTRAP_FD, or a fresh bind of the id's address),
+ * admit the ranks that present the id's secret, answer the others with a
+ * REJECT giving the reason, and on timeout tell everyone which ranks never
+ * arrived. epoll keeps admitting 64K ranks linear.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bs_int.h"
+#include "core_int.h"
+
+/* HOP_BOOTSTRAP_FD is handed to one rank 0 per process, once. */
+static atomic_int bs_fd_taken;
+
+enum { EV_LISTEN = 0, EV_PENDING = 1, EV_PEER = 2 };
+#define EV(kind, idx) (((uint64_t)(kind) << 32) | (uint32_t)(idx))
+
+struct pending {
+	int fd;
+	struct sockaddr_in addr;
+	size_t got;
+	uint8_t buf[HOP_BS_HDR_LEN + HOP_BS_HELLO_LEN];
+	uint64_t stamp;
+};
+
+/* The listener inherited from hop-run, when it is the id's. */
+static int inherited_listener(const struct hop_id_info *info)
+{
+	const char *v = getenv("HOP_BOOTSTRAP_FD");
+	struct sockaddr_in sa;
+	socklen_t slen = sizeof(sa);
+	char err[200], have[32], want[32];
+	int acc = 0;
+	socklen_t alen = sizeof(acc);
+	struct stat st;
+	long fd;
+
+	if (!v || atomic_load(&bs_fd_taken))
+		return -1;
+	if (hop_parse_int("HOP_BOOTSTRAP_FD", v, 0, INT_MAX, &fd, err,
+			  sizeof(err))) {
+		HOP_WARN("%s: ignored", err);
+		return -1;
+	}
+	if (fstat((int)fd, &st) < 0 || !S_ISSOCK(st.st_mode) ||
+	    getsockopt((int)fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &alen) < 0 ||
+	    !acc || getsockname((int)fd, (struct sockaddr *)&sa, &slen) < 0 ||
+	    sa.sin_family != AF_INET) {
+		HOP_WARN("HOP_BOOTSTRAP_FD=%ld is not a listening IPv4 socket: "
+			 "ignored", fd);
+		return -1;
+	}
+	hop_sockaddr_str(&sa, have, sizeof(have));
+	hop_sockaddr_str(&info->addr, want, sizeof(want));
+	if (sa.sin_port != info->addr.sin_port ||
+	    (sa.sin_addr.s_addr != INADDR_ANY &&
+	     sa.sin_addr.s_addr != info->addr.sin_addr.s_addr)) {
+		HOP_INFO("HOP_BOOTSTRAP_FD=%ld listens on %s, not on the id's "
+			 "%s: ignored", fd, have, want);
+		return -1;
+	}
+	if (atomic_exchange(&bs_fd_taken, 1))
+		return -1;
+	hop_fd_nonblock_cloexec((int)fd);
+	HOP_INFO("rendezvous: using the listener on %s inherited from the "
+		 "launcher", have);
+	return (int)fd;
+}
+
+static int get_listener(struct hop_bootstrap *bs, const struct hop_id_info *info)
+{
+	char where[32];
+	int fd, one = 1;
+
+	if ((fd = hop_id_take_listener(info->secret)) >= 0 ||
+	    (fd = inherited_listener(info)) >= 0)
+		return fd;
+	/* HOP_ADDR mode: the id names an address of this host */
+	hop_sockaddr_str(&info->addr, where, sizeof(where));
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return hop_bs_fail(bs, HOP_ERR_SYSTEM, "rank 0: socket: %s",
+				   strerror(errno));
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (const struct sockaddr *)&info->addr,
+		 sizeof(info->addr)) < 0 || listen(fd, SOMAXCONN) < 0) {
+		int e = errno;
+
+		close(fd);
+		return hop_bs_fail(bs, HOP_ERR_BOOTSTRAP, "rank 0 cannot listen "
+				   "on %s, the address of the unique id: %s",
+				   where, strerror(e));
+	}
+	return fd;
+}
+
+/* Rank 0 holds a socket per rank: raise the soft fd limit if needed. */
+static int ensure_fd_limit(struct hop_bootstrap *bs)
+{
+	rlim_t need = (rlim_t)bs->nranks + HOP_BS_MAX_PENDING + 64;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= need)
+		return 0;
+	rl.rlim_cur = rl.rlim_max < need ? rl.rlim_max : need;
+	setrlimit(RLIMIT_NOFILE, &rl);
+	if (rl.rlim_cur < need)
+		return hop_bs_fail(bs, HOP_ERR_SYSTEM, "rank 0 needs about %lu "
+				   "file descriptors for %d ranks; the hard "
+				   "limit is %lu (ulimit -n)", (unsigned long)need,
+				   bs->nranks, (unsigned long)rl.rlim_max);
+	return 0;
+}
+
+/* Refuse a connection with a reason the peer reports, and say so here. */
+static void reject(struct pending *pc, int code, uint32_t claimed,
+		   uint32_t pid, const char *reason)
+{
+	uint8_t payload[4 + HOP_BS_REASON_MAX];
+	char who[32];
+
+	hop_sockaddr_str(&pc->addr, who, sizeof(who));
+	HOP_WARN("rendezvous: rejected a connection from %s (pid %u) claiming "
+		 "rank %u: %s", who, pid, claimed, reason);
+	hop_bs_send(pc->fd, HOP_BS_REJECT, 0, 0, payload,
+		    hop_bs_reason_pack(payload, code, reason),
+		    hop_deadline_after(500), 0, NULL);
+}
+
+static int secret_equal(const uint8_t *a, const uint8_t *b)
+{
+	volatile uint8_t d = 0;
+
+	for (int i = 0; i < HOP_SECRET_BYTES; i++)
+		d |= a[i] ^ b[i];
+	return d == 0;
+}
+
+static uint32_t rd32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	       (uint32_t)p[2] << 8 | p[3];
+}
+
+/*
+ * A pending connection sent bytes: read its HELLO; once complete, admit
+ * it as its rank (1, the slot moves to peers[]) or reject it (0). -1: still
+ * incomplete. The connection's fd is closed unless admitted.
+ */
+static int hello_read(struct hop_bootstrap *bs, struct pending *pc, int ep)
+{
+	struct hop_bs_hdr h;
+	char msg[200], who[32];
+	const uint8_t *pl = pc->buf + HOP_BS_HDR_LEN;
+	size_t want = pc->got < HOP_BS_HDR_LEN ? HOP_BS_HDR_LEN : sizeof(pc->buf);
+	ssize_t n = recv(pc->fd, pc->buf + pc->got, want - pc->got, 0);
+	uint32_t version, nranks, pid;
+	struct hop_bs_peer *p;
+
+	hop_sockaddr_str(&pc->addr, who, sizeof(who));
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		return -1;
+	if (n <= 0) {
+		HOP_INFO("rendezvous: %s closed before saying hello", who);
+		return 0;
+	}
+	pc->got += (size_t)n;
+	if (pc->got == HOP_BS_HDR_LEN) {
+		int bad = hop_bs_hdr_parse(pc->buf, HOP_BS_HDR_LEN,
+					   HOP_BS_HELLO_LEN, &h, msg, sizeof(msg));
+
+		if (!bad && (h.type != HOP_BS_HELLO || h.len != HOP_BS_HELLO_LEN))
+			snprintf(msg, sizeof(msg), "%u-byte %s instead of a "
+				 "HELLO", h.len, hop_bs_type_name(h.type));
+		if (bad || h.type != HOP_BS_HELLO || h.len != HOP_BS_HELLO_LEN) {
+			HOP_WARN("rendezvous: dropped a connection from %s: %s",
+				 who, msg);
+			return 0;
+		}
+	}
+	if (pc->got < sizeof(pc->buf))
+		return -1;
+	hop_bs_hdr_parse(pc->buf, HOP_BS_HDR_LEN, HOP_BS_HELLO_LEN, &h, NULL, 0);
+	version = rd32(pl);
+	nranks = rd32(pl + 4);
+	pid = rd32(pl + 8);
+	if (!secret_equal(pl + 16, bs->secret)) {
+		reject(pc, HOP_ERR_AUTH, h.rank, pid, "wrong secret");
+		return 0;
+	}
+	if (version != HOP_BS_VERSION) {
+		snprintf(msg, sizeof(msg), "bootstrap protocol version %u, rank "
+			 "0 speaks %u", version, HOP_BS_VERSION);
+		reject(pc, HOP_ERR_BOOTSTRAP, h.rank, pid, msg);
+		return 0;
+	}
+	if (nranks != (uint32_t)bs->nranks) {
+		snprintf(msg, sizeof(msg), "nranks differs: this rank was given "
+			 "%u ranks but rank 0 has %d", nranks, bs->nranks);
+		reject(pc, HOP_ERR_BOOTSTRAP, h.rank, pid, msg);
+		return 0;
+	}
+	if (h.rank == 0 || h.rank >= (uint32_t)bs->nranks) {
+		snprintf(msg, sizeof(msg), "rank %u is out of range 1..%d",
+			 h.rank, bs->nranks - 1);
+		reject(pc, HOP_ERR_BOOTSTRAP, h.rank, pid, msg);
+		return 0;
+	}
+	p = &bs->peers[h.rank];
+	if (p->fd >= 0) {
+		char prev[32];
+
+		hop_sockaddr_str(&p->addr, prev, sizeof(prev));
+		snprintf(msg, sizeof(msg), "duplicate rank: rank %u already "
+			 "joined from %s (pid %u)", h.rank, prev, p->pid);
+		reject(pc, HOP_ERR_BOOTSTRAP, h.rank, pid, msg);
+		return 0;
+	}
+	p->fd = pc->fd;
+	p->addr = pc->addr;
+	p->pid = pid;
+	p->tx_broken = 0;
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP,
+				  .data.u64 = EV(EV_PEER, h.rank) };
+	epoll_ctl(ep, EPOLL_CTL_DEL, pc->fd, NULL);
+	epoll_ctl(ep, EPOLL_CTL_ADD, pc->fd, &ev);
+	pc->fd = -1;
+	HOP_TRACE("rendezvous: rank %u joined from %s (pid %u)", h.rank, who, pid);
+	return 1;
+}
+
+static void accept_new(int lfd, int ep, struct pending *pend, uint64_t *stamp)
+{
+	for (;;) {
+		struct sockaddr_in sa;
+		socklen_t slen = sizeof(sa);
+		int fd = accept4(lfd, (struct sockaddr *)&sa, &slen,
+				 SOCK_NONBLOCK | SOCK_CLOEXEC);
+		int slot = 0;
+
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				HOP_WARN("rendezvous: accept: %s", strerror(errno));
+			return;
+		}
+		for (int i = 0; i < HOP_BS_MAX_PENDING; i++) {
+			if (pend[i].fd < 0) {
+				slot = i;
+				break;
+			}
+			if (pend[i].stamp < pend[slot].stamp)
+				slot = i;
+		}
+		if (pend[slot].fd >= 0) { /* full: drop the oldest silent one */
+			char who[32];
+
+			hop_sockaddr_str(&pend[slot].addr, who, sizeof(who));
+			HOP_WARN("rendezvous: too many connections without a "
+				 "HELLO; dropping the one from %s", who);
+			close(pend[slot].fd);
+		}
+		hop_bs_nodelay(fd);
+		pend[slot] = (struct pending){ .fd = fd, .addr = sa,
+					       .stamp = ++*stamp };
+		struct epoll_event ev = { .events = EPOLLIN,
+					  .data.u64 = EV(EV_PENDING, slot) };
+		epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+	}
+}
+
+static int root_timeout(struct hop_bootstrap *bs)
+{
+	uint8_t *missing = calloc((size_t)bs->nranks, 1);
+	char list[256], secs[32], where[32];
+	int n = 0;
+
+	if (!missing)
+		return hop_bs_root_abort(bs, HOP_ERR_TIMEOUT, "not every rank "
+					 "arrived in time");
+	for (int r = 1; r < bs->nranks; r++)
+		missing[r] = bs->peers[r].fd < 0;
+	hop_bs_rank_list(missing, bs->nranks, list, sizeof(list), &n);
+	free(missing);
+	hop_bs_secs(bs->timeout_ms, secs, sizeof(secs));
+	hop_sockaddr_str(&bs->root_addr, where, sizeof(where));
+	return hop_bs_root_abort(bs, HOP_ERR_TIMEOUT, "%s %s never arrived "
+				 "within %s s (rendezvous %s, %d of %d ranks "
+				 "present)", n == 1 ? "rank" : "ranks", list,
+				 secs, where, bs->nranks - n, bs->nranks);
+}
+
+int hop_bs_root_open(struct hop_bootstrap *bs, const struct hop_id_info *info,
+		     uint64_t deadline)
+{
+	struct epoll_event evs[64];
+	struct pending *pend = NULL;
+	uint64_t stamp = 0;
+	int lfd, ep = -1, arrived = 1, ret = 0;
+	struct sockaddr_in sa;
+	socklen_t slen = sizeof(sa);
+
+	if ((lfd = get_listener(bs, info)) < 0)
+		return lfd;
+	bs->local_addr = info->addr.sin_addr;
+	if (getsockname(lfd, (struct sockaddr *)&sa, &slen) == 0 &&
+	    sa.sin_addr.s_addr != INADDR_ANY)
+		bs->local_addr = sa.sin_addr;
+	if (bs->nranks == 1)
+		goto out;
+	if ((ret = ensure_fd_limit(bs)))
+		goto out;
+	pend = calloc(HOP_BS_MAX_PENDING, sizeof(*pend));
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	if (!pend || ep < 0) {
+		ret = hop_bs_fail(bs, HOP_ERR_SYSTEM, "rank 0: rendezvous set "
+				  "up: %s", strerror(errno ? errno : ENOMEM));
+		goto out;
+	}
+	for (int i = 0; i < HOP_BS_MAX_PENDING; i++)
+		pend[i].fd = -1;
+	struct epoll_event lev = { .events = EPOLLIN, .data.u64 = EV(EV_LISTEN, 0) };
+	epoll_ctl(ep, EPOLL_CTL_ADD, lfd, &lev);
+
+	while (arrived < bs->nranks) {
+		int n = epoll_wait(ep, evs, 64, hop_deadline_ms_left(deadline));
+
+		if (n < 0 && errno != EINTR) {
+			ret = hop_bs_root_abort(bs, HOP_ERR_SYSTEM, "rank 0: "
+						"epoll_wait: %s", strerror(errno));
+			goto out;
+		}
+		if (n <= 0 && hop_deadline_passed(deadline)) {
+			ret = root_timeout(bs);
+			goto out;
+		}
+		for (int i = 0; i < n; i++) {
+			uint32_t kind = (uint32_t)(evs[i].data.u64 >> 32);
+			uint32_t idx = (uint32_t)evs[i].data.u64;
+
+			if (kind == EV_LISTEN) {
+				accept_new(lfd, ep, pend, &stamp);
+			} else if (kind == EV_PENDING && pend[idx].fd >= 0) {
+				int r = hello_read(bs, &pend[idx], ep);
+
+				if (r == 0) {
+					close(pend[idx].fd);
+					pend[idx].fd = -1;
+				}
+				arrived += r > 0;
+			} else if (kind == EV_PEER && bs->peers[idx].fd >= 0) {
+				/* nothing is due before READY: it left */
+				struct hop_bs_peer *p = &bs->peers[idx];
+				char who[32];
+
+				hop_sockaddr_str(&p->addr, who, sizeof(who));
+				HOP_WARN("rendezvous: rank %u (%s, pid %u) "
+					 "disconnected before every rank "
+					 "arrived; waiting for it again", idx,
+					 who, p->pid);
+				close(p->fd);
+				p->fd = -1;
+				arrived--;
+			}
+		}
+	}
+	/* everyone is here: release them */
+	for (int r = 1; r < bs->nranks; r++) {
+		struct hop_bs_peer *p = &bs->peers[r];
+		int e = hop_bs_send(p->fd, HOP_BS_READY, 0, 0, NULL, 0, deadline,
+				    0, NULL);
+
+		if (e) {
+			char who[32];
+
+			p->tx_broken = 1;
+			hop_sockaddr_str(&p->addr, who, sizeof(who));
+			ret = hop_bs_root_abort(bs, e == -ETIMEDOUT ?
+						HOP_ERR_TIMEOUT : HOP_ERR_BOOTSTRAP,
+						"rank %d (%s) was lost at the end "
+						"of the rendezvous: %s", r, who,
+						strerror(-e));
+			goto out;
+		}
+	}
+out:
+	if (pend)
+		for (int i = 0; i < HOP_BS_MAX_PENDING; i++)
+			if (pend[i].fd >= 0)
+				close(pend[i].fd);
+	free(pend);
+	if (ep >= 0)
+		close(ep);
+	close(lfd);
+	return ret;
+}
