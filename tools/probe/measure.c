@@ -84,9 +84,17 @@ size_t probe_iters(const struct probe_ctx *c, size_t size)
 	return (size_t)n;
 }
 
+/*
+ * Between phases: a rank outside the pair being measured waits here while
+ * that pair runs its whole sequence, which may take longer than one
+ * HOP_TIMEOUT on a slow link; so this wait, and only this one, is bounded
+ * by PROBE_PHASE_TIMEOUTS x HOP_TIMEOUT. A rank that dies still fails it
+ * at once (the bootstrap sees its socket close).
+ */
 int probe_barrier(struct probe_ctx *c)
 {
-	int ret = hop_bootstrap_barrier(c->comm->bs, hop_comm_deadline(c->comm));
+	uint64_t ms = (uint64_t)c->comm->cfg.timeout_ms * PROBE_PHASE_TIMEOUTS;
+	int ret = hop_bootstrap_barrier(c->comm->bs, hop_deadline_after((int64_t)ms));
 
 	if (ret)
 		return fail(c, ret, "barrier: %s", hop_bootstrap_error(c->comm->bs));

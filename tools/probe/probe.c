@@ -252,6 +252,9 @@ static int run(struct probe_ctx *c, struct hop_profile_pair *mine)
 		}
 		if ((me == a || me == b) && (ret = probe_duplex(c, a, b, mine)))
 			return ret;
+		/* d joins only now: its waits must not start before a's, b's */
+		if ((ret = probe_barrier(c)))
+			return ret;
 		if ((me == a || me == b || me == d) &&
 		    (ret = probe_store_forward(c, a, b, mine)))
 			return ret;

@@ -23,6 +23,7 @@ struct hop_prov_ops;
 struct hop_prov_mr;
 
 #define PROBE_MAX_SIZE ((size_t)1 << 30)
+#define PROBE_PHASE_TIMEOUTS 30 /* phase barriers wait 30 x HOP_TIMEOUT */
 
 struct probe_opts {
 	char transport[16];     /* "" = HOP_TRANSPORT / auto */

@@ -166,7 +166,7 @@ int report_csv(FILE *f, const struct hop_profile *p)
 #define W 760
 #define H 500
 #define ML 80
-#define MR 180
+#define MR 190
 #define MT 40
 #define MB 60
 
@@ -289,10 +289,10 @@ int report_svg(FILE *f, const struct hop_profile *p)
 					px(&a, pt->size), py(&a, pt->p99_us), col);
 		}
 		fprintf(f, "<circle cx=\"%d\" cy=\"%d\" r=\"3.5\" fill=\"%s\"/>\n"
-			"<text x=\"%d\" y=\"%d\">pair %d-%d median (bar: p99)</text>\n"
+			"<text x=\"%d\" y=\"%d\">%d-%d median, p99 bar</text>\n"
 			"<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" "
-			"stroke-dasharray=\"6 3\"/>\n<text x=\"%d\" y=\"%d\">fit a=%.2fus "
-			"b=%.2fGB/s</text>\n", W - MR + 14, ly, col, W - MR + 24, ly + 4,
+			"stroke-dasharray=\"6 3\"/>\n<text x=\"%d\" y=\"%d\">fit %.3g us, "
+			"%.3g GB/s</text>\n", W - MR + 14, ly, col, W - MR + 24, ly + 4,
 			q->a, q->b, W - MR + 8, ly + 18, W - MR + 20, ly + 18, col,
 			W - MR + 24, ly + 22, q->alpha_us, q->beta_gbps);
 	}
