@@ -124,6 +124,7 @@ static inline int rel_fork_ranks(int nranks, rel_rank_fn fn, void *arg,
 	int ret;
 
 	memset(rep, 0, sizeof(*rep) * (size_t)nranks);
+	memset(pids, 0, sizeof(*pids) * (size_t)nranks);
 	if ((ret = hop_get_unique_id(&id))) {
 		fprintf(stderr, "hop_get_unique_id: %s\n", hop_err_name(ret));
 		return ret;
