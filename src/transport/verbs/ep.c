@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -340,7 +341,8 @@ err_close:
 /* Say BYE to every connected peer and give the BYEs a moment to leave. */
 static void say_bye(struct hop_prov *prov)
 {
-	uint64_t end = hop_now_ns() + 1000000000ull;
+	int64_t ms = prov->comm->cfg.timeout_ms < 1000 ? prov->comm->cfg.timeout_ms : 1000;
+	uint64_t end = hop_deadline_after(ms);
 	int left = 0;
 
 	for (int r = 0; r < prov->nranks; r++) {
@@ -351,7 +353,9 @@ static void say_bye(struct hop_prov *prov)
 		if (vrb_post_ctrl(prov, p, VRB_CTRL_BYE) == 0)
 			left++;
 	}
-	while (left && !hop_deadline_passed(end) && !hop_comm_check(prov->comm)) {
+	/* a failed comm has nobody to wait for (and no side effect here) */
+	while (left && !hop_deadline_passed(end) &&
+	       !atomic_load(&prov->comm->failed) && !atomic_load(&prov->comm->aborted)) {
 		struct ibv_wc wc[32];
 		int got = ibv_poll_cq(prov->cq, 32, wc);
 
