@@ -91,10 +91,35 @@ size_t probe_iters(const struct probe_ctx *c, size_t size)
  * by PROBE_PHASE_TIMEOUTS x HOP_TIMEOUT. A rank that dies still fails it
  * at once (the bootstrap sees its socket close).
  */
+/*
+ * Push out everything posted since the last barrier: tcp and shm may queue
+ * a post and move it on a later poll(), and nobody polls the provider
+ * while waiting in the bootstrap barrier, so a peer still waiting for our
+ * last write would wait forever. A signalled 0-byte write to each peer
+ * written to, and its completion, cover every write before it (ordering).
+ */
+static int flush_posts(struct probe_ctx *c)
+{
+	int ret;
+
+	for (int p = 0; p < c->nranks; p++) {
+		if (!c->dirty[p])
+			continue;
+		if ((ret = probe_write(c, p, 0, 0, 0, 0, 0, HOP_WR_SIGNALED)))
+			return ret;
+		c->dirty[p] = 0;
+	}
+	return probe_wait_writes(c, c->sig_posted);
+}
+
 int probe_barrier(struct probe_ctx *c)
 {
 	uint64_t ms = (uint64_t)c->comm->cfg.timeout_ms * PROBE_PHASE_TIMEOUTS;
-	int ret = hop_bootstrap_barrier(c->comm->bs, hop_deadline_after((int64_t)ms));
+	int ret = flush_posts(c);
+
+	if (ret)
+		return ret;
+	ret = hop_bootstrap_barrier(c->comm->bs, hop_deadline_after((int64_t)ms));
 
 	if (ret)
 		return fail(c, ret, "barrier: %s", hop_bootstrap_error(c->comm->bs));
@@ -220,6 +245,7 @@ int probe_write_buf(struct probe_ctx *c, int peer, struct hop_prov_mr *mr,
 			    peer, hop_comm_last_error(c->comm));
 	if (flags & HOP_WR_SIGNALED)
 		c->sig_posted++;
+	c->dirty[peer] = 1;
 	return 0;
 }
 
@@ -288,6 +314,7 @@ int probe_send_msg(struct probe_ctx *c, int peer, const void *buf,
 	if (ret < 0)
 		return fail(c, ret, "post_send to rank %d: %s", peer,
 			    hop_comm_last_error(c->comm));
+	c->dirty[peer] = 1;
 	return 0;
 }
 
@@ -365,9 +392,11 @@ int probe_ctx_open(struct probe_ctx *c, struct hop_comm *comm,
 	c->rem = calloc((size_t)c->nranks, sizeof(*c->rem));
 	c->imm_count = calloc((size_t)c->nranks, sizeof(*c->imm_count));
 	c->imm_used = calloc((size_t)c->nranks, sizeof(*c->imm_used));
+	c->dirty = calloc((size_t)c->nranks, sizeof(*c->dirty));
 	c->last_imm = calloc((size_t)c->nranks, sizeof(*c->last_imm));
 	c->src = aligned_alloc(4096, c->buflen);
-	if (!c->samples || !c->rem || !c->imm_count || !c->imm_used || !c->last_imm || !c->src ||
+	if (!c->samples || !c->rem || !c->imm_count || !c->imm_used ||
+	    !c->dirty || !c->last_imm || !c->src ||
 	    !(c->dst = dst_alloc(c, c->buflen))) {
 		ret = fail(c, HOP_ERR_NO_MEMORY,
 			   "cannot allocate 2 x %zu bytes of buffers", c->buflen);
@@ -411,12 +440,14 @@ void probe_ctx_close(struct probe_ctx *c)
 	free(c->rem);
 	free(c->imm_count);
 	free(c->imm_used);
+	free(c->dirty);
 	free(c->last_imm);
 	c->src_mr = c->dst_mr = NULL;
 	c->src = c->dst = NULL;
 	c->samples = NULL;
 	c->rem = NULL;
 	c->imm_count = c->imm_used = NULL;
+	c->dirty = NULL;
 	c->last_imm = NULL;
 }
 

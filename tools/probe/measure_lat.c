@@ -94,6 +94,7 @@ static int post_times(struct probe_ctx *c, int a, int b, int inl, size_t len,
 		if (ret < 0)
 			return ret;
 		if (ret == 0) {
+			c->dirty[b] = 1;
 			if (fl)
 				c->sig_posted++;
 			if (i >= warm)

@@ -61,6 +61,7 @@ struct probe_ctx {
 	/* completion bookkeeping (filled by probe_poll) */
 	uint64_t *imm_count;    /* per peer: RECV_IMM seen */
 	uint64_t *imm_used;     /* per peer: RECV_IMM consumed by a wait */
+	uint8_t *dirty;         /* per peer: posted to since the last barrier */
 	uint32_t *last_imm;
 	uint64_t writes_done;   /* local WRITE completions */
 	uint64_t sig_posted;    /* signalled writes posted */
