@@ -14,15 +14,17 @@
  *   default   every collective x algorithm x a few dtype/op pairs x counts
  *             {0, N-1, N+1, 1000003} x in place or not x roots {0, mid,
  *             last}, blocking and nonblocking, several in flight at once,
- *             argument errors
+ *             argument errors, no allocation in repeated calls
  *   --full    every dtype x op x counts {0, 1, 2, N-1, N+1, 1000003,
  *             16 MiB worth} x in place x roots {0, mid, last}
+ *   --max-count N  skip larger counts (valgrind runs)
  *   --mismatch  rank 0 passes another count: some rank must get
  *             HOP_ERR_MISMATCH, none may hang (run with a short HOP_TIMEOUT)
  *
  * Prints "coll_matrix: rank R passed C cases" and exits 0, or names the
  * first failing case and exits 1.
  */
+#include <execinfo.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,9 +34,40 @@
 
 #include "../unit/coll_ref.h"
 #include "coll/coll_int.h" /* to force each algorithm in turn */
+#include "p2p/p2p_priv.h"   /* p2p's unexpected-message pool counter */
 
 static hop_comm_t *comm;
 static int rank, nranks, failures, cases;
+static size_t max_count = SIZE_MAX; /* --max-count: for valgrind runs */
+
+/* Allocation counter: the program links with -Wl,--wrap=malloc,... so
+ * every allocation by hop's code (linked in statically) is counted. */
+static long nallocs;
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t m);
+void *__real_realloc(void *p, size_t n);
+void *__real_aligned_alloc(size_t a, size_t n);
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t n, size_t m);
+void *__wrap_realloc(void *p, size_t n);
+void *__wrap_aligned_alloc(size_t a, size_t n);
+static int trace_allocs; /* COLL_MATRIX_TRACE=1: who allocates when warm */
+
+static void counted(void)
+{
+	nallocs++;
+	if (trace_allocs) {
+		void *bt[16];
+		trace_allocs = 0;
+		backtrace_symbols_fd(bt, backtrace(bt, 16), 2);
+		trace_allocs = 1;
+	}
+}
+
+void *__wrap_malloc(size_t n) { counted(); return __real_malloc(n); }
+void *__wrap_calloc(size_t n, size_t m) { counted(); return __real_calloc(n, m); }
+void *__wrap_realloc(void *p, size_t n) { counted(); return __real_realloc(p, n); }
+void *__wrap_aligned_alloc(size_t a, size_t n) { counted(); return __real_aligned_alloc(a, n); }
 
 struct kase {
 	int kind, algo;
@@ -361,6 +394,8 @@ static void matrix(int full)
 				}
 				if (full && ci == nc - 1)
 					k.count = (16u << 20) / hop_dtype_size(k.dt);
+				if (k.count > max_count)
+					continue;
 				for (int ip = 0; ip < 2; ip++) {
 					if (!full && big && ip != idx % 2)
 						continue;
@@ -470,6 +505,78 @@ static void argument_errors(void)
 	gather_verdict(NULL, !failures, 0);
 }
 
+/* Steady state: once warm, repeated collectives allocate nothing. */
+static void steady_state(void)
+{
+	static const struct {
+		int kind, algo;
+		size_t count;
+	} cs[] = {
+		{ HOP_COLL_ALLREDUCE, HOP_ALGO_RING, 1u << 20 },
+		{ HOP_COLL_ALLREDUCE, HOP_ALGO_RD, 1000 },
+		{ HOP_COLL_ALLREDUCE, HOP_ALGO_RABENSEIFNER, 100000 },
+		{ HOP_COLL_BROADCAST, HOP_ALGO_CHAIN, 1u << 20 },
+		{ HOP_COLL_ALLGATHER, HOP_ALGO_BRUCK, 1000 },
+		{ HOP_COLL_REDUCESCATTER, HOP_ALGO_HALVING, 1000 },
+		{ HOP_COLL_BARRIER, HOP_ALGO_DISSEMINATION, 0 },
+	};
+	size_t maxc = 1u << 20;
+	float *a = xmalloc(maxc * 4 * (size_t)nranks), *b = xmalloc(maxc * 4 * (size_t)nranks);
+	struct kase k = { 0, 0, HOP_FLOAT32, HOP_SUM, 0, 0, 0, 0 };
+
+	memset(a, 0, maxc * 4 * (size_t)nranks);
+	for (size_t i = 0; i < sizeof(cs) / sizeof(*cs); i++) {
+		long before = 0, ux_before = 0;
+		int rc = 0;
+		k.kind = cs[i].kind;
+		k.algo = cs[i].algo;
+		k.count = cs[i].count;
+		comm->coll->tune.forced[k.kind] = k.algo;
+		for (int it = 0; it < 23 && !rc; it++) {
+			hop_request_t *req = NULL;
+			if (it == 3) {
+				before = nallocs; /* warm: pools and schedules built */
+				ux_before = (long)comm->p2p->uxpool.allocated;
+				trace_allocs = getenv("COLL_MATRIX_TRACE") != NULL;
+			}
+			switch (k.kind) {
+			case HOP_COLL_ALLREDUCE:
+				rc = it % 2 ? hop_allreduce(comm, a, b, k.count, HOP_FLOAT32, HOP_SUM)
+					    : hop_iallreduce(comm, a, b, k.count, HOP_FLOAT32,
+							     HOP_SUM, &req);
+				break;
+			case HOP_COLL_BROADCAST:
+				rc = hop_broadcast(comm, a, k.count, HOP_FLOAT32, 0);
+				break;
+			case HOP_COLL_ALLGATHER:
+				rc = hop_allgather(comm, a, b, k.count, HOP_FLOAT32);
+				break;
+			case HOP_COLL_REDUCESCATTER:
+				rc = hop_reducescatter(comm, a, b, k.count, HOP_FLOAT32, HOP_SUM);
+				break;
+			default:
+				rc = hop_ibarrier(comm, &req);
+			}
+			if (!rc && req)
+				rc = hop_wait(&req, NULL);
+		}
+		trace_allocs = 0;
+		/* p2p's pool of unexpected messages grows to its high-water
+		 * mark (timing dependent, bounded): not counted */
+		long extra = nallocs - before -
+			     ((long)comm->p2p->uxpool.allocated - ux_before);
+		if (rc)
+			fail(&k, "steady state: %s", hop_err_name(rc));
+		else if (extra)
+			fail(&k, "steady state: %ld allocations in 20 repeated calls",
+			     extra);
+		comm->coll->tune.forced[k.kind] = HOP_ALGO_AUTO;
+		gather_verdict(&k, !rc && !extra, 0);
+	}
+	free(a);
+	free(b);
+}
+
 /* rank 0 disagrees on the count: the signature check must catch it */
 static int mismatch_case(void)
 {
@@ -495,8 +602,11 @@ int main(int argc, char **argv)
 			full = 1;
 		else if (!strcmp(argv[i], "--mismatch"))
 			mismatch = 1;
+		else if (!strcmp(argv[i], "--max-count") && i + 1 < argc)
+			max_count = strtoull(argv[++i], NULL, 0);
 		else {
-			fprintf(stderr, "usage: coll_matrix [--full|--mismatch]\n");
+			fprintf(stderr, "usage: coll_matrix [--full|--mismatch] "
+				"[--max-count N]\n");
 			return 2;
 		}
 	}
@@ -514,6 +624,7 @@ int main(int argc, char **argv)
 	}
 	argument_errors();
 	in_flight();
+	steady_state();
 	matrix(full);
 	hop_comm_destroy(comm);
 	if (failures) {
