@@ -1,0 +1,607 @@
+/*
+ * soak.c - many random collectives over one communicator, each checked
+ * against a reference computed here, with resident memory watched.
+ *
+ * Every rank draws the same sequence from the seed: the collective
+ * (allreduce, broadcast, reduce, allgather, reducescatter, barrier), the
+ * dtype, the op, the size (0, or log-uniform up to --max-bytes per rank
+ * buffer, 4 MiB by default), the root, in place or not, blocking or i-form
+ * + hop_wait, and the algorithm, chunk size and pipeline depth, forced
+ * through the collectives' tuning hook (comm->coll->tune, what HOP_ALGO
+ * sets). Inputs are small integers (or powers of two for prod), so every
+ * dtype including f16/bf16 reduces exactly and the reference is exact;
+ * results are compared bit for bit, and bytes past the result (and a
+ * non-root's reduce buffer) must stay untouched.
+ *
+ * Resident memory (/proc/self/statm) is taken after a warm-up (every
+ * collective at the largest size, then the first 20% of the random ones,
+ * while caches reach their high-water mark) and at the end; growth beyond
+ * --rss-bound KiB (default 4096) on any rank fails. Rank 0 prints the totals:
+ *   soak: 4 ranks (shm), 10000 collectives, wrong results 0, errors 0,
+ *   RSS KiB after warm-up -> end: r0 20480 -> 20484 (+4) ... bound +4096: ok
+ *
+ * Run it through a launcher: hop-run -n 4 -- soak [--count N] [--seed S]
+ * [--max-bytes B] [--rss-bound KIB] (it joins with hop_comm_init_env()).
+ */
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <hop/hop.h>
+
+#include "coll/coll_int.h"
+#include "core/core.h"
+
+#define GUARD 64
+#define GUARD_BYTE 0xa5
+
+enum { C_ALLREDUCE, C_BROADCAST, C_REDUCE, C_ALLGATHER, C_REDSCAT,
+       C_BARRIER, C_COUNT };
+static const char *const cname[C_COUNT] = { "allreduce", "broadcast",
+	"reduce", "allgather", "reducescatter", "barrier" };
+static const int ckind[C_COUNT] = { HOP_COLL_ALLREDUCE, HOP_COLL_BROADCAST,
+	HOP_COLL_REDUCE, HOP_COLL_ALLGATHER, HOP_COLL_REDUCESCATTER,
+	HOP_COLL_BARRIER };
+
+/* the algorithms of each collective (src/coll/select.c) */
+static const int algos[C_COUNT][6] = {
+	[C_ALLREDUCE] = { HOP_ALGO_AUTO, HOP_ALGO_RING, HOP_ALGO_TREE,
+			  HOP_ALGO_DBTREE, HOP_ALGO_RD, HOP_ALGO_RABENSEIFNER },
+	[C_BROADCAST] = { HOP_ALGO_AUTO, HOP_ALGO_FLAT, HOP_ALGO_TREE,
+			  HOP_ALGO_CHAIN, -1 },
+	[C_REDUCE] = { HOP_ALGO_AUTO, HOP_ALGO_FLAT, HOP_ALGO_TREE,
+		       HOP_ALGO_CHAIN, -1 },
+	[C_ALLGATHER] = { HOP_ALGO_AUTO, HOP_ALGO_RING, HOP_ALGO_BRUCK, -1 },
+	[C_REDSCAT] = { HOP_ALGO_AUTO, HOP_ALGO_RING, HOP_ALGO_HALVING, -1 },
+	[C_BARRIER] = { HOP_ALGO_AUTO, HOP_ALGO_DISSEMINATION, -1 },
+};
+
+struct rng {
+	uint64_t s;
+};
+
+static uint64_t rnd(struct rng *r)
+{
+	uint64_t x = (r->s += 0x9e3779b97f4a7c15ull);
+
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+static uint64_t below(struct rng *r, uint64_t n)
+{
+	return n ? rnd(r) % n : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* exact values and their encodings                                    */
+
+static uint16_t f32_to_f16(float f) /* exact normal values and zero */
+{
+	uint32_t x, sign, e, m;
+
+	memcpy(&x, &f, 4);
+	sign = (x >> 16) & 0x8000u;
+	e = (x >> 23) & 0xffu;
+	m = x & 0x7fffffu;
+	if (e == 0)
+		return (uint16_t)sign;
+	return (uint16_t)(sign | (e - 127 + 15) << 10 | m >> 13);
+}
+
+static uint16_t f32_to_bf16(float f) /* exact for our values */
+{
+	uint32_t x;
+
+	memcpy(&x, &f, 4);
+	return (uint16_t)(x >> 16);
+}
+
+static int is_signed(hop_dtype_t t)
+{
+	return t == HOP_INT8 || t == HOP_INT32 || t == HOP_INT64;
+}
+
+static int is_float(hop_dtype_t t)
+{
+	return t >= HOP_FLOAT16;
+}
+
+/* The input of @rank at element @i of collective @salt: small integers
+ * (sum/avg/min/max) or +-powers of two (prod): exact in every dtype. */
+static double value(uint64_t salt, int rank, size_t i, hop_dtype_t t,
+		    hop_op_t op)
+{
+	uint64_t h = (i + 1) * 0x9e3779b97f4a7c15ull ^
+		     (uint64_t)(rank + 1) * 0xc2b2ae3d27d4eb4full ^ salt;
+
+	h ^= h >> 29;
+	if (op == HOP_PROD) {
+		static const double sv[] = { -2, -1, 1, 2, 0.5, -0.5 };
+		static const double uv[] = { 1, 2, 1, 2, 1, 2 };
+
+		if (is_float(t))
+			return sv[h % 6];
+		return is_signed(t) ? sv[h % 4] : uv[h % 6];
+	}
+	if (is_signed(t) || is_float(t))
+		return (double)(int)(h % 17) - 8;
+	return (double)(h % 16);
+}
+
+static void encode(void *p, size_t i, hop_dtype_t t, double v)
+{
+	switch (t) {
+	case HOP_INT8: ((int8_t *)p)[i] = (int8_t)v; break;
+	case HOP_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+	case HOP_INT32: ((int32_t *)p)[i] = (int32_t)v; break;
+	case HOP_UINT32: ((uint32_t *)p)[i] = (uint32_t)v; break;
+	case HOP_INT64: ((int64_t *)p)[i] = (int64_t)v; break;
+	case HOP_UINT64: ((uint64_t *)p)[i] = (uint64_t)v; break;
+	case HOP_FLOAT16: ((uint16_t *)p)[i] = f32_to_f16((float)v); break;
+	case HOP_BFLOAT16: ((uint16_t *)p)[i] = f32_to_bf16((float)v); break;
+	case HOP_FLOAT32: ((float *)p)[i] = (float)v; break;
+	case HOP_FLOAT64: ((double *)p)[i] = v; break;
+	default: break;
+	}
+}
+
+/* The reduction of every rank's element @i, with hop's semantics. */
+static double reduced(uint64_t salt, int n, size_t i, hop_dtype_t t,
+		      hop_op_t op)
+{
+	double acc = value(salt, 0, i, t, op);
+
+	for (int r = 1; r < n; r++) {
+		double v = value(salt, r, i, t, op);
+
+		switch (op) {
+		case HOP_SUM: case HOP_AVG: acc += v; break;
+		case HOP_PROD: acc *= v; break;
+		case HOP_MIN: acc = v < acc ? v : acc; break;
+		case HOP_MAX: acc = v > acc ? v : acc; break;
+		default: break;
+		}
+	}
+	if (op == HOP_AVG) {
+		acc /= n;
+		if (!is_float(t)) /* C's truncating division */
+			acc = (double)(long long)acc;
+	}
+	return acc;
+}
+
+/* ------------------------------------------------------------------ */
+
+struct soak {
+	hop_comm_t *comm;
+	int rank, n;
+	size_t max_bytes;
+	uint8_t *in, *out;      /* max_bytes + GUARD each */
+	uint8_t *tab_in[64];    /* per rank: P encoded inputs */
+	uint8_t *tab_red;       /* P encoded reductions */
+	long wrong, errors, done;
+	uint64_t ns_hop, ns_check;      /* time in hop calls / in checking */
+	long per_kind[C_COUNT];
+	char first_bad[512];
+};
+
+struct pick {
+	int c, algo, inplace, nonblocking, root;
+	hop_dtype_t t;
+	hop_op_t op;
+	size_t count;           /* elements (per rank for allgather/rs) */
+	size_t chunk;
+	int depth;
+	uint64_t salt;
+};
+
+static void draw(struct soak *s, struct rng *r, struct pick *p, int c,
+		 int biggest)
+{
+	size_t es, cap, bytes;
+	int na = 0;
+
+	memset(p, 0, sizeof(*p));
+	p->c = c;
+	p->t = (hop_dtype_t)below(r, HOP_DTYPE_COUNT);
+	p->op = (hop_op_t)below(r, HOP_OP_COUNT);
+	p->root = (int)below(r, (uint64_t)s->n);
+	p->inplace = below(r, 3) == 0;
+	p->nonblocking = below(r, 4) == 0;
+	while (na < 6 && algos[c][na] >= 0 && (na == 0 || algos[c][na]))
+		na++;
+	p->algo = algos[c][below(r, (uint64_t)na)];
+	p->chunk = (size_t[]){ 0, 0, 4096, 65536, 1 << 20 }[below(r, 5)];
+	p->depth = (int[]){ 0, 0, 1, 2, 4 }[below(r, 5)];
+	p->salt = rnd(r);
+	es = hop_dtype_size(p->t);
+	cap = s->max_bytes;
+	if (c == C_ALLGATHER || c == C_REDSCAT)
+		cap /= (size_t)s->n;
+	if (biggest) {
+		bytes = cap;
+	} else if (below(r, 10) == 0) {
+		bytes = 0;
+	} else { /* log-uniform from one element to cap */
+		int bits = 0;
+
+		while ((2ull << bits) <= cap)
+			bits++;
+		bytes = (size_t)1 << below(r, (uint64_t)bits + 1);
+		bytes += below(r, bytes);
+		if (bytes > cap)
+			bytes = cap;
+	}
+	p->count = bytes / es;
+	if (c == C_BARRIER)
+		p->count = 0;
+}
+
+static void note_bad(struct soak *s, const struct pick *p, const char *what,
+		     size_t at)
+{
+	if (s->first_bad[0])
+		return;
+	snprintf(s->first_bad, sizeof(s->first_bad), "rank %d, collective %ld: "
+		 "%s(%s, count %zu, %s, %s, root %d, %s%s, chunk %zu, depth "
+		 "%d): %s at element %zu", s->rank, s->done, cname[p->c],
+		 p->algo ? hop_coll_algo_name(p->algo) : "auto", p->count,
+		 hop_dtype_name(p->t), hop_op_name(p->op), p->root,
+		 p->inplace ? "in place" : "out of place",
+		 p->nonblocking ? ", i-form" : "", p->chunk, p->depth, what, at);
+}
+
+static int guard_ok(const uint8_t *p, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p[i] != GUARD_BYTE)
+			return 0;
+	return 1;
+}
+
+/*
+ * Inputs and results repeat with period P (prime) along the buffer, the
+ * phase shifting by 31 at every period so that a block landing a whole
+ * period away from its place is still caught: element i holds entry
+ * idx(i) of a table of P encoded values computed once per collective.
+ */
+#define P 4093
+
+static size_t idx(size_t i)
+{
+	return (i + (i / P) * 31) % P;
+}
+
+/* Encode the tables of @p: every rank's inputs and the reduction, for the
+ * first @need entries. */
+static void prepare(struct soak *s, const struct pick *p, size_t need)
+{
+	if (need > P)
+		need = P;
+	for (int r = 0; r < s->n; r++)
+		for (size_t k = 0; k < need; k++)
+			encode(s->tab_in[r], k, p->t,
+			       value(p->salt, r, k, p->t, p->op));
+	for (size_t k = 0; k < need; k++)
+		encode(s->tab_red, k, p->t, reduced(p->salt, s->n, k, p->t, p->op));
+}
+
+/* Copy (@cmp = 0) table @tab into elements [from, from + cnt) of the
+ * buffer starting at element @from, or compare them (1 when equal). */
+static int runs(uint8_t *buf, size_t from, size_t cnt, const uint8_t *tab,
+		size_t es, int cmp)
+{
+	size_t i = from, end = from + cnt;
+
+	while (i < end) {
+		size_t k = idx(i), run = P - k, blk_end = (i / P + 1) * P;
+
+		if (run > blk_end - i)
+			run = blk_end - i;
+		if (run > end - i)
+			run = end - i;
+		if (cmp) {
+			if (memcmp(buf + (i - from) * es, tab + k * es, run * es))
+				return 0;
+		} else {
+			memcpy(buf + (i - from) * es, tab + k * es, run * es);
+		}
+		i += run;
+	}
+	return 1;
+}
+
+static int run_one(struct soak *s, const struct pick *p)
+{
+	struct hop_coll_tune *tune = &s->comm->coll->tune;
+	size_t es = hop_dtype_size(p->t), n = (size_t)s->n, me = (size_t)s->rank;
+	size_t cnt = p->count, end = 0;        /* bytes of out that may change */
+	uint8_t *send = s->in, *out = s->out, *recv = s->out;
+	hop_request_t *req = NULL;
+	int ret = 0, ok = 1, root = s->rank == p->root;
+
+	memset(out, GUARD_BYTE, s->max_bytes + GUARD);
+	prepare(s, p, p->c == C_REDSCAT ? n * cnt : cnt);
+	uint8_t *mine = s->tab_in[s->rank];
+
+	switch (p->c) {
+	case C_ALLREDUCE:
+	case C_REDUCE:
+		if (p->inplace)
+			send = out;
+		runs(send, 0, cnt, mine, es, 0);
+		end = cnt * es;
+		break;
+	case C_BROADCAST:
+		send = recv = out;
+		if (root)
+			runs(out, 0, cnt, mine, es, 0);
+		end = cnt * es;
+		break;
+	case C_ALLGATHER:
+		if (p->inplace)
+			send = out + me * cnt * es;
+		runs(send, 0, cnt, mine, es, 0);
+		end = n * cnt * es;
+		break;
+	case C_REDSCAT:
+		if (p->inplace) {
+			send = out;
+			recv = out + me * cnt * es;
+		}
+		runs(send, 0, n * cnt, mine, es, 0);
+		end = p->inplace ? n * cnt * es : cnt * es;
+		break;
+	default:
+		break;
+	}
+
+	tune->forced[ckind[p->c]] = p->algo;
+	tune->chunk_size = p->chunk;
+	tune->depth = p->depth;
+	uint64_t t0 = hop_now_ns();
+
+	switch (p->c) {
+	case C_ALLREDUCE:
+		ret = p->nonblocking
+			? hop_iallreduce(s->comm, send, recv, cnt, p->t, p->op, &req)
+			: hop_allreduce(s->comm, send, recv, cnt, p->t, p->op);
+		break;
+	case C_BROADCAST:
+		ret = p->nonblocking
+			? hop_ibroadcast(s->comm, out, cnt, p->t, p->root, &req)
+			: hop_broadcast(s->comm, out, cnt, p->t, p->root);
+		break;
+	case C_REDUCE:
+		ret = p->nonblocking
+			? hop_ireduce(s->comm, send, recv, cnt, p->t, p->op,
+				      p->root, &req)
+			: hop_reduce(s->comm, send, recv, cnt, p->t, p->op, p->root);
+		break;
+	case C_ALLGATHER:
+		ret = p->nonblocking
+			? hop_iallgather(s->comm, send, out, cnt, p->t, &req)
+			: hop_allgather(s->comm, send, out, cnt, p->t);
+		break;
+	case C_REDSCAT:
+		ret = p->nonblocking
+			? hop_ireducescatter(s->comm, send, recv, cnt, p->t,
+					     p->op, &req)
+			: hop_reducescatter(s->comm, send, recv, cnt, p->t, p->op);
+		break;
+	case C_BARRIER:
+		ret = p->nonblocking ? hop_ibarrier(s->comm, &req)
+				     : hop_barrier(s->comm);
+		break;
+	}
+	if (!ret && req)
+		ret = hop_wait(&req, NULL);
+	uint64_t t1 = hop_now_ns();
+
+	s->ns_hop += t1 - t0;
+	tune->forced[ckind[p->c]] = HOP_ALGO_AUTO;
+	tune->chunk_size = 0;
+	tune->depth = 0;
+	s->per_kind[p->c]++;
+	if (ret) {
+		s->errors++;
+		note_bad(s, p, hop_comm_last_error(s->comm), 0);
+		return ret;
+	}
+
+	switch (p->c) {
+	case C_ALLREDUCE:
+		ok = runs(recv, 0, cnt, s->tab_red, es, 1);
+		break;
+	case C_REDUCE:
+		if (root)
+			ok = runs(recv, 0, cnt, s->tab_red, es, 1);
+		else if (!p->inplace) /* recvbuf is not the root's: untouched */
+			ok = guard_ok(out, cnt * es);
+		/* in place off the root: the buffer is unspecified */
+		break;
+	case C_BROADCAST:
+		ok = runs(out, 0, cnt, s->tab_in[p->root], es, 1);
+		break;
+	case C_ALLGATHER:
+		for (size_t r = 0; r < n && ok; r++)
+			ok = runs(out + r * cnt * es, 0, cnt, s->tab_in[r], es, 1);
+		break;
+	case C_REDSCAT:
+		ok = runs(recv, me * cnt, cnt, s->tab_red, es, 1);
+		break;
+	default:
+		break;
+	}
+	s->ns_check += hop_now_ns() - t1;
+	if (!ok) {
+		s->wrong++;
+		note_bad(s, p, "wrong result", 0);
+	} else if (!guard_ok(out + end, GUARD)) {
+		s->wrong++;
+		note_bad(s, p, "bytes written past the result", 0);
+	}
+	return 0;
+}
+
+static long rss_kib(void)
+{
+	long pages = -1, rss = -1;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (f) {
+		if (fscanf(f, "%ld %ld", &pages, &rss) != 2)
+			rss = -1;
+		fclose(f);
+	}
+	return rss < 0 ? -1 : rss * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "count", 1, NULL, 'c' },     { "seed", 1, NULL, 's' },
+		{ "max-bytes", 1, NULL, 'm' }, { "rss-bound", 1, NULL, 'b' },
+		{ "quiet", 0, NULL, 'q' },     { NULL, 0, NULL, 0 },
+	};
+	struct soak s = { .max_bytes = 4u << 20 };
+	long count = 10000, bound = 4096, warm, rss_warm = 0;
+	uint64_t seed = 20240601;
+	int quiet = 0, c, ret;
+	struct rng r;
+
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 'c': count = atol(optarg); break;
+		case 's': seed = strtoull(optarg, NULL, 0); break;
+		case 'm': s.max_bytes = strtoull(optarg, NULL, 0); break;
+		case 'b': bound = atol(optarg); break;
+		case 'q': quiet = 1; break;
+		default:
+			fprintf(stderr, "usage: soak [--count N] [--seed S] "
+				"[--max-bytes B] [--rss-bound KIB] [--quiet]\n");
+			return 2;
+		}
+	}
+	if (count < 1 || s.max_bytes < 64) {
+		fprintf(stderr, "soak: --count >= 1, --max-bytes >= 64\n");
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if ((ret = hop_comm_init_env(&s.comm))) {
+		fprintf(stderr, "soak: init: %s\n", hop_last_init_error());
+		return 1;
+	}
+	s.rank = hop_comm_rank(s.comm);
+	s.n = hop_comm_size(s.comm);
+	s.in = malloc(s.max_bytes + GUARD);
+	s.out = malloc(s.max_bytes + GUARD);
+	if (!s.in || !s.out || s.n > 64)
+		return 1;
+	for (int q = 0; q < s.n; q++)
+		if (!(s.tab_in[q] = malloc(P * 8)))
+			return 1;
+	if (!(s.tab_red = malloc(P * 8)))
+		return 1;
+	memset(s.in, GUARD_BYTE, s.max_bytes + GUARD); /* touch every page */
+	memset(s.out, GUARD_BYTE, s.max_bytes + GUARD);
+
+	/* warm-up: every collective at the largest size (scratch buffers,
+	 * registrations and pools reach their size), then a few random */
+	r.s = seed ^ 0x5eed;
+	for (int k = 0; k < C_COUNT; k++) {
+		struct pick p;
+
+		draw(&s, &r, &p, k, 1);
+		p.t = HOP_UINT8;
+		p.count = k == C_BARRIER ? 0 : (k == C_ALLGATHER || k == C_REDSCAT
+					    ? s.max_bytes / (size_t)s.n : s.max_bytes);
+		p.op = HOP_MAX;
+		if (run_one(&s, &p))
+			goto out;
+	}
+	/* caches that keep their high-water mark (scratch per algorithm and
+	 * chunking, registrations, pools) fill during the first ~1500 random
+	 * collectives: measure from 20% of the run (at least 200) */
+	warm = count / 5 > 200 ? count / 5 : (count > 200 ? 200 : count / 2);
+
+	r.s = seed;
+	for (s.done = 0; s.done < count; s.done++) {
+		struct pick p;
+
+		if (s.done == warm)
+			rss_warm = rss_kib();
+		draw(&s, &r, &p, (int)below(&r, C_COUNT), 0);
+		if (run_one(&s, &p))
+			break;
+		if (!quiet && s.rank == 0 && (s.done + 1) % (count >= 5000 ? 1000 : 250) == 0)
+			printf("soak: %ld/%ld collectives, wrong %ld, RSS %ld KiB\n",
+			       s.done + 1, count, s.wrong, rss_kib());
+	}
+	if (!rss_warm)
+		rss_warm = rss_kib();
+out:;
+	long rss_end = rss_kib();
+	int64_t mine[4] = { s.done, s.wrong, s.errors, 0 }, *all;
+	int failed = 0;
+
+	mine[3] = rss_end - rss_warm;
+	all = calloc((size_t)s.n, sizeof(mine));
+	if (s.errors) {
+		/* the comm failed: report locally, peers see their own error */
+		printf("soak: rank %d: %ld collectives done, error: %s\n", s.rank,
+		       s.done, s.first_bad);
+		failed = 1;
+	} else if ((ret = hop_allgather(s.comm, mine, all, 4, HOP_INT64))) {
+		printf("soak: rank %d: gathering the counts: %s\n", s.rank,
+		       hop_comm_last_error(s.comm));
+		failed = 1;
+	} else {
+		long total_wrong = 0, max_growth = 0;
+		char line[1024];
+		size_t o = 0;
+
+		for (int q = 0; q < s.n; q++) {
+			total_wrong += (long)all[4 * q + 1];
+			if (all[4 * q + 3] > max_growth)
+				max_growth = (long)all[4 * q + 3];
+		}
+		failed = total_wrong != 0 || max_growth > bound;
+		if (s.wrong)
+			printf("soak: rank %d: first wrong result: %s\n", s.rank,
+			       s.first_bad);
+		if (s.rank == 0) {
+			o += (size_t)snprintf(line + o, sizeof(line) - o,
+					      "soak: %d ranks (%s), %ld "
+					      "collectives (", s.n,
+					      hop_comm_transport(s.comm), s.done);
+			for (int k = 0; k < C_COUNT; k++)
+				o += (size_t)snprintf(line + o, sizeof(line) - o,
+						      "%s%s %ld", k ? ", " : "",
+						      cname[k], s.per_kind[k]);
+			printf("%s), wrong results %ld, errors 0\n", line,
+			       total_wrong);
+			printf("soak: RSS growth after warm-up (KiB): rank 0 %ld "
+			       "(%ld -> %ld)", (long)all[3], rss_warm, rss_end);
+			for (int q = 1; q < s.n; q++)
+				printf(", rank %d %+ld", q, (long)all[4 * q + 3]);
+			printf("; bound +%ld KiB: %s\n", bound,
+			       max_growth > bound ? "EXCEEDED" : "ok");
+			printf("soak: rank 0 spent %.1f s in hop calls, %.1f s "
+			       "checking\n", s.ns_hop / 1e9, s.ns_check / 1e9);
+		}
+	}
+	free(all);
+	for (int q = 0; q < s.n; q++)
+		free(s.tab_in[q]);
+	free(s.tab_red);
+	free(s.in);
+	free(s.out);
+	hop_comm_destroy(s.comm);
+	return failed ? 1 : 0;
+}
