@@ -242,7 +242,7 @@ static int ph_child(const char *prov, int rank, int n,
 		    const hop_unique_id_t *id, ph_fn fn, void *arg)
 {
 	struct ph ph = { .rank = rank, .n = n, .prov_name = prov,
-			 .wait_ms = 20000 };
+			 .id = *id, .wait_ms = 20000 };
 	char err[HOP_MSG_LEN];
 	int ret;
 

@@ -19,6 +19,7 @@
 struct ph {
 	int rank, n;
 	const char *prov_name;
+	hop_unique_id_t id;             /* the bootstrap's unique id */
 	struct hop_comm *comm;
 	struct hop_bootstrap *bs;
 	const struct hop_prov_ops *ops;

@@ -4,9 +4,13 @@
  *   prov_test PROVIDER NRANKS [TEST...]
  *
  * Tests (all by default, in this order): select, writes, sends, order, oob,
- * stale, access, kill. Each runs in fresh processes joined by the real bootstrap
+ * stale, access, impostor (tcp), kill. Each runs in fresh processes joined by the real bootstrap
  * and opens the provider directly (no p2p layer above it).
  */
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +18,7 @@
 #include <unistd.h>
 
 #include "prov_harness.h"
+#include "transport/tcp/tcp.h"
 
 #define MIB (1u << 20)
 #define GUARD 4096
@@ -523,12 +528,205 @@ static int t_select(struct ph *ph, void *arg)
 }
 
 /* ------------------------------------------------------------------ */
+/* impostor (tcp): while the ranks connect, a thread of rank 0 finds the
+ * listening sockets of its sibling ranks (through /proc, so no other
+ * process is touched) and sends them a hello with a wrong secret, garbage,
+ * and a connection that closes at once. Each must be dropped while the
+ * acceptor keeps waiting for the real ranks. */
+
+struct imp {
+	pid_t ppid, self;
+	unsigned skip_port;     /* the bootstrap's (host order) */
+	volatile int stop;
+	int attacked;
+};
+
+/* Socket inodes held by process @pid. */
+static size_t pid_sockets(pid_t pid, unsigned long *ino, size_t n, size_t max)
+{
+	char path[64];
+	struct dirent *de;
+	DIR *fds;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	if (!(fds = opendir(path)))
+		return n;
+	while ((de = readdir(fds)) && n < max) {
+		char lnk[600], tgt[64];
+		ssize_t l;
+
+		snprintf(lnk, sizeof(lnk), "%s/%s", path, de->d_name);
+		l = readlink(lnk, tgt, sizeof(tgt) - 1);
+		if (l > 0) {
+			tgt[l] = '\0';
+			if (sscanf(tgt, "socket:[%lu]", &ino[n]) == 1)
+				n++;
+		}
+	}
+	closedir(fds);
+	return n;
+}
+
+/* Socket inodes of the siblings of @im->self (children of @im->ppid)
+ * that @im->self does not hold too (the inherited bootstrap listener). */
+static size_t sibling_sockets(struct imp *im, unsigned long *ino, size_t max)
+{
+	unsigned long mine[256];
+	size_t nmine = pid_sockets(im->self, mine, 0, 256), n = 0, k = 0;
+	DIR *proc = opendir("/proc");
+	struct dirent *de;
+
+	while (proc && (de = readdir(proc))) {
+		char path[300], buf[512], *rp;
+		pid_t pid = (pid_t)atoi(de->d_name);
+		FILE *f;
+		size_t got;
+
+		if (pid <= 0 || pid == im->self)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		if (!(f = fopen(path, "r")))
+			continue;
+		got = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[got] = '\0';
+		rp = strrchr(buf, ')');
+		if (!rp || atoi(rp + 4) != im->ppid) /* ") S ppid" */
+			continue;
+		n = pid_sockets(pid, ino, n, max);
+	}
+	if (proc)
+		closedir(proc);
+	for (size_t i = 0; i < n; i++) {
+		int shared = 0;
+
+		for (size_t j = 0; j < nmine; j++)
+			shared |= ino[i] == mine[j];
+		if (!shared)
+			ino[k++] = ino[i];
+	}
+	return k;
+}
+
+static void attack(uint32_t ip, uint16_t port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = port };
+	uint8_t hello[TCP_HELLO_LEN], junk[TCP_HELLO_LEN];
+	struct tcp_hello h = { .version = TCP_HELLO_VERSION, .rank = 0,
+			       .nranks = 0 };
+
+	sa.sin_addr.s_addr = ip;
+	memset(h.secret, 0x42, sizeof(h.secret));
+	for (int kind = 0; kind < 3; kind++) {
+		int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+		if (fd < 0)
+			return;
+		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+			if (kind == 0) {
+				h.nranks = 1000;
+				tcp_hello_pack(&h, hello);
+				(void)!write(fd, hello, sizeof(hello));
+			} else if (kind == 1) {
+				memset(junk, 0xa7, sizeof(junk));
+				(void)!write(fd, junk, sizeof(junk));
+			}
+			usleep(20000);
+		}
+		close(fd);
+	}
+}
+
+static void *impostor(void *arg)
+{
+	struct imp *im = arg;
+	uint32_t done_ports[64];
+	int ndone = 0;
+
+	while (!im->stop) {
+		unsigned long ino[256];
+		size_t n = sibling_sockets(im, ino, 256);
+		FILE *f = fopen("/proc/net/tcp", "r");
+		char line[512];
+
+		while (f && fgets(line, sizeof(line), f)) {
+			unsigned ip, port, st;
+			unsigned long inode;
+			int seen = 0;
+
+			if (sscanf(line, " %*d: %x:%x %*x:%*x %x %*s %*s %*s %*d "
+				   "%*d %lu", &ip, &port, &st, &inode) != 4 ||
+			    st != 0x0a)
+				continue;
+			for (size_t i = 0; i < n; i++)
+				seen |= ino[i] == inode;
+			for (int i = 0; i < ndone; i++)
+				seen &= done_ports[i] != port;
+			seen &= port != im->skip_port;
+			if (!seen || ndone == 64)
+				continue;
+			done_ports[ndone++] = port;
+			attack(ip, htons((uint16_t)port));
+			im->attacked++;
+		}
+		if (f)
+			fclose(f);
+		usleep(5000);
+	}
+	return NULL;
+}
+
+static int t_impostor(struct ph *ph, void *arg)
+{
+	struct imp im = { .ppid = getppid(), .self = getpid() };
+	struct hop_id_info info;
+	pthread_t th;
+	int right = (ph->rank + 1) % ph->n, left = (ph->rank + ph->n - 1) % ph->n;
+	struct hop_cqe e;
+	int r = ph->rank;
+
+	(void)arg;
+	PH_CHECK(ph, hop_id_decode(&ph->id, &info) == 0, "id");
+	im.skip_port = ntohs(info.addr.sin_port);
+	PH_CHECK(ph, ph_barrier(ph) == 0, "barrier");
+	if (ph->rank == 0) {
+		PH_CHECK(ph, pthread_create(&th, NULL, impostor, &im) == 0,
+			 "thread");
+		/* the others' listeners wait for us meanwhile */
+		for (int i = 0; i < 150 && im.attacked < ph->n - 1; i++)
+			usleep(10000);
+	}
+	if (ph_open(ph)) {
+		if (ph->rank == 0) {
+			im.stop = 1;
+			pthread_join(th, NULL);
+		}
+		return -1;
+	}
+	if (ph->rank == 0) {
+		im.stop = 1;
+		pthread_join(th, NULL);
+		fprintf(stderr, "[rank 0] impostor attacked %d listener(s)\n",
+			im.attacked);
+		PH_CHECK(ph, im.attacked >= ph->n - 1,
+			 "only %d listeners found", im.attacked);
+	}
+	/* the real links work */
+	PH_CHECK(ph, ph_send(ph, right, &r, sizeof(r), 0, 0) == 0, "send");
+	PH_CHECK(ph, ph_next_event(ph, left, HOP_CQE_RECV, &e) == 0, "recv");
+	PH_CHECK(ph, !memcmp(e.data, &left, sizeof(left)), "content");
+	PH_CHECK(ph, ph_barrier(ph) == 0, "barrier");
+	ph_close(ph);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
 
 int main(int argc, char **argv)
 {
 	static const char *const all_tests[] = { "select", "writes", "sends",
 						 "order", "oob", "stale",
-						 "access", "kill" };
+						 "access", "impostor", "kill" };
 	const char *prov;
 	int n, fails = 0, ntests;
 	const char *const *tests;
@@ -565,6 +763,13 @@ int main(int argc, char **argv)
 			k = !strcmp(t, "oob") ? BAD_BOUNDS
 			    : !strcmp(t, "stale") ? BAD_STALE : BAD_ACCESS;
 			ret = ph_run(prov, n, t_bad, &k, -1, 60);
+		} else if (!strcmp(t, "impostor")) {
+			if (n < 2 || strcmp(prov, "tcp")) {
+				printf("SKIP %s %s: tcp with 2+ ranks only\n",
+				       prov, t);
+				continue;
+			}
+			ret = ph_run(prov, n, t_impostor, NULL, -1, 60);
 		} else if (!strcmp(t, "kill")) {
 			if (n < 2) {
 				printf("SKIP %s %s: needs 2 ranks\n", prov, t);
