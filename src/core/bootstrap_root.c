@@ -32,7 +32,17 @@ struct pending {
 	struct sockaddr_in addr;
 	size_t got;
 	uint8_t buf[HOP_BS_HDR_LEN + HOP_BS_HELLO_LEN];
-	uint64_t stamp;
+	uint64_t since;                 /* accepted at (ns) */
+};
+
+/* Connections accepted but not yet identified by their HELLO. */
+struct admit {
+	int lfd, ep;
+	int armed;                      /* listener in the epoll set */
+	uint64_t pause_until;           /* out of fds: accept again then */
+	struct pending pend[HOP_BS_MAX_PENDING];
+	int free[HOP_BS_MAX_PENDING];   /* stack of free slots */
+	int nfree;
 };
 
 /* The listener inherited from hop-run, when it is the id's. */
@@ -109,7 +119,7 @@ static int get_listener(struct hop_bootstrap *bs, const struct hop_id_info *info
 /* Rank 0 holds a socket per rank: raise the soft fd limit if needed. */
 static int ensure_fd_limit(struct hop_bootstrap *bs)
 {
-	rlim_t need = (rlim_t)bs->nranks + HOP_BS_MAX_PENDING + 64;
+	rlim_t need = (rlim_t)bs->nranks * 2 + 64; /* ranks + pending */
 	struct rlimit rl;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= need)
@@ -241,44 +251,83 @@ static int hello_read(struct hop_bootstrap *bs, struct pending *pc, int ep)
 	return 1;
 }
 
-static void accept_new(int lfd, int ep, struct pending *pend, uint64_t *stamp)
+static void pending_close(struct admit *a, int slot)
 {
+	close(a->pend[slot].fd);
+	a->pend[slot].fd = -1;
+	a->free[a->nfree++] = slot;
+}
+
+static void arm_listener(struct admit *a, int on)
+{
+	struct epoll_event ev = { .events = on ? EPOLLIN : 0,
+				  .data.u64 = EV(EV_LISTEN, 0) };
+
+	if (a->armed != on && epoll_ctl(a->ep, EPOLL_CTL_MOD, a->lfd, &ev) == 0)
+		a->armed = on;
+}
+
+/* Free a slot by dropping the oldest connection that has been silent for
+ * HOP_BS_SILENT_MS; 0 when all are recent (ranks that did say HELLO). */
+static int evict_silent(struct admit *a)
+{
+	uint64_t now = hop_now_ns();
+	int oldest = 0;
+	char who[32];
+
+	for (int i = 1; i < HOP_BS_MAX_PENDING; i++)
+		if (a->pend[i].since < a->pend[oldest].since)
+			oldest = i;
+	if (now - a->pend[oldest].since < HOP_BS_SILENT_MS * 1000000ull)
+		return 0;
+	hop_sockaddr_str(&a->pend[oldest].addr, who, sizeof(who));
+	HOP_WARN("rendezvous: the connection from %s said nothing for %d ms; "
+		 "dropping it", who, HOP_BS_SILENT_MS);
+	pending_close(a, oldest);
+	return 1;
+}
+
+/*
+ * Accept what the kernel has queued while there are free slots. When all
+ * slots hold connections whose HELLO is not read yet, leave the rest in the
+ * kernel's backlog (the listener is disarmed until a slot frees): ranks
+ * connecting by the thousand must not push each other out.
+ */
+static void accept_new(struct admit *a)
+{
+	if (hop_now_ns() < a->pause_until)
+		return;
 	for (;;) {
 		struct sockaddr_in sa;
 		socklen_t slen = sizeof(sa);
-		int fd = accept4(lfd, (struct sockaddr *)&sa, &slen,
-				 SOCK_NONBLOCK | SOCK_CLOEXEC);
-		int slot = 0;
+		int fd, slot;
 
+		if (a->nfree == 0 && !evict_silent(a)) {
+			arm_listener(a, 0);
+			return;
+		}
+		fd = accept4(a->lfd, (struct sockaddr *)&sa, &slen,
+			     SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
-			if (errno != EAGAIN && errno != EWOULDBLOCK)
+			if (errno == EMFILE || errno == ENFILE) {
+				/* retried in 100 ms */
+				HOP_INFO("rendezvous: accept: %s", strerror(errno));
+				a->pause_until = hop_now_ns() + 100000000ull;
+				arm_listener(a, 0);
+			} else if (errno != EAGAIN && errno != EWOULDBLOCK) {
 				HOP_WARN("rendezvous: accept: %s", strerror(errno));
+			}
 			return;
 		}
-		for (int i = 0; i < HOP_BS_MAX_PENDING; i++) {
-			if (pend[i].fd < 0) {
-				slot = i;
-				break;
-			}
-			if (pend[i].stamp < pend[slot].stamp)
-				slot = i;
-		}
-		if (pend[slot].fd >= 0) { /* full: drop the oldest silent one */
-			char who[32];
-
-			hop_sockaddr_str(&pend[slot].addr, who, sizeof(who));
-			HOP_WARN("rendezvous: too many connections without a "
-				 "HELLO; dropping the one from %s", who);
-			close(pend[slot].fd);
-		}
+		slot = a->free[--a->nfree];
 		hop_bs_nodelay(fd);
-		pend[slot] = (struct pending){ .fd = fd, .addr = sa,
-					       .stamp = ++*stamp };
+		a->pend[slot] = (struct pending){ .fd = fd, .addr = sa,
+						  .since = hop_now_ns() };
 		struct epoll_event ev = { .events = EPOLLIN,
 					  .data.u64 = EV(EV_PENDING, slot) };
-		epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+		epoll_ctl(a->ep, EPOLL_CTL_ADD, fd, &ev);
 	}
 }
 
@@ -307,9 +356,8 @@ int hop_bs_root_open(struct hop_bootstrap *bs, const struct hop_id_info *info,
 		     uint64_t deadline)
 {
 	struct epoll_event evs[64];
-	struct pending *pend = NULL;
-	uint64_t stamp = 0;
-	int lfd, ep = -1, arrived = 1, ret = 0;
+	struct admit *a = NULL;
+	int lfd, arrived = 1, ret = 0;
 	struct sockaddr_in sa;
 	socklen_t slen = sizeof(sa);
 
@@ -323,21 +371,30 @@ int hop_bs_root_open(struct hop_bootstrap *bs, const struct hop_id_info *info,
 		goto out;
 	if ((ret = ensure_fd_limit(bs)))
 		goto out;
-	pend = calloc(HOP_BS_MAX_PENDING, sizeof(*pend));
-	ep = epoll_create1(EPOLL_CLOEXEC);
-	if (!pend || ep < 0) {
+	if (!(a = calloc(1, sizeof(*a))) ||
+	    (a->ep = epoll_create1(EPOLL_CLOEXEC)) < 0) {
 		ret = hop_bs_fail(bs, HOP_ERR_SYSTEM, "rank 0: rendezvous set "
-				  "up: %s", strerror(errno ? errno : ENOMEM));
+				  "up: %s", a ? strerror(errno) : "out of memory");
+		if (a)
+			a->ep = -1;
 		goto out;
 	}
-	for (int i = 0; i < HOP_BS_MAX_PENDING; i++)
-		pend[i].fd = -1;
+	a->lfd = lfd;
+	for (int i = 0; i < HOP_BS_MAX_PENDING; i++) {
+		a->pend[i].fd = -1;
+		a->free[i] = HOP_BS_MAX_PENDING - 1 - i;
+	}
+	a->nfree = HOP_BS_MAX_PENDING;
 	struct epoll_event lev = { .events = EPOLLIN, .data.u64 = EV(EV_LISTEN, 0) };
-	epoll_ctl(ep, EPOLL_CTL_ADD, lfd, &lev);
+	epoll_ctl(a->ep, EPOLL_CTL_ADD, lfd, &lev);
+	a->armed = 1;
 
 	while (arrived < bs->nranks) {
-		int n = epoll_wait(ep, evs, 64, hop_deadline_ms_left(deadline));
+		int ms = hop_deadline_ms_left(deadline), n;
 
+		if (!a->armed) /* look again for free or stale slots soon */
+			ms = ms < 100 ? ms : 100;
+		n = epoll_wait(a->ep, evs, 64, ms);
 		if (n < 0 && errno != EINTR) {
 			ret = hop_bs_root_abort(bs, HOP_ERR_SYSTEM, "rank 0: "
 						"epoll_wait: %s", strerror(errno));
@@ -352,14 +409,14 @@ int hop_bs_root_open(struct hop_bootstrap *bs, const struct hop_id_info *info,
 			uint32_t idx = (uint32_t)evs[i].data.u64;
 
 			if (kind == EV_LISTEN) {
-				accept_new(lfd, ep, pend, &stamp);
-			} else if (kind == EV_PENDING && pend[idx].fd >= 0) {
-				int r = hello_read(bs, &pend[idx], ep);
+				accept_new(a);
+			} else if (kind == EV_PENDING && a->pend[idx].fd >= 0) {
+				int r = hello_read(bs, &a->pend[idx], a->ep);
 
-				if (r == 0) {
-					close(pend[idx].fd);
-					pend[idx].fd = -1;
-				}
+				if (r == 0)
+					pending_close(a, (int)idx);
+				else if (r == 1) /* the fd moved to peers[] */
+					a->free[a->nfree++] = (int)idx;
 				arrived += r > 0;
 			} else if (kind == EV_PEER && bs->peers[idx].fd >= 0) {
 				/* nothing is due before READY: it left */
@@ -376,6 +433,10 @@ int hop_bs_root_open(struct hop_bootstrap *bs, const struct hop_id_info *info,
 				arrived--;
 			}
 		}
+		if (!a->armed) /* accept into freed or stale slots directly */
+			accept_new(a);
+		if (!a->armed && a->nfree > 0 && hop_now_ns() >= a->pause_until)
+			arm_listener(a, 1);
 	}
 	/* everyone is here: release them */
 	for (int r = 1; r < bs->nranks; r++) {
@@ -397,13 +458,14 @@ int hop_bs_root_open(struct hop_bootstrap *bs, const struct hop_id_info *info,
 		}
 	}
 out:
-	if (pend)
+	if (a) {
 		for (int i = 0; i < HOP_BS_MAX_PENDING; i++)
-			if (pend[i].fd >= 0)
-				close(pend[i].fd);
-	free(pend);
-	if (ep >= 0)
-		close(ep);
+			if (a->pend[i].fd >= 0)
+				close(a->pend[i].fd);
+		if (a->ep >= 0)
+			close(a->ep);
+		free(a);
+	}
 	close(lfd);
 	return ret;
 }

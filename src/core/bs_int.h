@@ -30,7 +30,10 @@
 #define HOP_BS_REASON_MAX 400       /* text of REJECT / ABORT */
 #define HOP_BS_GRACE_MS 2000        /* peers wait this much past their
 				       deadline for rank 0's verdict */
-#define HOP_BS_MAX_PENDING 256      /* unidentified connections at rank 0 */
+#ifndef HOP_BS_MAX_PENDING           /* a test builds a small one */
+#define HOP_BS_MAX_PENDING 1024     /* unidentified connections at rank 0 */
+#endif
+#define HOP_BS_SILENT_MS 2000       /* then one may be dropped for another */
 
 enum hop_bs_type {
 	HOP_BS_HELLO = 1,
