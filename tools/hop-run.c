@@ -240,19 +240,25 @@ static int spawn(int rank, int lfd, const char *idstr, const char *transport,
 	int fds[2][2];
 	pid_t pid;
 
+	int e;
+
 	if (pipe2(fds[0], O_CLOEXEC) < 0)
 		return -1;
 	if (pipe2(fds[1], O_CLOEXEC) < 0) {
+		e = errno;
 		close(fds[0][0]);
 		close(fds[0][1]);
+		errno = e;
 		return -1;
 	}
 	fflush(NULL);
 	if ((pid = fork()) < 0) {
+		e = errno;
 		for (int i = 0; i < 2; i++) {
 			close(fds[i][0]);
 			close(fds[i][1]);
 		}
+		errno = e;
 		return -1;
 	}
 	if (pid == 0)
