@@ -102,6 +102,7 @@ struct tcp_sqe {
 #define TCP_RX_BUF (64u << 10)  /* staging for headers and small payloads */
 #define TCP_RX_DIRECT (16u << 10) /* payload left >= this: recv into place */
 #define TCP_IOV_MAX 64
+#define TCP_RX_BUDGET (4u << 20) /* bytes read from one peer per poll */
 
 enum tcp_rx_state { TCP_RX_HDR = 0, TCP_RX_PAYLOAD, TCP_RX_DISCARD };
 

@@ -195,13 +195,24 @@ static int tcp_rx_eof(struct hop_prov *prov, struct tcp_peer *p, int err)
 				     : "");
 }
 
+/* Does @p have staged bytes the next poll can use without reading? */
+static int tcp_rx_staged(const struct tcp_peer *p)
+{
+	size_t avail = p->rx_tail - p->rx_head;
+
+	return p->rx_state == TCP_RX_PAYLOAD ? avail > 0 : avail >= TCP_HDR_LEN;
+}
+
 /* Receive and handle everything readable from @p without blocking. */
 static int tcp_rx_progress(struct hop_prov *prov, struct tcp_peer *p)
 {
+	size_t got = 0;
 	ssize_t n;
 	int ret;
 
-	while (p->fd >= 0) {
+	/* a budget per call keeps one streaming peer from starving the
+	 * others and our own sends */
+	while (p->fd >= 0 && got < TCP_RX_BUDGET) {
 		if (p->rx_state == TCP_RX_PAYLOAD) {
 			size_t avail = p->rx_tail - p->rx_head;
 
@@ -225,6 +236,7 @@ static int tcp_rx_progress(struct hop_prov *prov, struct tcp_peer *p)
 				n = recv(p->fd, p->dst, (size_t)p->left,
 					 MSG_DONTWAIT);
 				if (n > 0) {
+					got += (size_t)n;
 					p->dst += n;
 					p->left -= (size_t)n;
 					if (p->left == 0 &&
@@ -236,6 +248,7 @@ static int tcp_rx_progress(struct hop_prov *prov, struct tcp_peer *p)
 				n = recv(p->fd, p->rx, TCP_RX_BUF,
 					 MSG_DONTWAIT);
 				if (n > 0) {
+					got += (size_t)n;
 					p->rx_tail = (size_t)n;
 					continue;
 				}
@@ -258,6 +271,7 @@ static int tcp_rx_progress(struct hop_prov *prov, struct tcp_peer *p)
 			n = recv(p->fd, p->rx + p->rx_tail,
 				 TCP_RX_BUF - p->rx_tail, MSG_DONTWAIT);
 			if (n > 0) {
+				got += (size_t)n;
 				p->rx_tail += (size_t)n;
 				continue;
 			}
@@ -312,7 +326,7 @@ int tcp_poll(struct hop_prov *prov, struct hop_cqe *cqe, int max)
 		for (int r = 0; r < n; r++) {
 			struct tcp_peer *p = &prov->peers[r];
 
-			if (p->fd >= 0 && p->rx_tail - p->rx_head >= TCP_HDR_LEN &&
+			if (p->fd >= 0 && tcp_rx_staged(p) &&
 			    (ret = tcp_rx_progress(prov, p)))
 				return ret;
 		}
@@ -333,8 +347,8 @@ void tcp_wait(struct hop_prov *prov, int timeout_us)
 
 		if (p->fd < 0)
 			continue;
-		if (p->rx_tail - p->rx_head >= TCP_HDR_LEN)
-			return; /* a staged message is ready */
+		if (tcp_rx_staged(p))
+			return; /* staged bytes are ready */
 		prov->pfd[np].fd = p->fd;
 		prov->pfd[np].events = POLLIN;
 		if (p->sq_count)
