@@ -795,6 +795,123 @@ static void t_wrong_secret(void **s)
 }
 
 /* ------------------------------------------------------------------ */
+/* puts through a stale or forged key into a peer: fresh communicators  */
+
+/*
+ * Rank 1 registers 4 KiB (filled with 0x11), sends rank 0 its key and the
+ * buffer's address, then deregisters it (stale) or never registered the
+ * key rank 0 uses (forged). Rank 0 puts 0x22 bytes through that key. The
+ * put must fail on the writer's side with HOP_ERR_OUT_OF_BOUNDS naming
+ * rank 1, or be dropped by the target (hop/mem.h); the bytes must never
+ * land; nobody may hang.
+ * aux: rank 0: [0] put code; rank 1: [0] buffer intact.
+ */
+struct key_arg {
+	int forged;
+	volatile int *done;
+};
+
+static int key_rank(hop_comm_t *c, int rank, int n, struct rel_report *rep,
+		    void *arg)
+{
+	struct key_arg *ka = arg;
+	enum { LEN = 4096 };
+	uint8_t *b = malloc(LEN);
+	hop_rkey_t k;
+	hop_mr_t *mr = NULL;
+	int ret = 0, tok = 0;
+
+	(void)n;
+	memset(b, rank ? 0x11 : 0x22, LEN);
+	if (rank == 1) {
+		if ((ret = hop_mem_register(c, b, LEN, HOP_ACCESS_REMOTE_WRITE,
+					    &mr)) ||
+		    (ret = hop_mr_rkey(mr, &k)))
+			goto out;
+		if (ka->forged) {
+			assert_int_equal(hop_mem_deregister(c, mr), 0);
+			mr = NULL;
+			k.key ^= 0x5a5a0000u;   /* a key never handed out */
+		}
+		if ((ret = hop_send(c, &k, sizeof(k), 0, 1)))
+			goto out;
+		if (!ka->forged) {
+			ret = hop_mem_deregister(c, mr);   /* now stale */
+			mr = NULL;
+		}
+		if (!ret)
+			ret = hop_send(c, &tok, sizeof(tok), 0, 2);
+		/* stay until rank 0 is done, then look at our bytes */
+		for (uint64_t end = rel_now_ms() + 15000;
+		     !*ka->done && rel_now_ms() < end;)
+			usleep(1000);
+		rep->aux[0] = 1;
+		for (size_t i = 0; i < LEN; i++)
+			if (b[i] != 0x11)
+				rep->aux[0] = 0;
+		/* afterwards: does the target's communicator still work? */
+		rep->aux[1] = hop_recv(c, &tok, sizeof(tok), 0, 3, NULL);
+		snprintf(rep->msg, sizeof(rep->msg), "%s", hop_comm_last_error(c));
+	} else {
+		if ((ret = hop_recv(c, &k, sizeof(k), 1, 1, NULL)) ||
+		    (ret = hop_recv(c, &tok, sizeof(tok), 1, 2, NULL)))
+			goto out;
+		rep->aux[0] = hop_put(c, NULL, b, LEN, &k, 0, 5);
+		snprintf(rep->msg, sizeof(rep->msg), "%s",
+			 hop_comm_last_error(c));
+		/* give a target-side refusal time to come back */
+		usleep(200 * 1000);
+		*ka->done = 1;
+		rep->aux[1] = hop_send(c, &tok, sizeof(tok), 1, 3);
+	}
+out:
+	rep->ret = ret;
+	if (ret && !rep->msg[0])
+		snprintf(rep->msg, sizeof(rep->msg), "%s", hop_comm_last_error(c));
+	rep->state = REL_REPORTED;
+	free(b);
+	return 0;
+}
+
+static void put_bad_key(const char *tr, int forged)
+{
+	struct rel_report *rep = rel_shared(sizeof(*rep) * 2);
+	volatile int *done = rel_shared(sizeof(int));
+	struct key_arg ka = { forged, done };
+	pid_t pids[2];
+	int st[2], hung;
+
+	setenv("HOP_TRANSPORT", tr, 1);
+	setenv("HOP_TIMEOUT", "5", 1);
+	assert_int_equal(rel_fork_ranks(2, key_rank, &ka, rep, pids, NULL), 0);
+	hung = rel_wait(pids, 2, rel_now_ms() + 20000, st);
+	setenv("HOP_TIMEOUT", "20", 1);
+	unsetenv("HOP_TRANSPORT");
+	print_message("  %s, %s key: put %s: %s; target's bytes %s; then "
+		      "writer %s, target %s: %s\n", tr,
+		      forged ? "forged" : "stale", hop_err_name(rep[0].aux[0]),
+		      rep[0].msg, rep[1].aux[0] ? "intact" : "OVERWRITTEN",
+		      hop_err_name(rep[0].aux[1]), hop_err_name(rep[1].aux[1]),
+		      rep[1].msg);
+	assert_int_equal(hung, 0);
+	assert_int_equal(rep[0].ret, 0);
+	assert_int_equal(rep[1].ret, 0);
+	assert_int_equal(rep[1].aux[0], 1);        /* never landed */
+	if (rep[0].aux[0] != 0 && rep[0].aux[0] != HOP_ERR_OUT_OF_BOUNDS)
+		fail_msg("put through a %s key: %s (%s)", forged ? "forged" :
+			 "stale", hop_err_name(rep[0].aux[0]), rep[0].msg);
+	if (rep[0].aux[0] && !rel_names_rank(rep[0].msg, 1))
+		fail_msg("the refusal does not name rank 1: %s", rep[0].msg);
+	munmap(rep, sizeof(*rep) * 2);
+	munmap((void *)done, sizeof(int));
+}
+
+static void t_put_stale_key_tcp(void **s) { (void)s; put_bad_key("tcp", 0); }
+static void t_put_stale_key_shm(void **s) { (void)s; put_bad_key("shm", 0); }
+static void t_put_forged_key_tcp(void **s) { (void)s; put_bad_key("tcp", 1); }
+static void t_put_forged_key_shm(void **s) { (void)s; put_bad_key("shm", 1); }
+
+/* ------------------------------------------------------------------ */
 /* malformed HOP_* values: one test per row                            */
 
 struct env_case {
@@ -959,6 +1076,10 @@ int main(void)
 		cmocka_unit_test(t_corrupted_id),
 		cmocka_unit_test(t_corrupted_id_env),
 		cmocka_unit_test(t_wrong_secret),
+		cmocka_unit_test(t_put_stale_key_tcp),
+		cmocka_unit_test(t_put_stale_key_shm),
+		cmocka_unit_test(t_put_forged_key_tcp),
+		cmocka_unit_test(t_put_forged_key_shm),
 		ENV_TEST(0), ENV_TEST(1), ENV_TEST(2), ENV_TEST(3), ENV_TEST(4),
 		ENV_TEST(5), ENV_TEST(6), ENV_TEST(7), ENV_TEST(8), ENV_TEST(9),
 		ENV_TEST(10), ENV_TEST(11), ENV_TEST(12), ENV_TEST(13),
