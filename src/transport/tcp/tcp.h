@@ -147,6 +147,23 @@ struct tcp_mr {
 /* CQ entries kept at most before the receive path stops reading. */
 #define TCP_CQ_HIGH 4096
 
+/* Listening address of a rank, as allgathered at open. */
+struct tcp_addr {
+	uint32_t ip;    /* network order */
+	uint16_t port;  /* network order */
+	uint16_t pad;
+};
+
+/* tcp_conn.c */
+/*
+ * tcp_connect_all() - Connect every pair under @deadline: dial the higher
+ * ranks' @addrs, accept the lower ranks on @lfd, exchange and check hellos
+ * (impostors are dropped with a warning). Sets prov->peers[r].fd.
+ */
+int tcp_connect_all(struct hop_prov *prov, int lfd,
+		    const struct tcp_addr *addrs, const uint8_t *secret,
+		    uint64_t deadline);
+
 /* tcp_ep.c */
 int tcp_usable(const struct hop_comm *comm, char *why, size_t whylen);
 int tcp_open(struct hop_comm *comm, struct hop_bootstrap *bs,

@@ -1,0 +1,31 @@
+/*
+ * prov_test.h - the test cases of prov_test, split by theme:
+ * prov_test.c (data path, main), prov_test_fail.c (selection, rejected
+ * writes, impostors, dead peers).
+ */
+#ifndef HOP_TESTS_PROV_TEST_H
+#define HOP_TESTS_PROV_TEST_H
+
+#include <string.h>
+
+#include "prov_harness.h"
+
+/* A region as a peer sees it. */
+struct rkey {
+	uint64_t addr, key;
+};
+
+enum bad_kind { BAD_BOUNDS, BAD_STALE, BAD_ACCESS };
+
+static inline int is_tcp(const struct ph *ph)
+{
+	return !strcmp(ph->prov_name, "tcp");
+}
+
+/* prov_test_fail.c; @arg of t_bad is an enum bad_kind * */
+int t_select(struct ph *ph, void *arg);
+int t_bad(struct ph *ph, void *arg);
+int t_impostor(struct ph *ph, void *arg);
+int t_kill(struct ph *ph, void *arg);
+
+#endif /* HOP_TESTS_PROV_TEST_H */
