@@ -14,8 +14,12 @@
  * non-root's reduce buffer) must stay untouched.
  *
  * Resident memory (/proc/self/statm) is taken after a warm-up (every
- * collective at the largest size, then the first 20% of the random ones,
- * while caches reach their high-water mark) and at the end; growth beyond
+ * algorithm at the largest size in every dtype, then the first 20% of
+ * the random ones) and at the end. Two caches of hop keep their
+ * high-water mark and may still grow after that, boundedly: the
+ * collectives' scratch buffer (the largest any schedule needed) and the
+ * pool of unexpected eager messages (the most ever queued at once, at
+ * most the chunks of one collective). Growth beyond theirs larger than
  * --rss-bound KiB (default 4096) on any rank fails. Rank 0 prints the totals:
  *   soak: 4 ranks (shm), 10000 collectives, wrong results 0, errors 0,
  *   RSS KiB after warm-up -> end: r0 20480 -> 20484 (+4) ... bound +4096: ok
@@ -24,6 +28,7 @@
  * [--max-bytes B] [--rss-bound KIB] (it joins with hop_comm_init_env()).
  */
 #include <getopt.h>
+#include <malloc.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +39,7 @@
 
 #include "coll/coll_int.h"
 #include "core/core.h"
+#include "p2p/p2p_priv.h"
 
 #define GUARD 64
 #define GUARD_BYTE 0xa5
@@ -449,6 +455,54 @@ static int run_one(struct soak *s, const struct pick *p)
 	return 0;
 }
 
+/* What hop keeps between collectives (its high-water marks), for the
+ * RSS lines: cached ops, their steps and scratch, registration cache. */
+static void diag(const struct soak *s, char *buf, size_t len)
+{
+	const struct hop_coll *c = s->comm->coll;
+	const struct hop_regcache *rc = &s->comm->p2p->rc;
+	size_t ops = 0, steps = 0, scratch = 0;
+
+	for (const struct hop_coll_op *op = c->free; op; op = op->next) {
+		ops++;
+		steps += (size_t)op->reqs_cap;
+		scratch += op->scratch_cap;
+	}
+	snprintf(buf, len, "%zu cached op(s), %zu step slots, %zu KiB scratch; "
+		 "regcache %zu entries (%llu misses, %llu evictions); %zu "
+		 "unexpected-message slots", ops, steps, scratch >> 10,
+		 rc->count, (unsigned long long)rc->misses,
+		 (unsigned long long)rc->evictions,
+		 s->comm->p2p->uxpool.allocated);
+}
+
+/* KiB held by hop's bounded high-water caches: the collectives' scratch
+ * (the largest any schedule needed so far) and the pool of unexpected
+ * eager messages (the most that were ever queued at once). */
+static long cache_kib(const struct soak *s)
+{
+	const struct hop_p2p *p2p = s->comm->p2p;
+	size_t b = 0;
+
+	for (const struct hop_coll_op *op = s->comm->coll->free; op; op = op->next)
+		b += op->scratch_cap;
+	b += p2p->uxpool.allocated *
+	     (sizeof(struct hop_ux) + p2p->uxpool.data_size);
+	return (long)(b >> 10);
+}
+
+/* Bytes malloc has handed out and not got back (glibc), in KiB. */
+static long heap_kib(void)
+{
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
+	struct mallinfo2 mi = mallinfo2();
+
+	return (long)((mi.uordblks + mi.hblkhd) >> 10);
+#else
+	return -1;
+#endif
+}
+
 static long rss_kib(void)
 {
 	long pages = -1, rss = -1;
@@ -470,7 +524,7 @@ int main(int argc, char **argv)
 		{ "quiet", 0, NULL, 'q' },     { NULL, 0, NULL, 0 },
 	};
 	struct soak s = { .max_bytes = 4u << 20 };
-	long count = 10000, bound = 4096, warm, rss_warm = 0;
+	long count = 10000, bound = 4096, warm, rss_warm = 0, cache_warm = 0;
 	uint64_t seed = 20240601;
 	int quiet = 0, c, ret;
 	struct rng r;
@@ -511,19 +565,41 @@ int main(int argc, char **argv)
 	memset(s.in, GUARD_BYTE, s.max_bytes + GUARD); /* touch every page */
 	memset(s.out, GUARD_BYTE, s.max_bytes + GUARD);
 
-	/* warm-up: every collective at the largest size (scratch buffers,
-	 * registrations and pools reach their size), then a few random */
+	/* warm-up: every algorithm of every collective at the largest size,
+	 * in every dtype, in and out of place (uint8 also with the smallest
+	 * chunk and deepest pipeline), so scratch buffers, step arrays,
+	 * registrations and pools reach their high-water mark and their pages
+	 * are touched */
 	r.s = seed ^ 0x5eed;
 	for (int k = 0; k < C_COUNT; k++) {
-		struct pick p;
+		for (int a = 1; a < 6 && algos[k][a] > 0; a++) {
+			for (int t = 0; t < HOP_DTYPE_COUNT * 2; t++) {
+				struct pick p;
 
-		draw(&s, &r, &p, k, 1);
-		p.t = HOP_UINT8;
-		p.count = k == C_BARRIER ? 0 : (k == C_ALLGATHER || k == C_REDSCAT
-					    ? s.max_bytes / (size_t)s.n : s.max_bytes);
-		p.op = HOP_MAX;
-		if (run_one(&s, &p))
-			goto out;
+				if (k == C_BARRIER && t)
+					break;
+				draw(&s, &r, &p, k, 1);
+				p.t = (hop_dtype_t)(t / 2);
+				p.op = HOP_MAX;
+				p.algo = algos[k][a];
+				p.chunk = t == 0 ? 4096 : 0;
+				p.depth = t == 0 ? 4 : 0;
+				p.inplace = t % 2;
+				p.nonblocking = 0;
+				p.count = (k == C_BARRIER ? 0 :
+					   k == C_ALLGATHER || k == C_REDSCAT
+						   ? s.max_bytes / (size_t)s.n
+						   : s.max_bytes) / hop_dtype_size(p.t);
+				if (run_one(&s, &p))
+					goto out;
+			}
+		}
+	}
+	if (!quiet && s.rank == 0) {
+		char d[256];
+
+		diag(&s, d, sizeof(d));
+		printf("soak: warm-up done, RSS %ld KiB; %s\n", rss_kib(), d);
 	}
 	/* caches that keep their high-water mark (scratch per algorithm and
 	 * chunking, registrations, pools) fill during the first ~1500 random
@@ -534,30 +610,53 @@ int main(int argc, char **argv)
 	for (s.done = 0; s.done < count; s.done++) {
 		struct pick p;
 
-		if (s.done == warm)
+		if (s.done == warm) {
 			rss_warm = rss_kib();
+			cache_warm = cache_kib(&s);
+		}
 		draw(&s, &r, &p, (int)below(&r, C_COUNT), 0);
+		size_t sc0 = s.comm->coll->free ? s.comm->coll->free->scratch_cap : 0;
+
 		if (run_one(&s, &p))
 			break;
-		if (!quiet && s.rank == 0 && (s.done + 1) % (count >= 5000 ? 1000 : 250) == 0)
-			printf("soak: %ld/%ld collectives, wrong %ld, RSS %ld KiB\n",
-			       s.done + 1, count, s.wrong, rss_kib());
+		size_t sc1 = s.comm->coll->free ? s.comm->coll->free->scratch_cap : 0;
+
+		if (!quiet && s.rank == 0 && s.done >= warm && sc1 > sc0)
+			printf("soak: collective %ld grew the scratch buffer "
+			       "%zu -> %zu KiB: %s(%s, count %zu, %s, %s, %s, "
+			       "chunk %zu, depth %d)\n", s.done, sc0 >> 10,
+			       sc1 >> 10, cname[p.c], hop_coll_algo_name(p.algo),
+			       p.count, hop_dtype_name(p.t), hop_op_name(p.op),
+			       p.inplace ? "in place" : "out of place", p.chunk,
+			       p.depth);
+		if (!quiet && s.rank == 0 &&
+		    (s.done + 1) % (count >= 5000 ? 1000 : 250) == 0) {
+			char d[256];
+
+			diag(&s, d, sizeof(d));
+			printf("soak: %ld/%ld collectives, wrong %ld, RSS %ld "
+			       "KiB, heap %ld KiB; %s\n", s.done + 1, count,
+			       s.wrong, rss_kib(), heap_kib(), d);
+		}
 	}
-	if (!rss_warm)
+	if (!rss_warm) {
 		rss_warm = rss_kib();
+		cache_warm = cache_kib(&s);
+	}
 out:;
 	long rss_end = rss_kib();
-	int64_t mine[4] = { s.done, s.wrong, s.errors, 0 }, *all;
+	int64_t mine[5] = { s.done, s.wrong, s.errors, 0, 0 }, *all;
 	int failed = 0;
 
 	mine[3] = rss_end - rss_warm;
+	mine[4] = s.comm ? cache_kib(&s) - cache_warm : 0;
 	all = calloc((size_t)s.n, sizeof(mine));
 	if (s.errors) {
 		/* the comm failed: report locally, peers see their own error */
 		printf("soak: rank %d: %ld collectives done, error: %s\n", s.rank,
 		       s.done, s.first_bad);
 		failed = 1;
-	} else if ((ret = hop_allgather(s.comm, mine, all, 4, HOP_INT64))) {
+	} else if ((ret = hop_allgather(s.comm, mine, all, 5, HOP_INT64))) {
 		printf("soak: rank %d: gathering the counts: %s\n", s.rank,
 		       hop_comm_last_error(s.comm));
 		failed = 1;
@@ -566,10 +665,13 @@ out:;
 		char line[1024];
 		size_t o = 0;
 
+		/* growth not explained by hop's bounded caches */
 		for (int q = 0; q < s.n; q++) {
-			total_wrong += (long)all[4 * q + 1];
-			if (all[4 * q + 3] > max_growth)
-				max_growth = (long)all[4 * q + 3];
+			long g = (long)(all[5 * q + 3] - all[5 * q + 4]);
+
+			total_wrong += (long)all[5 * q + 1];
+			if (g > max_growth)
+				max_growth = g;
 		}
 		failed = total_wrong != 0 || max_growth > bound;
 		if (s.wrong)
@@ -586,14 +688,21 @@ out:;
 						      cname[k], s.per_kind[k]);
 			printf("%s), wrong results %ld, errors 0\n", line,
 			       total_wrong);
-			printf("soak: RSS growth after warm-up (KiB): rank 0 %ld "
-			       "(%ld -> %ld)", (long)all[3], rss_warm, rss_end);
-			for (int q = 1; q < s.n; q++)
-				printf(", rank %d %+ld", q, (long)all[4 * q + 3]);
-			printf("; bound +%ld KiB: %s\n", bound,
+			printf("soak: RSS after warm-up -> end (KiB): rank 0 %ld "
+			       "-> %ld; growth per rank (of which hop's bounded "
+			       "caches):", rss_warm, rss_end);
+			for (int q = 0; q < s.n; q++)
+				printf("%s rank %d %+ld (%+ld)", q ? "," : "", q,
+				       (long)all[5 * q + 3], (long)all[5 * q + 4]);
+			printf("; unexplained growth max %+ld KiB, bound +%ld "
+			       "KiB: %s\n", max_growth, bound,
 			       max_growth > bound ? "EXCEEDED" : "ok");
+			char d[256];
+
+			diag(&s, d, sizeof(d));
 			printf("soak: rank 0 spent %.1f s in hop calls, %.1f s "
-			       "checking\n", s.ns_hop / 1e9, s.ns_check / 1e9);
+			       "checking; keeps %s\n", s.ns_hop / 1e9,
+			       s.ns_check / 1e9, d);
 		}
 	}
 	free(all);

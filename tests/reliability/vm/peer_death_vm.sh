@@ -1,0 +1,83 @@
+#!/bin/bash
+# peer_death_vm.sh - peer death on verbs, one rank per SoftRoCE VM. Run by
+# tests/reliability/vm/run.sh through scripts/softroce-cluster, once per
+# rank, in the build directory:
+#
+#   peer_death_vm.sh kill|link RUNS
+#
+# kill: per run, a victim rank (the same on every rank, from PD_SEED and the
+#       run number) is SIGKILLed by its own driver after a random delay of
+#       looping over collectives and p2p (tests/reliability/peer_death --env).
+# link: instead, the victim's VM runs "ip link set eth0 down" (its rxe0
+#       loses the link); afterwards it brings eth0 back and waits until it
+#       reaches every other node again.
+# Every survivor must return an error naming the victim within PD_TIMEOUT
+# (HOP_TIMEOUT, default 10 s) plus grace. Each run starts together on every
+# rank (a barrier through files in the job folder all VMs share) and uses
+# its own bootstrap port. Prints per run and rank:
+#   PDRUN <mode> <run> rank <r> victim <v> rc <rc>   (rc 0: named in time)
+# plus peer_death's own "PD ..." line; exits non-zero when any run failed.
+set -u
+MODE=${1:?kill|link}
+RUNS=${2:-10}
+B=$(pwd)
+R=${HOP_RANK:?}
+N=${HOP_SIZE:?}
+HOST=${HOP_ADDR%:*}
+BASE=${HOP_ADDR##*:}
+SEED=${PD_SEED:-4242}
+T=${PD_TIMEOUT:-10}
+SYNC=${SOFTROCE_RUN:-/tmp}/pd-sync
+PROG=$B/tests/reliability/peer_death
+[ -x "$PROG" ] || { echo "PDRUN $MODE - rank $R: $PROG not built"; exit 1; }
+[ "$N" -ge 2 ] || { echo "PDRUN $MODE - rank $R: needs 2 ranks or more"; exit 1; }
+mkdir -p "$SYNC"
+fails=0
+
+barrier() { # name: every rank touches a file, then waits for all of them
+	local name=$1 t=0
+	touch "$SYNC/$name.$R"
+	while [ "$(ls "$SYNC" | grep -c "^$name\.")" -lt "$N" ]; do
+		sleep 0.2
+		t=$((t + 1))
+		[ $t -gt 900 ] && { echo "PDRUN $MODE - rank $R: barrier $name timed out"; return 1; }
+	done
+}
+
+link_back() { # bring eth0 up and wait until every other node answers
+	local n ok t
+	ip link set eth0 up
+	for t in $(seq 1 120); do
+		ok=1
+		for n in $(seq 1 "${SOFTROCE_NODES:-$N}"); do
+			[ "$n" = "$(( ${SOFTROCE_NODE:-$R} + 1 ))" ] && continue
+			ping -c 1 -W 1 "10.0.0.$n" > /dev/null 2>&1 || ok=0
+		done
+		[ $ok = 1 ] && { echo "PD rank $R: link back after ${t}s"; return 0; }
+	done
+	echo "PD rank $R: link did not come back"
+	return 1
+}
+
+for i in $(seq 0 $((RUNS - 1))); do
+	if [ "$MODE" = link ]; then
+		victim=$(( 1 + (SEED + i) % (N - 1) ))   # not rank 0: it keeps the job folder's clock
+		lk=(--link "ip link set eth0 down")
+	else
+		victim=$(( (SEED + 3 * i) % N ))
+		lk=()
+	fi
+	delay=$(( (SEED * 31 + i * 977) % 1500 + 300 ))
+	barrier "$MODE.$i" || { fails=$((fails + 1)); break; }
+	HOP_ADDR=$HOST:$((BASE + 1 + i)) timeout -k 5 $((T + 60)) "$PROG" --env \
+		--victim "$victim" --delay "$delay" --seed $((SEED * 1000 + i + 1)) \
+		--timeout "$T" "${lk[@]}"
+	rc=$?
+	echo "PDRUN $MODE $i rank $R victim $victim rc $rc"
+	[ $rc = 0 ] || fails=$((fails + 1))
+	if [ "$MODE" = link ] && [ "$R" = "$victim" ]; then
+		link_back || { fails=$((fails + 1)); break; }
+	fi
+	barrier "$MODE.$i.done" || { fails=$((fails + 1)); break; }
+done
+[ $fails = 0 ]
