@@ -5,8 +5,10 @@ set -eu
 lib="$top_builddir/.libs/libhop.so"
 [ -f "$lib" ] || { echo "FAIL: $lib not built"; exit 1; }
 exported=$(nm -D --defined-only "$lib" | awk '$2 == "T" {sub(/@.*/, "", $3); print $3}' | sort -u)
-declared=$(cat "$top_srcdir"/include/hop/*.h | tr '\n' ' ' | grep -o 'HOP_EXPORT [^;]*(' |
-	sed 's/($//; s/.*[ *]//' | sort -u)
+# declarations start a line with HOP_EXPORT and name the function before "("
+declared=$(awk '/^HOP_EXPORT / { decl = 1; text = "" }
+	decl { text = text " " $0; if (index(text, "(")) { sub(/\(.*/, "", text); n = split(text, w, /[ *]+/); print w[n]; decl = 0 } }' \
+	"$top_srcdir"/include/hop/*.h | sort -u)
 bad=$(printf '%s\n' "$exported" | grep -v '^hop_' || true)
 [ -z "$bad" ] || { echo "FAIL: non-hop symbols exported: $bad"; exit 1; }
 extra=$(comm -23 <(printf '%s\n' "$exported") <(printf '%s\n' "$declared") 2>/dev/null || true)
