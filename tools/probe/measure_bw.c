@@ -7,6 +7,7 @@
 #include "probe.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -143,15 +144,22 @@ int probe_saf_dest(const struct probe_ctx *c, int a, int b)
 static int forward(struct probe_ctx *c, int to, size_t m, double rate)
 {
 	size_t chunk = rate > 0 ? (m / 16 > 4096 ? m / 16 : 4096) : m;
-	uint64_t t0 = hop_now_ns();
+	uint64_t t0 = hop_now_ns(), deadline = hop_comm_deadline(c->comm);
 	int ret;
 
 	for (size_t off = 0; off < m; off += chunk) {
 		size_t len = m - off < chunk ? m - off : chunk;
 
-		while (rate > 0 && (double)(hop_now_ns() - t0) / 1e3 < (double)off / rate)
+		while (rate > 0 && (double)(hop_now_ns() - t0) / 1e3 < (double)off / rate) {
 			if ((ret = probe_poll(c)) < 0)
 				return ret;
+			if (hop_deadline_passed(deadline)) {
+				snprintf(c->err, sizeof(c->err), "rank %d: pacing %zu bytes to "
+					 "rank %d at %.3g B/us outlasted HOP_TIMEOUT",
+					 c->rank, m, to, rate);
+				return HOP_ERR_TIMEOUT;
+			}
+		}
 		if ((ret = probe_write_buf(c, to, c->dst_mr, c->dst + off, len, off,
 					   0, off + len == m ? HOP_WR_IMM : 0)))
 			return ret;
