@@ -162,6 +162,7 @@ int vrb_access_flags(unsigned access);
 #define VRB_RQ_DEPTH 256
 #define VRB_INLINE_WANT 256     /* max_inline_data asked for */
 #define VRB_FLUSH_NS 20000ull   /* deferred completion age before a flush */
+#define VRB_BUSY_NS 50000000ull /* wait() polls, not sleeps, this long after a completion */
 
 /* wr_id layout: bit 63 receive; bits 32..62 peer; bits 0..31 seq/slot */
 #define VRB_WRID_RECV (1ull << 63)
@@ -247,6 +248,7 @@ struct hop_prov {
 	unsigned polls;
 	int ndisc;              /* peers with disconnected set, not yet judged */
 	int cm_pending;         /* wait() saw the CM channel readable */
+	uint64_t last_event_ns; /* last poll() that returned completions */
 	/* rdmacm */
 	struct rdma_event_channel *cm_ch;
 	struct rdma_cm_id *listen_id;
