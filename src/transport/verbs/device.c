@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "transport/verbs/verbs.h"
@@ -155,25 +156,46 @@ static const char *port_state_str(enum ibv_port_state s)
 	return ibv_port_state_str(s);
 }
 
-/* Read the GID table of @port into @g (at most @max); returns the count. */
+static void gid_put(struct vrb_gid *g, const struct ibv_gid_entry *e)
+{
+	g->index = (int)e->gid_index;
+	g->type = e->gid_type == IBV_GID_TYPE_ROCE_V2 ? VRB_GID_ROCE_V2 :
+		  e->gid_type == IBV_GID_TYPE_ROCE_V1 ? VRB_GID_ROCE_V1 : VRB_GID_IB;
+	memcpy(g->raw, e->gid.raw, 16);
+}
+
+/*
+ * Read the valid GIDs of @port into @g (at most @max); returns the count.
+ * One ibv_query_gid_table() call (rxe's table has 1024 slots, and a query
+ * per slot is a system call each), else slot by slot.
+ */
 static int read_gids(struct ibv_context *ctx, int port, int tbl_len,
 		     struct vrb_gid *g, int max)
 {
+	struct ibv_device_attr da;
+	struct ibv_gid_entry *t;
+	size_t cap;
+	ssize_t got;
 	int n = 0;
 
+	if (!ibv_query_device(ctx, &da) && tbl_len > 0 &&
+	    (cap = (size_t)da.phys_port_cnt * (size_t)tbl_len) > 0 &&
+	    (t = calloc(cap, sizeof(*t)))) {
+		got = ibv_query_gid_table(ctx, t, cap, 0);
+		for (ssize_t i = 0; i < got && n < max; i++)
+			if (t[i].port_num == (uint32_t)port && !gid_is_zero(t[i].gid.raw))
+				gid_put(&g[n++], &t[i]);
+		free(t);
+		if (got >= 0)
+			return n;
+	}
 	for (int i = 0; i < tbl_len && n < max; i++) {
 		struct ibv_gid_entry e;
 
 		if (ibv_query_gid_ex(ctx, (uint32_t)port, (uint32_t)i, &e, 0))
 			continue;       /* empty slot (ENODATA) */
-		if (gid_is_zero(e.gid.raw))
-			continue;
-		g[n].index = i;
-		g[n].type = e.gid_type == IBV_GID_TYPE_ROCE_V2 ? VRB_GID_ROCE_V2 :
-			    e.gid_type == IBV_GID_TYPE_ROCE_V1 ? VRB_GID_ROCE_V1 :
-								VRB_GID_IB;
-		memcpy(g[n].raw, e.gid.raw, 16);
-		n++;
+		if (!gid_is_zero(e.gid.raw))
+			gid_put(&g[n++], &e);
 	}
 	return n;
 }
