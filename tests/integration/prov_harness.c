@@ -3,6 +3,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -248,6 +249,15 @@ static int ph_child(const char *prov, int rank, int n,
 
 	hop_log_init();
 	hop_log_set_rank(rank);
+	if (getenv("PH_PIN") && atoi(getenv("PH_PIN"))) {
+		/* benchmarks: one CPU per rank, as far as there are CPUs */
+		cpu_set_t set;
+		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+		CPU_ZERO(&set);
+		CPU_SET(rank % (ncpu > 0 ? ncpu : 1), &set);
+		sched_setaffinity(0, sizeof(set), &set);
+	}
 	ph.comm = calloc(1, sizeof(*ph.comm));
 	if (!ph.comm)
 		return 1;
