@@ -220,11 +220,6 @@ static int out_idle(void *arg)
 	return !p->nbacklog && !p->rndv_active.head;
 }
 
-static int flushed(void *arg)
-{
-	return ((struct hop_p2p *)arg)->flush_pending == 0;
-}
-
 /* Progress until @cond or @deadline; 0 when @cond became true. */
 static int fini_wait(struct hop_p2p *p, int (*cond)(void *),
 		     uint64_t deadline)
@@ -239,38 +234,34 @@ static int fini_wait(struct hop_p2p *p, int (*cond)(void *),
 }
 
 /*
- * Best effort, bounded: hand what we queued to the provider, then push a
- * signaled CREDIT to every peer we wrote to and wait for those
- * completions, so that messages already complete for the caller (eager
- * sends, put notes) have left before the provider closes (a close drops
- * what it still queues). Not collective: peers are not waited for.
+ * Best effort, bounded: hand what we still queue (sends waiting for
+ * credits, control messages) to the provider, then keep polling until the
+ * provider has been quiet for a while, so that messages already complete
+ * for the caller (eager sends, put notes) leave before close() drops what
+ * the provider still queues. Not collective: peers are not waited for, and
+ * nothing new is sent (a peer may have closed already).
  */
 static void p2p_flush_out(struct hop_p2p *p)
 {
 	int ms = p->comm->cfg.timeout_ms < 2000 ? p->comm->cfg.timeout_ms
 						 : 2000;
-	uint64_t deadline = hop_deadline_after(ms);
+	uint64_t deadline = hop_deadline_after(ms), quiet_end;
+	int dirty = 0;
 
-	if (p2p_failed(p->comm) || !p->ring_mr ||
-	    fini_wait(p, out_idle, deadline))
+	if (p2p_failed(p->comm) || !p->ring_mr)
 		return;
-	for (int q = 0; q < p->nranks; q++) {
-		struct hop_ctl m = { .type = HOP_MSG_CREDIT };
-		int ret;
+	for (int q = 0; q < p->nranks && !dirty; q++)
+		dirty = p->peers[q].dirty && q != p->rank;
+	if (!dirty || fini_wait(p, out_idle, deadline))
+		return;
+	quiet_end = hop_deadline_after(P2P_FLUSH_QUIET_MS);
+	for (int idle = 0; idle < 64 && !hop_deadline_passed(quiet_end);) {
+		int n = hop_p2p_progress(p->comm);
 
-		if (!p->peers[q].dirty || q == p->rank ||
-		    p->peers[q].ctl_head)
-			continue;
-		while ((ret = p2p_ctl_post_flags(p, q, &m, HOP_WR_SIGNALED,
-						 WR_FLUSH)) == HOP_PROV_AGAIN &&
-		       !hop_deadline_passed(deadline) &&
-		       hop_p2p_progress(p->comm) >= 0)
-			;
-		if (ret)
+		if (n < 0)
 			return;
-		p->flush_pending++;
+		idle = n ? 0 : idle + 1;
 	}
-	fini_wait(p, flushed, deadline);
 }
 
 void hop_p2p_fini(struct hop_comm *comm)

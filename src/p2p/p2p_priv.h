@@ -38,6 +38,7 @@
 
 #define P2P_POLL_BATCH 32
 #define P2P_WAIT_US 1000        /* longest single provider wait() */
+#define P2P_FLUSH_QUIET_MS 20   /* fini: longest grace for provider queues */
 
 /* hop_p2p_req.kind */
 enum { P2P_KIND_SEND = 1, P2P_KIND_RECV = 2 };
@@ -75,7 +76,6 @@ static inline struct hop_rc_entry *rq_rce(const struct hop_p2p_req *r)
 #define WR_STAGE (1ull << 60)
 #define WR_RNDV (2ull << 60)
 #define WR_PUT (3ull << 60)
-#define WR_FLUSH (4ull << 60)
 #define WR_KIND(w) ((w) & (15ull << 60))
 #define WR_VAL(w) ((w) & ~(15ull << 60))
 
@@ -167,7 +167,6 @@ struct hop_p2p {
 
 	struct hop_rlist deferred;  /* completions whose callback is pending */
 	int post_depth;          /* inside hop_p2p_isend/irecv */
-	int flush_pending;       /* fini: signaled flush sends outstanding */
 	int fail_code;           /* set once every request was failed */
 	int tearing_down;        /* fini: no callbacks */
 	struct hop_cqe cqe[P2P_POLL_BATCH];

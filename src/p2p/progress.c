@@ -177,8 +177,6 @@ static int dispatch(struct hop_p2p *p, const struct hop_cqe *c)
 	case HOP_CQE_WRITE:
 		return dispatch_write(p, c);
 	case HOP_CQE_SEND:
-		if (c->wr_id == WR_FLUSH && p->flush_pending > 0)
-			p->flush_pending--;
 		return 0;
 	case HOP_CQE_RECV_IMM:
 		switch (hop_imm_kind(c->imm)) {
