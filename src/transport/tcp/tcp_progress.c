@@ -117,7 +117,7 @@ static int tcp_rx_complete(struct hop_prov *prov, struct tcp_peer *p)
 		memcpy(c->data, p->msg.data, (size_t)p->cur.len);
 	}
 	c->peer = p->rank;
-	c->len = (uint32_t)p->cur.len;
+	c->len = p->cur.len > UINT32_MAX ? UINT32_MAX : (uint32_t)p->cur.len;
 	return 0;
 }
 
