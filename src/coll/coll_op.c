@@ -291,7 +291,8 @@ int hop_coll_op_start(struct hop_coll_op *op, const struct hop_coll_args *a,
 				     "schedule: %s", comm->rank, op->desc,
 				     hop_strerror(ret));
 	}
-	memset(op->posted, 0, (size_t)op->sched.nsteps);
+	if (op->sched.nsteps)
+		memset(op->posted, 0, (size_t)op->sched.nsteps);
 	op->seq = comm->coll->seq++ & 0xffffffu;
 	op->sig = op_signature(a);
 	base[HOP_BUF_SEND] = (void *)(uintptr_t)sendbuf;

@@ -1,6 +1,7 @@
 #!/bin/bash
 # The collectives' correctness matrix (coll_matrix) through hop-run on shm
-# and tcp with 1, 2, 3, 4, 5 and 8 ranks, then the mismatch case.
+# and tcp with 1, 2, 3, 4, 5 and 8 ranks, then the mismatch case and a
+# communicator destroyed with collectives in flight.
 # COLL_FULL=1 runs the full matrix (all dtypes x ops, 16 MiB counts,
 # 1..9 ranks; hours, not minutes). COLL_TRANSPORTS and COLL_RANKS
 # override the lists. Fails when any rank of any run fails.
@@ -38,6 +39,16 @@ for t in ${COLL_TRANSPORTS:-shm tcp}; do
 		echo "PASS: coll_matrix $t mismatch"
 	else
 		echo "FAIL: coll_matrix $t mismatch (exit $rc)"
+		printf '%s\n' "$out" | head -n 20 | sed 's/^/    /'
+		fail=1
+	fi
+	# destroyed with collectives in flight: cancelled, no crash
+	out=$(HOP_TIMEOUT=10 HOP_TRANSPORT=$t "$run" -n 3 --timeout 120 -- "$prog" --destroy-in-flight 2>&1)
+	rc=$?
+	if [ $rc = 0 ] && [ "$(grep -c "coll_matrix destroy: rank [0-9]* started: " <<< "$out")" = 3 ]; then
+		echo "PASS: coll_matrix $t destroy in flight"
+	else
+		echo "FAIL: coll_matrix $t destroy in flight (exit $rc)"
 		printf '%s\n' "$out" | head -n 20 | sed 's/^/    /'
 		fail=1
 	fi
