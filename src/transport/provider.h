@@ -146,6 +146,17 @@ struct hop_prov_ops {
 	 */
 	void *(*mem_alloc)(struct hop_prov *prov, size_t len);
 	void (*mem_free)(struct hop_prov *prov, void *addr, size_t len);
+
+	/*
+	 * peer_closed() - Optional (may be NULL; check size first): 1 once
+	 * @peer is known to have closed its communicator in order
+	 * (hop_comm_destroy(): BYE seen, closed flag set), when a post to it
+	 * would fail the comm; else 0. Cheap, no side effects. p2p skips
+	 * messages that only matter to a live peer (credit returns, NAKs of
+	 * eager messages), so a peer's orderly exit does not fail the comm
+	 * of a rank still talking to others.
+	 */
+	int (*peer_closed)(struct hop_prov *prov, int peer);
 };
 
 extern const struct hop_prov_ops hop_prov_tcp;
