@@ -380,7 +380,9 @@ void p2p_credit_freed(struct hop_p2p *p, int peer)
 	struct p2p_peer *pp = &p->peers[peer];
 
 	hop_credit_freed(&pp->cr);
-	if (hop_credit_due(&pp->cr) && !pp->credit_queued) {
+	/* a peer that closed needs no credits; posting would fail the comm */
+	if (hop_credit_due(&pp->cr) && !pp->credit_queued &&
+	    !p2p_peer_closed(p, peer)) {
 		struct hop_ctl m = { .type = HOP_MSG_CREDIT };
 
 		p2p_ctl_send(p, peer, &m);
@@ -413,7 +415,12 @@ static int flush_peer(struct hop_p2p *p, int peer, int *err)
 	int ret;
 
 	while ((e = pp->ctl_head)) {
-		ret = p2p_ctl_post_now(p, peer, &e->msg);
+		if (e->msg.type == HOP_MSG_CREDIT && p2p_peer_closed(p, peer)) {
+			ret = 0;        /* nobody left to use them */
+			pp->credit_queued = 0;
+		} else {
+			ret = p2p_ctl_post_now(p, peer, &e->msg);
+		}
 		if (ret == HOP_PROV_AGAIN)
 			return 0;
 		if (ret < 0) {

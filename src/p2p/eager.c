@@ -198,7 +198,9 @@ int p2p_check_match(struct hop_p2p *p, struct hop_p2p_req *r, int peer,
 	nak.u.nak.rsig = r->sig;
 	code = sig != r->sig ? HOP_ERR_MISMATCH : HOP_ERR_TRUNCATED;
 	nak.u.nak.code = code;
-	if (peer != p->rank)
+	/* an eager sender that already closed has nothing left to fail */
+	if (peer != p->rank &&
+	    !(sid == HOP_NO_ID && p2p_peer_closed(p, peer)))
 		p2p_ctl_send(p, peer, &nak);
 	if (code == HOP_ERR_MISMATCH)
 		hop_comm_fail(p->comm, code, "p2p: mismatched operations: rank "

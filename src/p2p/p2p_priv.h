@@ -172,6 +172,16 @@ struct hop_p2p {
 	struct hop_cqe cqe[P2P_POLL_BATCH];
 };
 
+/* Has @peer closed its comm in order? (optional provider op) */
+static inline int p2p_peer_closed(const struct hop_p2p *p, int peer)
+{
+	const struct hop_prov_ops *o = p->ops;
+
+	return o->size >= offsetof(struct hop_prov_ops, peer_closed) +
+			  sizeof(o->peer_closed) &&
+	       o->peer_closed && o->peer_closed(p->prov, peer);
+}
+
 /* channel.c */
 void p2p_backlog_add(struct hop_p2p *p, int peer);
 int p2p_ctl_send(struct hop_p2p *p, int peer, struct hop_ctl *m);
