@@ -40,8 +40,12 @@ barrier() { # name: every rank touches a file, then waits for all of them
 	while [ "$(ls "$SYNC" | grep -c "^$name\.")" -lt "$N" ]; do
 		sleep 0.2
 		t=$((t + 1))
-		[ $t -gt 900 ] && { echo "PDRUN $MODE - rank $R: barrier $name timed out"; return 1; }
+		if [ $t -gt 900 ]; then
+			echo "PDRUN $MODE - rank $R: barrier $name timed out"
+			return 1
+		fi
 	done
+	return 0
 }
 
 link_back() { # bring eth0 up and wait until every other node answers
@@ -61,10 +65,10 @@ link_back() { # bring eth0 up and wait until every other node answers
 
 for i in $(seq 0 $((RUNS - 1))); do
 	if [ "$MODE" = link ]; then
-		victim=$(( 1 + (SEED + i) % (N - 1) ))   # not rank 0: it keeps the job folder's clock
+		victim=$(( 1 + (SEED + i) % (N - 1) ))   # not rank 0: its VM holds the next rendezvous
 		lk=(--link "ip link set eth0 down")
 	else
-		victim=$(( (SEED + 3 * i) % N ))
+		victim=$(( (SEED * 7 + i * 5) % N ))
 		lk=()
 	fi
 	delay=$(( (SEED * 31 + i * 977) % 1500 + 300 ))
