@@ -23,28 +23,43 @@ struct rkey {
 static size_t max_bytes = 64u << 20;
 static uint64_t next_wr;        /* wr_ids are unique for the whole run */
 
+/* Ping-pong for about 0.5 s (at most @iters round trips): rank 0 decides
+ * when to stop and says so in the immediate (PP_STOP). */
+#define PP_STOP 0xffffffffu
 static int pingpong(struct ph *ph, struct hop_prov_mr *smr, uint8_t *src,
 		    const struct rkey *peer, size_t len, int iters,
 		    double *us)
 {
-	int other = 1 - ph->rank;
+	int other = 1 - ph->rank, n = 0;
 	struct hop_cqe e;
-	uint64_t t0 = 0;
+	uint64_t t0 = 0, t_end = 0;
 
-	for (int i = -iters / 10; i < iters; i++) {
-		if (i == 0)
+	for (int i = -100;; i++) {
+		uint32_t imm = (uint32_t)(i + 1000); /* never PP_STOP */
+
+		if (i == 0) {
 			t0 = hop_now_ns();
-		if (ph->rank == 1)
+			t_end = t0 + 500000000ull;
+		}
+		if (ph->rank == 1) {
 			PH_CHECK(ph, ph_next_event(ph, other, HOP_CQE_RECV_IMM,
 						   &e) == 0, "ping");
+			imm = e.imm;
+		} else if (i >= 0 && (i >= iters || hop_now_ns() >= t_end)) {
+			imm = PP_STOP;
+		}
 		PH_CHECK(ph, ph_write(ph, other, len <= 64 ? NULL : smr, src, len,
-				      peer->addr, peer->key, (uint32_t)i,
-				      HOP_WR_IMM, 0) == 0, "write");
+				      peer->addr, peer->key, imm, HOP_WR_IMM,
+				      0) == 0, "write");
 		if (ph->rank == 0)
 			PH_CHECK(ph, ph_next_event(ph, other, HOP_CQE_RECV_IMM,
 						   &e) == 0, "pong");
+		if (imm == PP_STOP)
+			break;
+		if (i >= 0)
+			n++;
 	}
-	*us = (double)(hop_now_ns() - t0) / 1e3 / iters / 2;
+	*us = n ? (double)(hop_now_ns() - t0) / 1e3 / n / 2 : 0;
 	return 0;
 }
 
@@ -146,7 +161,7 @@ static int bench(struct ph *ph, void *arg)
 		printf("# %s: write+imm ping-pong (half round trip)\n"
 		       "%10s %10s\n", ph->prov_name, "bytes", "usec");
 	for (size_t len = 0; len <= 65536; len = len ? len * 4 : 8) {
-		int iters = len <= 4096 ? 20000 : 2000;
+		int iters = 200000;
 
 		PH_CHECK(ph, pingpong(ph, smr, src, &all[1 - ph->rank], len,
 				      iters, &v) == 0, "pingpong");
