@@ -258,13 +258,15 @@ int vrb_poll(struct hop_prov *prov, struct hop_cqe *cqe, int max)
 		if (got < want)
 			break;
 	}
+	/* deferred completions nothing newer will cover: flush them, even
+	 * while other peers keep the CQ busy */
+	if (prov->ndirty && (rc = flush_dirty(prov, VRB_FLUSH_NS)) < 0)
+		return rc;
 	if (n) {
 		prov->last_event_ns = hop_now_ns();
 		return n;
 	}
 	/* nothing arrived: the caller waits on something */
-	if (prov->ndirty && (rc = flush_dirty(prov, VRB_FLUSH_NS)) < 0)
-		return rc;
 	if (prov->cm_ch && ((++prov->polls & 1023) == 0 || prov->cm_pending)) {
 		prov->cm_pending = 0;
 		if ((rc = vrb_cm_progress(prov)) < 0)
