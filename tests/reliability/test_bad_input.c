@@ -882,7 +882,7 @@ static void put_bad_key(const char *tr, int forged)
 	int st[2], hung;
 
 	setenv("HOP_TRANSPORT", tr, 1);
-	setenv("HOP_TIMEOUT", "5", 1);
+	setenv("HOP_TIMEOUT", "2", 1);
 	assert_int_equal(rel_fork_ranks(2, key_rank, &ka, rep, pids, NULL), 0);
 	hung = rel_wait(pids, 2, rel_now_ms() + 20000, st);
 	setenv("HOP_TIMEOUT", "20", 1);

@@ -9,8 +9,8 @@
 #       run number) is SIGKILLed by its own driver after a random delay of
 #       looping over collectives and p2p (tests/reliability/peer_death --env).
 # link: instead, the victim's VM runs "ip link set eth0 down" (its rxe0
-#       loses the link); afterwards it brings eth0 back and waits until it
-#       reaches every other node again.
+#       loses the link); afterwards it brings eth0 back and waits until its
+#       RoCE port is ACTIVE again.
 # Every survivor must return an error naming the victim within PD_TIMEOUT
 # (HOP_TIMEOUT, default 10 s) plus grace. Each run starts together on every
 # rank (a barrier through files in the job folder all VMs share) and uses
@@ -48,18 +48,19 @@ barrier() { # name: every rank touches a file, then waits for all of them
 	return 0
 }
 
-link_back() { # bring eth0 up and wait until every other node answers
-	local n ok t
+link_back() { # bring eth0 up and wait until the RoCE port is ACTIVE again
+	local t st
 	ip link set eth0 up
-	for t in $(seq 1 120); do
-		ok=1
-		for n in $(seq 1 "${SOFTROCE_NODES:-$N}"); do
-			[ "$n" = "$(( ${SOFTROCE_NODE:-$R} + 1 ))" ] && continue
-			ping -c 1 -W 1 "10.0.0.$n" > /dev/null 2>&1 || ok=0
-		done
-		[ $ok = 1 ] && { echo "PD rank $R: link back after ${t}s"; return 0; }
+	for t in $(seq 1 60); do
+		st=$(cat /sys/class/infiniband/*/ports/1/state 2>/dev/null | head -1)
+		case $st in *ACTIVE*)
+			sleep 2   # the peers' ARP entries and the GID settle
+			echo "PD rank $R: link back after ${t}s ($st)"
+			return 0;;
+		esac
+		sleep 1
 	done
-	echo "PD rank $R: link did not come back"
+	echo "PD rank $R: link did not come back (port state: ${st:-none})"
 	return 1
 }
 

@@ -56,7 +56,10 @@ run_mode() { # mode runs
 			else if ($0 ~ /names rank [0-9]+: yes/) named++
 			else wrong++
 		}
-		/PDRUN .* rc [0-9]+/ { done[$3] = 1 }
+		/PDRUN [a-z]+ [0-9]+ rank/ {
+			for (i = 1; i <= NF; i++) if ($i == "PDRUN") break
+			done[$(i + 2)] = 1
+		}
 		END {
 			n = 0; for (k in done) n++
 			printf "  %s: runs %d of %d, survivors %d, named the victim %d, wrong messages %d, hangs %d\n",
