@@ -7,7 +7,7 @@
 # Boots N VMs (default 3, one rank each) with scripts/softroce-cluster and
 # runs tests/reliability/vm/peer_death_vm.sh in them: K runs (default 10)
 # where a random rank is SIGKILLed at a random moment of a loop of
-# collectives and p2p, then, in a second boot, L runs (default 5) where one
+# collectives and p2p, then L runs (default 5, one boot each) where one
 # VM's link is cut (ip link set eth0 down inside it). Every survivor must
 # name the victim within HOP_TIMEOUT (PD_TIMEOUT, default 10 s). Prints the
 # counts (runs, survivors that named the victim, hangs, wrong messages) and
@@ -40,14 +40,29 @@ mkdir -p "$LOGS"
 RC=0
 SEED=${PD_SEED:-$(( $(date +%s) % 100000 ))}
 
+# one cluster boot: mode, runs, log, seed
+boot() {
+	(cd "$B" && "$S/scripts/softroce-cluster" -n "$NODES" -r 1 --timeout "$TIMEOUT" \
+		-e PD_SEED="$4" -e PD_TIMEOUT="${PD_TIMEOUT:-10}" -- \
+		"$S/tests/reliability/vm/peer_death_vm.sh" "$1" "$2") > "$3" 2>&1
+}
+
+# kill: every run in one boot; link: one boot per run (after a cut and a
+# restore, rdma_cm cannot connect the VM again in the same boot)
 run_mode() { # mode runs
-	local mode=$1 runs=$2 log=$LOGS/peer_death-$1.log rc
+	local mode=$1 runs=$2 log=$LOGS/peer_death-$1.log rc=0 j
 	[ "$runs" -gt 0 ] || return 0
 	echo "== peer death on verbs, $mode: $NODES VMs x 1 rank, $runs runs (seed $SEED) =="
-	(cd "$B" && "$S/scripts/softroce-cluster" -n "$NODES" -r 1 --timeout "$TIMEOUT" \
-		-e PD_SEED="$SEED" -e PD_TIMEOUT="${PD_TIMEOUT:-10}" -- \
-		"$S/tests/reliability/vm/peer_death_vm.sh" "$mode" "$runs") > "$log" 2>&1
-	rc=$?
+	if [ "$mode" = kill ]; then
+		boot kill "$runs" "$log" "$SEED" || rc=1
+	else
+		: > "$log"
+		for j in $(seq 1 "$runs"); do
+			boot link 1 "$log.$j" $((SEED + j)) || rc=1
+			sed "s/PDRUN link 0 /PDRUN link $((j - 1)) /" "$log.$j" >> "$log"
+			rm -f "$log.$j"
+		done
+	fi
 	# survivors print "PD rank R victim V: CODE after T ms, names rank V: yes|NO (...)"
 	awk -v mode="$mode" -v runs="$runs" '
 		/PD rank [0-9]+ victim [0-9]+: / {
@@ -65,11 +80,10 @@ run_mode() { # mode runs
 			printf "  %s: runs %d of %d, survivors %d, named the victim %d, wrong messages %d, hangs %d\n",
 				mode, n, runs, surv, named, wrong, hung
 		}' "$log"
-	grep -E 'PD rank [0-9]+ victim' "$log" | sed 's/^/    /' | head -n 60
+	grep -E 'PD rank [0-9]+ (victim|\(victim)' "$log" | sed 's/^/    /' | head -n 60
 	if [ $rc != 0 ] || grep -qE 'PDRUN .* rc [1-9]|NO \(|HUNG' "$log"; then
 		RC=1
-		echo "  -- $mode failed (cluster exit $rc); last lines of $log:"
-		tail -n 20 "$log" | sed 's/^/     /'
+		echo "  -- $mode failed; details in $log"
 	fi
 }
 run_mode kill "$KILL"
