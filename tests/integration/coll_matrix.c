@@ -18,6 +18,7 @@
  *   --full    every dtype x op x counts {0, 1, 2, N-1, N+1, 1000003,
  *             16 MiB worth} x in place x roots {0, mid, last}
  *   --max-count N  skip larger counts (valgrind runs)
+ *   --only KIND    only this collective's matrix (e.g. to split --full)
  *   --destroy-in-flight  destroy the comm with two collectives running
  *   --mismatch  rank 0 passes another count: some rank must get
  *             HOP_ERR_MISMATCH, none may hang (run with a short HOP_TIMEOUT)
@@ -38,6 +39,7 @@
 hop_comm_t *comm;
 int rank, nranks, failures, cases;
 static size_t max_count = SIZE_MAX; /* --max-count: for valgrind runs */
+static int only_kind = -1;           /* --only KIND: one collective */
 
 
 static const struct {
@@ -308,6 +310,8 @@ static void run(const struct kase *k)
 	uint64_t h = run_case(k, &ok);
 
 	gather_verdict(k, ok, h);
+	if (rank == 0 && cases % 1000 == 0)
+		fprintf(stderr, "coll_matrix: %d cases done\n", cases);
 	if (failures > 20) {
 		fprintf(stderr, "coll_matrix rank %d: too many failures\n", rank);
 		exit(1);
@@ -330,6 +334,8 @@ static void matrix(int full)
 
 	for (int ai = 0; ai < NALGOS; ai++) {
 		int kind = algos[ai].kind, red = is_reducing(kind);
+		if (only_kind >= 0 && kind != only_kind)
+			continue;
 		int rooted = kind == HOP_COLL_REDUCE || kind == HOP_COLL_BROADCAST;
 		size_t counts[8] = { 0, N - 1, N + 1, 1000003 }, nc = 4;
 		if (full) {
@@ -393,10 +399,21 @@ int main(int argc, char **argv)
 			destroy = 1;
 		else if (!strcmp(argv[i], "--max-count") && i + 1 < argc)
 			max_count = strtoull(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
+			const char *name = argv[++i];
+			for (int kk = 0; kk < HOP_COLL_KIND_COUNT; kk++)
+				if (!strcmp(name, hop_coll_kind_name(kk)))
+					only_kind = kk;
+			if (only_kind < 0) {
+				fprintf(stderr, "coll_matrix: --only %s: not a "
+					"collective\n", name);
+				return 2;
+			}
+		}
 		else {
 			fprintf(stderr, "usage: coll_matrix [--full|--mismatch|"
 				"--destroy-in-flight] "
-				"[--max-count N]\n");
+				"[--max-count N] [--only KIND]\n");
 			return 2;
 		}
 	}
