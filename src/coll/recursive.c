@@ -78,6 +78,8 @@ static int rd_allreduce(struct hop_sched *s)
 		return 0;
 	size_t ce = hop_chunk_elems(s, count, lg + 2);
 	size_t nch = hop_nchunks(count, ce);
+	if ((size_t)D > nch)
+		D = (int)nch;
 	size_t lane0 = f.nr >= 0 ? hop_sched_scratch(s, (size_t)D * ce * es) : 0;
 	for (int l = 0; l < D; l++)
 		lastuse[l] = -1;

@@ -38,6 +38,8 @@ static int ring_allreduce(struct hop_sched *s)
 	size_t ce = hop_chunk_elems(s, hop_blk_count(count, n, 0), 2 * n);
 	size_t nch = hop_nchunks(hop_blk_count(count, n, 0), ce);
 	size_t lane_bytes = ce * es;
+	if ((size_t)D > nch)
+		D = (int)nch; /* no more lanes than chunks */
 	size_t lane0 = hop_sched_scratch(s, lane_bytes * (size_t)D);
 	int *rs_send = hop_sched_tmp(s, (size_t)n);
 	if (!rs_send)
@@ -157,6 +159,8 @@ static int ring_reducescatter(struct hop_sched *s)
 	size_t ce = hop_chunk_elems(s, count, n);
 	size_t nch = hop_nchunks(count, ce);
 	size_t slot_bytes = ce * es;
+	if ((size_t)D > nch)
+		D = (int)nch;
 	size_t lane0 = hop_sched_scratch(s, slot_bytes * 2 * (size_t)D);
 	for (int l = 0; l < D; l++)
 		lastuse[l][0] = lastuse[l][1] = -1;

@@ -68,7 +68,7 @@ enum hop_buf_id {
 #define HOP_STEP_REV 0x1
 
 #define HOP_SCHED_MAXDEPS 3
-#define HOP_SCHED_MAX_DEPTH 16     /* pipeline lanes */
+#define HOP_SCHED_MAX_DEPTH 1024   /* pipeline lanes (HOP_PIPELINE_DEPTH range) */
 #define HOP_SCHED_MAX_CHUNKS (1u << 20) /* per region; keeps tags in 32 bits */
 #define HOP_SCRATCH_ALIGN 64
 

@@ -125,13 +125,16 @@ void hop_tree_pipe_init(struct hop_sched *s, struct hop_tree_pipe *p,
 	p->elems = elems;
 	p->ce = hop_chunk_elems(s, elems, 4);
 	p->nch = hop_nchunks(elems, p->ce);
+	p->lanes = (size_t)s->args.depth < p->nch ? s->args.depth : (int)p->nch;
+	if (p->lanes < 1)
+		p->lanes = 1;
 	p->lastuse = lastuse;
 	p->slot0 = 0;
 	if (!lastuse)
 		return; /* down only: no slots */
-	p->slot0 = hop_sched_scratch(s, (size_t)s->args.depth * (size_t)nc *
+	p->slot0 = hop_sched_scratch(s, (size_t)p->lanes * (size_t)nc *
 					       p->ce * s->esize);
-	for (int i = 0; i < s->args.depth * nc; i++)
+	for (int i = 0; i < p->lanes * nc; i++)
 		lastuse[i] = -1;
 }
 
@@ -154,7 +157,7 @@ int hop_tree_up(struct hop_sched *s, struct hop_tree_pipe *p, size_t c,
 		int obuf, int abuf, int need_copy)
 {
 	const struct hop_tree *t = &p->t;
-	int L = (int)(c % (size_t)s->args.depth), nc = t->nchild;
+	int L = (int)(c % (size_t)p->lanes), nc = t->nchild;
 	int *lu = p->lastuse + (size_t)L * (size_t)(nc > 0 ? nc : 1);
 	uint32_t tag = tree_tag(p, 0, c);
 	size_t off, len, acc_slot = 0;

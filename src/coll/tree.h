@@ -38,8 +38,9 @@ struct hop_tree_pipe {
 	int tree_id;            /* 0 or 1: separates tags */
 	size_t off, elems;      /* region, elements */
 	size_t ce, nch;         /* chunk elements, chunks */
-	size_t slot0;           /* scratch: depth x nchild slots of ce */
-	int *lastuse;           /* [depth][nchild]: last step reading a slot */
+	int lanes;              /* min(depth, nch): chunks in flight */
+	size_t slot0;           /* scratch: lanes x nchild slots of ce */
+	int *lastuse;           /* [lanes][nchild]: last step reading a slot */
 };
 
 /* Set up @p's chunking, scratch and lastuse (from @lastuse storage of

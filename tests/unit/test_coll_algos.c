@@ -358,7 +358,7 @@ static void test_structure(void **state)
 					for (int ri = 0; ri < nr; ri++)
 						for (int ch = 0; ch < 3; ch++) {
 				struct run R = { algos[ai].kind, algos[ai].algo, n, roots[ri], ip,
-						 ch == 2 ? 1 : 3, (int)(ci % 3), 0, counts[ci],
+						 ch == 2 ? 1 : ch == 1 ? 1024 : 3, (int)(ci % 3), 0, counts[ci],
 						 ch == 0 ? 1 : ch == 1 ? 12 : 1u << 20, HOP_INT32,
 						 HOP_SUM, (int)ci };
 				if (algos[ai].kind == HOP_COLL_BARRIER && (ci || ip || ch))
