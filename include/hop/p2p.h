@@ -103,7 +103,8 @@ HOP_EXPORT int hop_wait(hop_request_t **req, hop_status_t *status);
  * hop_put() - Write @len bytes from @src (inside @local_mr) into the peer's
  * region described by @rkey at @offset, then deliver @imm to the target,
  * which receives it with hop_wait_imm() after the data is in place.
- * Blocks until @src may be reused.
+ * Blocks until @src may be reused. The target may be this rank (the data
+ * is copied and the immediate queued for this rank's hop_wait_imm()).
  * @comm:     communicator.
  * @local_mr: a region of @comm containing [@src, @src + @len), or NULL to
  *            let hop register @src (through its registration cache).
