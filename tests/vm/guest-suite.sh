@@ -2,6 +2,8 @@
 # guest-suite.sh - the verbs tests of one rank inside a softroce-cluster VM.
 # Run by tests/vm/run.sh through scripts/softroce-cluster, once per rank, in
 # the build directory:  guest-suite.sh pair|loopback [--no-perf]
+# PERF lines: "PERF <perftest|hop> lat <bytes> <median us> <min us>" and
+# "PERF <perftest|hop> bw <bytes> <MB/s, 1e6 B>".
 # Every step gets its own bootstrap port (HOP_ADDR) and a time limit, and
 # prints "STEP <name> PASS|FAIL|SKIP <seconds>"; perf lines start "PERF ".
 # The exit status is non-zero when any step failed.
@@ -83,7 +85,7 @@ perftest() { # lat|bw size
 	fi
 	# the data line follows the "#bytes" header; perftest's MB is 2^20 B
 	if [ "$1" = lat ]; then
-		awk -v s="$2" '/#bytes/{h=1; next} h && $1==s {print "PERF perftest lat", s, $5; exit}' $out
+		awk -v s="$2" '/#bytes/{h=1; next} h && $1==s {print "PERF perftest lat", s, $5, $3; exit}' $out
 	else
 		awk -v s="$2" '/#bytes/{h=1; next} h && $1==s {printf "PERF perftest bw %s %.1f\n", s, $4 * 1.048576; exit}' $out
 	fi
@@ -108,7 +110,7 @@ hop_bench() { # lat|bw args...: rank 0 turns the table into PERF lines
 		"$B/tools/hop-p2p-bench" "$@"
 	[ "$R" = 0 ] || return 0
 	if [ "$kind" = lat ]; then
-		awk '/^ *[0-9]/{print "PERF hop lat", $1, $3}' $out
+		awk '/^ *[0-9]/{print "PERF hop lat", $1, $3, $2}' $out
 	else
 		awk '/^ *[0-9]/{print "PERF hop bw", $1, $2}' $out
 	fi

@@ -1,7 +1,8 @@
 #!/bin/bash
 # tests/vm/run.sh - hop on real verbs: SoftRoCE (rdma_rxe) in qemu VMs.
 #
-# usage: tests/vm/run.sh [--no-perf] [--only loopback|pair] [--timeout S] [BUILD_DIR]
+# usage: tests/vm/run.sh [--no-perf] [--perf-rounds N] [--only loopback|pair]
+#                        [--timeout S] [BUILD_DIR]
 #
 # Boots, with scripts/softroce-cluster,
 #   loopback: 1 VM running 2 ranks (rxe0 loops back to itself), then
@@ -19,13 +20,14 @@
 # Logs: BUILD_DIR/test-logs/vm/. Exit 77 (skip) without the verbs provider.
 set -u
 S=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-PERF=1; ONLY=; TIMEOUT=600
+PERF=1; ONLY=; TIMEOUT=600; ROUNDS=2
 while [ $# -gt 0 ]; do
 	case $1 in
 	--no-perf) PERF=0; shift;;
 	--only) ONLY=${2:-}; shift 2;;
 	--timeout) TIMEOUT=${2:-}; shift 2;;
-	-h|--help) sed -n '3,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0;;
+	--perf-rounds) ROUNDS=${2:-}; shift 2;;
+	-h|--help) awk 'NR > 2 && /^#/ { sub(/^# ?/, ""); print; next } NR > 2 { exit }' "$0"; exit 0;;
 	-*) echo "run.sh: unknown option $1" >&2; exit 2;;
 	*) break;;
 	esac
@@ -52,7 +54,8 @@ run_cfg() { # name nodes ranks_per_node suite-args...
 	local name=$1 n=$2 r=$3 log=$LOGS/$1.log
 	shift 3
 	echo "== $name: $n VM(s) x $r rank(s) =="
-	(cd "$B" && "$S/scripts/softroce-cluster" -n "$n" -r "$r" --timeout "$TIMEOUT" -- \
+	(cd "$B" && "$S/scripts/softroce-cluster" -n "$n" -r "$r" --timeout "$TIMEOUT" \
+		-e PERF_ROUNDS="$ROUNDS" -- \
 		"$S/tests/vm/guest-suite.sh" "$@") > "$log" 2>&1
 	local rc=$? nranks=$((n * r))
 	# one line per step: PASS only when every rank passed it
@@ -85,26 +88,33 @@ perf_table() { # log
 	local d
 	d=$(grep -E '^\[n0 r0\] PERF ' "$1" | sed 's/.*PERF //')
 	[ -n "$d" ] || { echo "  (no perftest/hop measurements)"; return; }
-	# "tool kind size value" -> one row per size, sorted
-	for kind in lat bw; do
-		if [ $kind = lat ]; then
-			echo "  latency, half round trip (us): ib_write_lat t_typical beside hop-p2p-bench median (best of the rounds)"
-			printf "  %9s %14s %14s %8s\n" bytes ib_write_lat hop hop/pt
-		else
-			echo "  bandwidth (MB/s = 1e6 B/s): ib_write_bw average beside hop-p2p-bench streaming (best of the rounds)"
-			printf "  %9s %14s %14s %8s\n" bytes ib_write_bw hop hop/pt
-		fi
-		for size in $(awk -v k=$kind '$2 == k {print $3}' <<< "$d" | sort -n -u); do
-			# best of the rounds: lowest latency, highest bandwidth
-			awk -v k=$kind -v s="$size" '
-				$2 == k && $3 == s && (!($1 in v) || (k == "lat" ? $4 < v[$1] : $4 > v[$1])) { v[$1] = $4 }
-				END {
-					p = v["perftest"]; h = v["hop"]
-					printf "  %9s %14s %14s %8s\n", s, p == "" ? "-" : p,
-						h == "" ? "-" : h,
-						(p > 0 && h > 0) ? sprintf("%.2f", h / p) : "-"
-				}' <<< "$d"
-		done
+	echo "  latency, half round trip (us), best of the rounds: ib_write_lat t_typical / t_min"
+	echo "  beside hop-p2p-bench median / min"
+	printf "  %9s %12s %10s %12s %10s %8s\n" bytes pt_typical pt_min hop_median hop_min hop/pt
+	for size in $(awk '$2 == "lat" {print $3}' <<< "$d" | sort -n -u); do
+		awk -v s="$size" '
+			$2 == "lat" && $3 == s {
+				if (!($1 in m) || $4 < m[$1]) m[$1] = $4
+				if ($5 != "" && (!($1 in n) || $5 < n[$1])) n[$1] = $5
+			}
+			END {
+				p = m["perftest"]; h = m["hop"]
+				printf "  %9s %12s %10s %12s %10s %8s\n", s, p == "" ? "-" : p,
+					n["perftest"] == "" ? "-" : n["perftest"], h == "" ? "-" : h,
+					n["hop"] == "" ? "-" : n["hop"],
+					(p > 0 && h > 0) ? sprintf("%.2f", h / p) : "-"
+			}' <<< "$d"
+	done
+	echo "  bandwidth (MB/s = 1e6 B/s), best of the rounds: ib_write_bw average beside hop-p2p-bench streaming"
+	printf "  %9s %12s %12s %8s\n" bytes ib_write_bw hop hop/pt
+	for size in $(awk '$2 == "bw" {print $3}' <<< "$d" | sort -n -u); do
+		awk -v s="$size" '
+			$2 == "bw" && $3 == s && (!($1 in v) || $4 > v[$1]) { v[$1] = $4 }
+			END {
+				p = v["perftest"]; h = v["hop"]
+				printf "  %9s %12s %12s %8s\n", s, p == "" ? "-" : p, h == "" ? "-" : h,
+					(p > 0 && h > 0) ? sprintf("%.2f", h / p) : "-"
+			}' <<< "$d"
 	done
 	awk '
 		{ x = $1 " " $2 " " $3
