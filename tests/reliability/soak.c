@@ -13,16 +13,22 @@
  * results are compared bit for bit, and bytes past the result (and a
  * non-root's reduce buffer) must stay untouched.
  *
- * Resident memory (/proc/self/statm) is taken after a warm-up (every
+ * Private resident memory (/proc/self/statm resident - shared: the shm
+ * segments of the peers are shared and their pages count once touched)
+ * is taken after a warm-up (every
  * algorithm at the largest size in every dtype, then the first 20% of
  * the random ones) and at the end. Two caches of hop keep their
  * high-water mark and may still grow after that, boundedly: the
  * collectives' scratch buffer (the largest any schedule needed) and the
  * pool of unexpected eager messages (the most ever queued at once, at
  * most the chunks of one collective). Growth beyond theirs larger than
- * --rss-bound KiB (default 4096) on any rank fails. Rank 0 prints the totals:
- *   soak: 4 ranks (shm), 10000 collectives, wrong results 0, errors 0,
- *   RSS KiB after warm-up -> end: r0 20480 -> 20484 (+4) ... bound +4096: ok
+ * --rss-bound KiB (default 4096) on any rank fails, and so does growth of
+ * the live heap (glibc's mallinfo2: what is allocated and not freed, the
+ * signature of a leak) beyond the caches by more than a quarter of it. Rank 0 prints the totals:
+ *   soak: 4 ranks (shm), 10000 collectives (allreduce 1657, ...), wrong
+ *   results 0, errors 0
+ *   soak: private RSS after warm-up -> end (KiB): rank 0 20480 -> 20484;
+ *   growth per rank (of which hop's bounded caches): rank 0 +4 (+0), ...
  *
  * Run it through a launcher: hop-run -n 4 -- soak [--count N] [--seed S]
  * [--max-bytes B] [--rss-bound KIB] (it joins with hop_comm_init_env()).
@@ -503,17 +509,33 @@ static long heap_kib(void)
 #endif
 }
 
-static long rss_kib(void)
+/*
+ * Resident memory of this process in KiB from /proc/self/statm: the
+ * private part (resident - shared) when @private, else all of it. The
+ * shared part is the peers' shm segments and rings this rank maps: their
+ * pages count as resident once first touched, which happens as ring
+ * positions are first reached, so only the private part can show a leak.
+ */
+static long rss_kib_of(int private)
 {
-	long pages = -1, rss = -1;
+	long pages = -1, rss = -1, shared = -1;
 	FILE *f = fopen("/proc/self/statm", "r");
 
 	if (f) {
-		if (fscanf(f, "%ld %ld", &pages, &rss) != 2)
+		if (fscanf(f, "%ld %ld %ld", &pages, &rss, &shared) != 3)
 			rss = -1;
 		fclose(f);
 	}
-	return rss < 0 ? -1 : rss * (sysconf(_SC_PAGESIZE) / 1024);
+	if (rss < 0)
+		return -1;
+	if (private)
+		rss -= shared;
+	return rss * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+static long rss_kib(void)
+{
+	return rss_kib_of(1);
 }
 
 int main(int argc, char **argv)
@@ -525,6 +547,7 @@ int main(int argc, char **argv)
 	};
 	struct soak s = { .max_bytes = 4u << 20 };
 	long count = 10000, bound = 4096, warm, rss_warm = 0, cache_warm = 0;
+	long warmups = 0, heap_warm = 0;
 	uint64_t seed = 20240601;
 	int quiet = 0, c, ret;
 	struct rng r;
@@ -592,14 +615,17 @@ int main(int argc, char **argv)
 						   : s.max_bytes) / hop_dtype_size(p.t);
 				if (run_one(&s, &p))
 					goto out;
+				warmups++;
 			}
 		}
 	}
+	memset(s.per_kind, 0, sizeof(s.per_kind));
 	if (!quiet && s.rank == 0) {
 		char d[256];
 
 		diag(&s, d, sizeof(d));
-		printf("soak: warm-up done, RSS %ld KiB; %s\n", rss_kib(), d);
+		printf("soak: warm-up done (%ld collectives), RSS %ld KiB "
+		       "(private %ld); %s\n", warmups, rss_kib_of(0), rss_kib(), d);
 	}
 	/* caches that keep their high-water mark (scratch per algorithm and
 	 * chunking, registrations, pools) fill during the first ~1500 random
@@ -612,6 +638,7 @@ int main(int argc, char **argv)
 
 		if (s.done == warm) {
 			rss_warm = rss_kib();
+			heap_warm = heap_kib();
 			cache_warm = cache_kib(&s);
 		}
 		draw(&s, &r, &p, (int)below(&r, C_COUNT), 0);
@@ -635,45 +662,53 @@ int main(int argc, char **argv)
 
 			diag(&s, d, sizeof(d));
 			printf("soak: %ld/%ld collectives, wrong %ld, RSS %ld "
-			       "KiB, heap %ld KiB; %s\n", s.done + 1, count,
-			       s.wrong, rss_kib(), heap_kib(), d);
+			       "KiB (private %ld), heap %ld KiB; %s\n", s.done + 1,
+			       count, s.wrong, rss_kib_of(0), rss_kib(),
+			       heap_kib(), d);
 		}
 	}
 	if (!rss_warm) {
 		rss_warm = rss_kib();
+		heap_warm = heap_kib();
 		cache_warm = cache_kib(&s);
 	}
 out:;
 	long rss_end = rss_kib();
-	int64_t mine[5] = { s.done, s.wrong, s.errors, 0, 0 }, *all;
+	int64_t mine[6] = { s.done, s.wrong, s.errors, 0, 0, 0 }, *all;
 	int failed = 0;
 
 	mine[3] = rss_end - rss_warm;
-	mine[4] = s.comm ? cache_kib(&s) - cache_warm : 0;
+	mine[4] = cache_kib(&s) - cache_warm;
+	mine[5] = heap_kib() - heap_warm;
 	all = calloc((size_t)s.n, sizeof(mine));
 	if (s.errors) {
 		/* the comm failed: report locally, peers see their own error */
 		printf("soak: rank %d: %ld collectives done, error: %s\n", s.rank,
 		       s.done, s.first_bad);
 		failed = 1;
-	} else if ((ret = hop_allgather(s.comm, mine, all, 5, HOP_INT64))) {
+	} else if ((ret = hop_allgather(s.comm, mine, all, 6, HOP_INT64))) {
 		printf("soak: rank %d: gathering the counts: %s\n", s.rank,
 		       hop_comm_last_error(s.comm));
 		failed = 1;
 	} else {
-		long total_wrong = 0, max_growth = 0;
+		long total_wrong = 0, max_growth = 0, max_heap = 0;
 		char line[1024];
 		size_t o = 0;
 
 		/* growth not explained by hop's bounded caches */
 		for (int q = 0; q < s.n; q++) {
-			long g = (long)(all[5 * q + 3] - all[5 * q + 4]);
+			long g = (long)(all[6 * q + 3] - all[6 * q + 4]);
+			long h = (long)(all[6 * q + 5] - all[6 * q + 4]);
 
-			total_wrong += (long)all[5 * q + 1];
+			total_wrong += (long)all[6 * q + 1];
 			if (g > max_growth)
 				max_growth = g;
+			if (h > max_heap)
+				max_heap = h;
 		}
-		failed = total_wrong != 0 || max_growth > bound;
+		/* resident pages: bound; live heap (a leak): a quarter of it */
+		failed = total_wrong != 0 || max_growth > bound ||
+			 max_heap > bound / 4;
 		if (s.wrong)
 			printf("soak: rank %d: first wrong result: %s\n", s.rank,
 			       s.first_bad);
@@ -688,15 +723,22 @@ out:;
 						      cname[k], s.per_kind[k]);
 			printf("%s), wrong results %ld, errors 0\n", line,
 			       total_wrong);
-			printf("soak: RSS after warm-up -> end (KiB): rank 0 %ld "
-			       "-> %ld; growth per rank (of which hop's bounded "
-			       "caches):", rss_warm, rss_end);
+			printf("soak: private RSS after warm-up -> end (KiB): "
+			       "rank 0 %ld -> %ld; growth per rank (of which "
+			       "hop's bounded caches):", rss_warm, rss_end);
 			for (int q = 0; q < s.n; q++)
 				printf("%s rank %d %+ld (%+ld)", q ? "," : "", q,
-				       (long)all[5 * q + 3], (long)all[5 * q + 4]);
-			printf("; unexplained growth max %+ld KiB, bound +%ld "
-			       "KiB: %s\n", max_growth, bound,
+				       (long)all[6 * q + 3], (long)all[6 * q + 4]);
+			printf("; beyond the caches max %+ld KiB, bound +%ld KiB: "
+			       "%s\n", max_growth, bound,
 			       max_growth > bound ? "EXCEEDED" : "ok");
+			printf("soak: live heap growth after warm-up (KiB):");
+			for (int q = 0; q < s.n; q++)
+				printf("%s rank %d %+ld", q ? "," : "", q,
+				       (long)all[6 * q + 5]);
+			printf("; beyond the caches max %+ld KiB, bound +%ld KiB: "
+			       "%s\n", max_heap, bound / 4,
+			       max_heap > bound / 4 ? "EXCEEDED" : "ok");
 			char d[256];
 
 			diag(&s, d, sizeof(d));
