@@ -123,7 +123,7 @@ if [ "$MODE" = pair ] && [ $PERF = 1 ] && want perf; then
 		[ $havept = 1 ] && perftest_all lat
 		[ $havehop = 1 ] && hop_bench lat --min 2 --max 65536 --no-bw --iters 300 --warmup 30
 		[ $havept = 1 ] && perftest_all bw
-		[ $havehop = 1 ] && hop_bench bw --min 65536 --max 4194304 --no-lat
+		[ $havehop = 1 ] && hop_bench bw --min 65536 --max 4194304 --no-lat --iters 100
 	done
 fi
 
