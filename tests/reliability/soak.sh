@@ -20,7 +20,9 @@ rc=0
 HOP_TRANSPORT=${HOP_SOAK_TRANSPORT:-shm} "$B/tools/hop-run" -n 4 --timeout 1200 -- \
 	"$B/tests/reliability/soak" --count "$count" || rc=1
 if [ "$vg" -gt 0 ]; then
-	if command -v valgrind > /dev/null; then
+	if grep -qa __asan_init "$B/tests/reliability/soak"; then
+		echo "soak.sh: built with AddressSanitizer: the valgrind run is skipped (they do not mix)"
+	elif command -v valgrind > /dev/null; then
 		HOP_TRANSPORT=shm HOP_SHM_CMA=0 HOP_TIMEOUT=120 "$B/tools/hop-run" -n 4 \
 			--timeout 1200 -- valgrind -q --error-exitcode=99 \
 			--leak-check=full --errors-for-leak-kinds=definite \

@@ -4,8 +4,9 @@
  * HOP_SIZE, HOP_ADDR, HOP_SECRET), opened directly through the bootstrap
  * (no p2p layer above it).
  *
- *   verbs_prov_test [writes|sends|order|signal|oob|kill]...   (default: all
- *   but kill; kill must come last: the last rank exits without closing)
+ *   verbs_prov_test [writes|sends|order|signal|oob|kill|lat]...   (default:
+ *   the first five; kill must come last: the last rank exits without
+ *   closing; lat is a measurement, not a check)
  *
  * writes: ring, write + immediate of 0 B .. 16 MiB, byte for byte, guards.
  * sends:  300 messages of 0..64 B to every rank (itself too), in order.
@@ -17,6 +18,8 @@
  *         HOP_ERR_OUT_OF_BOUNDS naming rank and QP; the target is intact.
  * kill:   the last rank vanishes; the others see HOP_ERR_PEER_FAILED
  *         naming it within 5 s (rdma_cm DISCONNECTED without a BYE).
+ * lat:    8-byte write + immediate ping-pong between ranks 0 and 1 on the
+ *         provider alone (median and minimum of the half round trips).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -415,6 +418,71 @@ static int t_kill(struct ph *ph)
 }
 
 /* ------------------------------------------------------------------ */
+/* lat: ping-pong of 8-byte inline writes with immediate between ranks 0
+ * and 1, busy polling the provider (no p2p layer): the provider's share of
+ * hop's latency, beside ib_write_lat. Prints median and minimum of the
+ * half round trips. */
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int t_lat(struct ph *ph)
+{
+	enum { N = 2000, WARM = 100 };
+	static uint8_t ring[4096];
+	struct hop_prov_mr *mr = NULL;
+	struct rkey *all = calloc((size_t)ph->n, sizeof(*all));
+	uint64_t *t = calloc(N, sizeof(*t));
+	int peer = 1 - ph->rank;
+	uint8_t msg[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+
+	PH_CHECK(ph, all && t, "oom");
+	PH_CHECK(ph, ph_open(ph) == 0, "open");
+	PH_CHECK(ph, share(ph, ring, sizeof(ring), HOP_PROV_REMOTE_WRITE, &mr, all) == 0,
+		 "share");
+	if (ph->rank < 2) {
+		for (int i = -WARM; i < N; i++) {
+			uint64_t t0 = hop_now_ns(), dl = hop_deadline_after(ph->wait_ms);
+			struct hop_cqe c;
+			int got = 0;
+
+			if (ph->rank == 0)
+				PH_CHECK(ph, ph_write(ph, peer, NULL, msg, sizeof(msg),
+						      all[peer].addr, all[peer].key, (uint32_t)i,
+						      HOP_WR_IMM, 0) == 0, "write");
+			while (!got) {
+				int n = ph->ops->poll(ph->prov, &c, 1);
+
+				PH_CHECK(ph, n >= 0, "poll: %s", ph->comm->fail_msg);
+				got = n == 1 && c.op == HOP_CQE_RECV_IMM;
+				PH_CHECK(ph, !hop_deadline_passed(dl), "no reply to %d", i);
+			}
+			PH_CHECK(ph, c.imm == (uint32_t)i && c.len == sizeof(msg), "imm %u", c.imm);
+			if (ph->rank == 1)
+				PH_CHECK(ph, ph_write(ph, peer, NULL, msg, sizeof(msg),
+						      all[peer].addr, all[peer].key, (uint32_t)i,
+						      HOP_WR_IMM, 0) == 0, "write");
+			if (i >= 0)
+				t[i] = (hop_now_ns() - t0) / 2;
+		}
+		if (ph->rank == 0) {
+			qsort(t, N, sizeof(*t), cmp_u64);
+			printf("LAT provider 8 B write+imm half round trip: median %.2f us, "
+			       "min %.2f us (%d samples)\n", t[N / 2] / 1e3, t[0] / 1e3, N);
+		}
+	}
+	PH_CHECK(ph, ph_barrier(ph) == 0, "barrier");
+	ph_close(ph);
+	free(all);
+	free(t);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
 
 int main(int argc, char **argv)
 {
@@ -469,13 +537,16 @@ int main(int argc, char **argv)
 			ret = t_order(&ph);
 		else if (!strcmp(t, "signal"))
 			ret = t_signal(&ph);
-		else if ((!strcmp(t, "oob") || !strcmp(t, "kill")) && ph.n < 2) {
+		else if ((!strcmp(t, "oob") || !strcmp(t, "kill") || !strcmp(t, "lat")) &&
+			 ph.n < 2) {
 			printf("SKIP verbs %s: needs 2 ranks\n", t);
 			continue;
 		} else if (!strcmp(t, "oob"))
 			ret = t_oob(&ph);
 		else if (!strcmp(t, "kill"))
 			ret = t_kill(&ph);
+		else if (!strcmp(t, "lat"))
+			ret = t_lat(&ph);
 		else {
 			fprintf(stderr, "unknown test %s\n", t);
 			return 2;
