@@ -1,0 +1,112 @@
+/*
+ * net_hop.h - private to the NCCL net plugin (libnccl-net-hop.so).
+ *
+ * Each NCCL connection is one 2-rank hop communicator: the listener is rank
+ * 0, the connector rank 1, and the 128-byte NCCL handle is the hop unique
+ * id. hop_comm_init_rank() blocks, so it runs on a thread of its own while
+ * NCCL keeps calling connect()/accept(), which return a NULL comm until the
+ * thread is done. Send and receive comms carry a fixed pool of requests; a
+ * full pool makes isend()/irecv() return a NULL request (NCCL retries).
+ */
+#ifndef HOP_NCCL_NET_HOP_H
+#define HOP_NCCL_NET_HOP_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include <hop/hop.h>
+
+#include "nccl_net.h"
+
+/* Requests per comm: NCCL keeps up to NCCL_NET_MAX_REQUESTS in flight. */
+#define HN_MAX_REQS (2 * NCCL_NET_MAX_REQUESTS)
+/* Largest n of a grouped irecv (NCCL's own IB plugin also takes 8). */
+#define HN_MAX_RECVS 8
+#define HN_MSG_LEN 512
+
+enum hn_magic {
+	HN_LISTEN_MAGIC = 0x484e4c53, /* "HNLS" */
+	HN_SEND_MAGIC = 0x484e5344,   /* "HNSD" */
+	HN_RECV_MAGIC = 0x484e5256,   /* "HNRV" */
+	HN_MR_MAGIC = 0x484e4d52,     /* "HNMR" */
+	HN_REQ_MAGIC = 0x484e5251,    /* "HNRQ" */
+};
+
+/* A communicator being created by a background thread. */
+struct hn_conn {
+	hop_unique_id_t id;
+	int rank;                 /* 0: listener (accept), 1: connector */
+	pthread_t thread;
+	atomic_int finished;      /* set by the thread as its last act */
+	int ret;                  /* hop_comm_init_rank()'s result */
+	hop_comm_t *comm;
+	char err[HN_MSG_LEN];     /* hop_last_init_error() of the thread */
+	struct hn_conn *next;     /* pending connects (net_conn.c) */
+};
+
+struct hn_comm;
+
+/* One NCCL request: a send, or a group of n receives. */
+struct hn_req {
+	uint32_t magic;           /* HN_REQ_MAGIC while handed out */
+	int send;
+	int n;
+	struct hn_comm *comm;
+	hop_request_t *sub[HN_MAX_RECVS]; /* NULL once complete */
+	int sizes[HN_MAX_RECVS];  /* sent size, or bytes received */
+};
+
+struct hn_mr {
+	uint32_t magic;
+	struct hn_comm *comm;
+	uintptr_t addr;
+	size_t size;
+	struct hn_mr *next;
+};
+
+/* A send or receive comm (one direction of one NCCL connection). */
+struct hn_comm {
+	uint32_t magic;           /* HN_SEND_MAGIC or HN_RECV_MAGIC */
+	hop_comm_t *hc;
+	int peer;                 /* the other rank of the 2-rank comm */
+	int nfree;
+	int free_idx[HN_MAX_REQS];
+	struct hn_req req[HN_MAX_REQS];
+	struct hn_mr *mrs;        /* live registrations, freed at close */
+};
+
+/* Logging through NCCL's logger (stderr for warnings before init()). */
+void hn_log(ncclDebugLogLevel level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+#define HN_WARN(...) hn_log(NCCL_LOG_WARN, __VA_ARGS__)
+#define HN_INFO(...) hn_log(NCCL_LOG_INFO, __VA_ARGS__)
+
+/* The NCCL result for a hop result code. */
+ncclResult_t hn_result(int hop_code);
+/* Log what failed on @c's hop comm and return the NCCL result for @ret. */
+ncclResult_t hn_fail(struct hn_comm *c, const char *call, int ret);
+
+/* A new send or receive comm around the 2-rank hop comm @hc. */
+struct hn_comm *hn_comm_new(hop_comm_t *hc, int send);
+/* Destroy @c's hop comm (cancelling what runs), registrations, @c. */
+void hn_comm_free(struct hn_comm *c);
+/* @c when it is a live comm of kind @magic (0: either), else NULL. */
+struct hn_comm *hn_comm_check(void *c, uint32_t magic);
+
+/* net_xfer.c: the data path and registration slots of the table. */
+ncclResult_t hn_regMr(void *comm, void *data, size_t size, int type,
+		      void **mhandle);
+ncclResult_t hn_regMrDmaBuf(void *comm, void *data, size_t size, int type,
+			    uint64_t offset, int fd, void **mhandle);
+ncclResult_t hn_deregMr(void *comm, void *mhandle);
+ncclResult_t hn_isend(void *sendComm, void *data, int size, int tag,
+		      void *mhandle, void **request);
+ncclResult_t hn_irecv(void *recvComm, int n, void **data, int *sizes,
+		      int *tags, void **mhandles, void **request);
+ncclResult_t hn_iflush(void *recvComm, int n, void **data, int *sizes,
+		       void **mhandles, void **request);
+ncclResult_t hn_test(void *request, int *done, int *sizes);
+ncclResult_t hn_getDeviceMr(void *comm, void *mhandle, void **dptr_mhandle);
+ncclResult_t hn_irecvConsumed(void *recvComm, int n, void *request);
+
+#endif /* HOP_NCCL_NET_HOP_H */

@@ -1,0 +1,167 @@
+/*
+ * checks.c - the plugin's answers to bad arguments and unsupported
+ * requests, each a specific NCCL result plus a warning through NCCL's
+ * logger that names what was wrong; and one connection made inside this
+ * process (listen, connect and accept from one thread, so both ends of a
+ * hop communicator live in one process), carrying a message each way.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+/* @call must fail with @want and log a warning containing @word. */
+#define EXPECT(call, want, word)                                          \
+	do {                                                              \
+		ncclResult_t r_;                                          \
+		h_last_warn[0] = '\0';                                    \
+		h_quiet = 1;                                              \
+		r_ = (call);                                              \
+		h_quiet = 0;                                              \
+		if (r_ != (want))                                         \
+			FAIL("%s returned %d, want %d", #call, (int)r_,   \
+			     (int)(want));                                \
+		if (!strstr(h_last_warn, (word)))                         \
+			FAIL("%s: the warning '%s' does not say '%s'",    \
+			     #call, h_last_warn, (word));                 \
+	} while (0)
+
+static int connect_self(struct harness *h, void *l, void *handle, void **s,
+			void **r)
+{
+	*s = *r = NULL;
+	while (!*s || !*r) {
+		if (deadline_passed(h))
+			FAIL("in-process connection: still %s after the "
+			     "deadline", *s ? "not accepted" : "not connected");
+		if (!*s)
+			CHECK_RES(h->net->connect(0, handle, s, NULL));
+		if (!*r)
+			CHECK_RES(h->net->accept(l, r, NULL));
+		usleep(1000);
+	}
+	CHECK_RES(h->net->closeListen(l));
+	return 0;
+}
+
+/* One message of @len bytes from @s to @r, received into a larger buffer. */
+static int one_message(struct harness *h, void *s, void *r, int len, int tag)
+{
+	uint8_t *out = malloc((size_t)len), *in = calloc(1, (size_t)len + 64);
+	void *mo = NULL, *mi = NULL, *rs = NULL, *rr = NULL, *data[1];
+	int ds = 0, dr = 0, sizes[1] = { -1 }, ssz[1] = { -1 }, cap[1], tags[1];
+
+	if (!out || !in)
+		FAIL("out of memory");
+	for (int i = 0; i < len; i++)
+		out[i] = (uint8_t)(i * 7 + tag);
+	CHECK_RES(h->net->regMr(s, out, (size_t)len, NCCL_PTR_HOST, &mo));
+	CHECK_RES(h->net->regMr(r, in, (size_t)len + 64, NCCL_PTR_HOST, &mi));
+	data[0] = in;
+	cap[0] = len + 64;
+	tags[0] = tag;
+	while (!rr)
+		CHECK_RES(h->net->irecv(r, 1, data, cap, tags, &mi, &rr));
+	while (!rs)
+		CHECK_RES(h->net->isend(s, out, len, tag, mo, &rs));
+	while (!ds || !dr) {
+		if (deadline_passed(h))
+			FAIL("in-process message of %d B: not done in time", len);
+		if (!ds)
+			CHECK_RES(h->net->test(rs, &ds, ssz));
+		if (!dr)
+			CHECK_RES(h->net->test(rr, &dr, sizes));
+	}
+	if (sizes[0] != len || ssz[0] != len)
+		FAIL("in-process message: test() reported %d B received, %d B "
+		     "sent; %d B were sent", sizes[0], ssz[0], len);
+	if (memcmp(in, out, (size_t)len))
+		FAIL("in-process message of %d B arrived corrupted", len);
+	CHECK_RES(h->net->deregMr(s, mo));
+	CHECK_RES(h->net->deregMr(r, mi));
+	free(out);
+	free(in);
+	return 0;
+}
+
+static int bad_transfers(struct harness *h, void *s, void *r)
+{
+	static uint8_t buf[256];
+	void *mh = NULL, *req = (void *)1, *data[9], *mhs[9];
+	int sizes[9], tags[9], big = h->props.maxRecvs + 1;
+
+	EXPECT(h->net->regMr(s, buf, 64, NCCL_PTR_CUDA, &mh), ncclInternalError,
+	       "memory type");
+	EXPECT(h->net->regMr(s, NULL, 64, NCCL_PTR_HOST, &mh),
+	       ncclInvalidArgument, "NULL");
+	EXPECT(h->net->regMrDmaBuf(s, buf, 64, NCCL_PTR_DMABUF, 0, 3, &mh),
+	       ncclInternalError, "DMA-BUF");
+	CHECK_RES(h->net->regMr(s, buf, 64, NCCL_PTR_HOST, &mh));
+	EXPECT(h->net->isend(s, buf + 32, 64, 1, mh, &req), ncclInvalidArgument,
+	       "outside");
+	EXPECT(h->net->isend(s, buf, 8, -5, mh, &req), ncclInvalidArgument,
+	       "tag -5");
+	EXPECT(h->net->isend(r, buf, 8, 1, mh, &req), ncclInvalidArgument,
+	       "send comm");
+	EXPECT(h->net->isend(s, buf, 8, 1, NULL, &req), ncclInvalidArgument,
+	       "mhandle");
+	if (req)
+		FAIL("a failed isend left the request non-NULL");
+	for (int i = 0; i < 9; i++) {
+		data[i] = buf;
+		sizes[i] = 8;
+		tags[i] = i;
+		mhs[i] = mh;
+	}
+	EXPECT(h->net->irecv(r, 0, data, sizes, tags, mhs, &req),
+	       ncclInvalidArgument, "out of range");
+	if (big <= 9)
+		EXPECT(h->net->irecv(r, big, data, sizes, tags, mhs, &req),
+		       ncclInvalidArgument, "out of range");
+	/* mh belongs to the send comm */
+	EXPECT(h->net->irecv(r, 1, data, sizes, tags, mhs, &req),
+	       ncclInvalidArgument, "not a registration of this comm");
+	req = (void *)1;
+	CHECK_RES(h->net->iflush(r, 1, data, sizes, mhs, &req));
+	if (req)
+		FAIL("iflush on host memory returned a request");
+	EXPECT(h->net->test(NULL, (int[1]){ 0 }, NULL), ncclInvalidArgument,
+	       "request is NULL");
+	EXPECT(h->net->deregMr(r, mh), ncclInvalidArgument, "not a live");
+	CHECK_RES(h->net->deregMr(s, mh));
+	EXPECT(h->net->getDeviceMr(s, mh, &req), ncclInternalError, "offload");
+	EXPECT(h->net->closeSend(r), ncclInvalidArgument, "not a live send");
+	return 0;
+}
+
+int run_checks(struct harness *h)
+{
+	ncclNetProperties_v8_t p;
+	uint8_t handle[NCCL_NET_HANDLE_MAXSIZE] = { 0 };
+	void *l = NULL, *s = NULL, *r = NULL;
+	int rc;
+
+	EXPECT(h->net->getProperties(1, &p), ncclInvalidArgument, "device 1");
+	EXPECT(h->net->getProperties(0, NULL), ncclInvalidArgument, "NULL");
+	EXPECT(h->net->listen(0, NULL, &l), ncclInvalidArgument, "handle");
+	/* a handle with one flipped bit is refused before any network use */
+	CHECK_RES(h->net->listen(0, handle, &l));
+	handle[9] ^= 0x10;
+	EXPECT(h->net->connect(0, handle, &s, NULL), ncclInvalidArgument,
+	       "checksum");
+	handle[9] ^= 0x10;
+	if (connect_self(h, l, handle, &s, &r))
+		return -1;
+	rc = bad_transfers(h, s, r);
+	if (rc == 0)
+		rc = one_message(h, s, r, 1000, 3);
+	if (rc == 0)
+		rc = one_message(h, s, r, 1 << 20, 0x7fffffff);
+	CHECK_RES(h->net->closeSend(s));
+	CHECK_RES(h->net->closeRecv(r));
+	if (rc == 0)
+		printf("nccl_net_test r%d: argument and rule checks passed\n",
+		       h->o.rank);
+	return rc;
+}

@@ -1,0 +1,78 @@
+/*
+ * harness.h - the NCCL net plugin harness: drives libnccl-net-hop.so the
+ * way NCCL's proxy thread does (no GPU needed), between two processes.
+ */
+#ifndef HOP_NCCL_HARNESS_H
+#define HOP_NCCL_HARNESS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../../plugins/nccl/nccl_net.h"
+
+#define MAX_CONNS 8
+
+struct opts {
+	const char *plugin;
+	int rank;            /* this process: 0 or 1 */
+	int nconns;          /* connections each way */
+	int msgs;            /* messages per connection and direction */
+	int max_size;        /* largest message, bytes */
+	uint64_t seed;
+	int timeout_s;       /* the whole run's deadline */
+};
+
+struct harness {
+	struct opts o;
+	const ncclNet_v8_t *net;
+	ncclNetProperties_v8_t props;
+	int fd;              /* to the peer process: handles, results */
+	uint64_t deadline;   /* ns, CLOCK_MONOTONIC */
+	void *send[MAX_CONNS];
+	void *recv[MAX_CONNS];
+};
+
+#define FAIL(...)                                                         \
+	do {                                                              \
+		fprintf(stderr, "nccl_net_test r%d: FAIL: ", h_rank);     \
+		fprintf(stderr, __VA_ARGS__);                             \
+		fprintf(stderr, "\n");                                    \
+		return -1;                                                \
+	} while (0)
+#define CHECK_RES(call)                                                   \
+	do {                                                              \
+		ncclResult_t r_ = (call);                                 \
+		if (r_ != ncclSuccess)                                    \
+			FAIL("%s returned %d (%s:%d)", #call, (int)r_,    \
+			     __FILE__, __LINE__);                         \
+	} while (0)
+
+extern int h_rank;
+
+uint64_t now_ns(void);
+int deadline_passed(const struct harness *h);
+
+/* the logger handed to init(); it keeps the last warning */
+void h_logger(ncclDebugLogLevel level, unsigned long flags, const char *file,
+	      int line, const char *fmt, ...);
+extern char h_last_warn[512];
+extern int h_quiet;
+
+/* exchange.c: all of @len bytes to / from the peer before the deadline */
+int xsend(struct harness *h, const void *buf, size_t len);
+int xrecv(struct harness *h, void *buf, size_t len);
+/* the peer link: a forked child (addr NULL) or TCP to rank 0's host:port */
+int link_fork(struct harness *h, int *child_pid);
+int link_tcp(struct harness *h, const char *addr);
+
+/* connect.c: every connection up both ways, the NCCL way */
+int connect_all(struct harness *h);
+int close_all(struct harness *h);
+
+/* traffic.c: random sizes and tags, many in flight, every byte checked */
+int run_traffic(struct harness *h);
+
+/* checks.c: argument and rule checks, in this process alone */
+int run_checks(struct harness *h);
+
+#endif /* HOP_NCCL_HARNESS_H */

@@ -1,0 +1,161 @@
+/*
+ * nccl_net_test - drives an NCCL net plugin (ncclNetPlugin_v8) the way
+ * NCCL's proxy thread does, without a GPU: init, devices, getProperties,
+ * argument checks, listen/connect/accept loops, then random traffic both
+ * ways with every byte and every reported size checked, then close.
+ *
+ * usage: nccl_net_test PLUGIN.so [--rank 0|1 --addr HOST:PORT]
+ *                      [--conns K] [--msgs N] [--max-size B] [--seed S]
+ *                      [--timeout S]
+ * Without --rank it forks: parent and child are the two ends. With --rank
+ * (one process per host, e.g. in the SoftRoCE VMs) rank 0 listens on PORT
+ * for the handle exchange and rank 1 connects to HOST:PORT. The transport
+ * is the plugin's: HOP_TRANSPORT. Exit 0 when everything was verified.
+ */
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "harness.h"
+
+int h_rank;
+char h_last_warn[512];
+int h_quiet;
+
+void h_logger(ncclDebugLogLevel level, unsigned long flags, const char *file,
+	      int line, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	(void)flags;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (level == NCCL_LOG_WARN)
+		snprintf(h_last_warn, sizeof(h_last_warn), "%s", msg);
+	if ((level == NCCL_LOG_WARN && !h_quiet) || getenv("NCCL_NET_TEST_VERBOSE"))
+		fprintf(stderr, "nccl_net_test r%d: [%s:%d] %s\n", h_rank,
+			file, line, msg);
+}
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: nccl_net_test PLUGIN.so [--rank 0|1 --addr "
+		"HOST:PORT] [--conns K] [--msgs N] [--max-size B] [--seed S] "
+		"[--timeout S]\n");
+	return 2;
+}
+
+static int parse(int argc, char **argv, struct opts *o, const char **addr)
+{
+	o->plugin = argv[1];
+	o->rank = -1;
+	o->nconns = 2;
+	o->msgs = 300;
+	o->max_size = 4 << 20;
+	o->seed = 12345;
+	o->timeout_s = 300;
+	for (int i = 2; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		long n;
+
+		if (!v)
+			return -1;
+		n = strtol(v, NULL, 0);
+		if (!strcmp(a, "--rank") && (n == 0 || n == 1))
+			o->rank = (int)n;
+		else if (!strcmp(a, "--addr"))
+			*addr = v;
+		else if (!strcmp(a, "--conns") && n >= 1 && n <= MAX_CONNS)
+			o->nconns = (int)n;
+		else if (!strcmp(a, "--msgs") && n >= 1 && n <= 1000000)
+			o->msgs = (int)n;
+		else if (!strcmp(a, "--max-size") && n >= 0 && n <= (1 << 30))
+			o->max_size = (int)n;
+		else if (!strcmp(a, "--seed"))
+			o->seed = (uint64_t)strtoull(v, NULL, 0);
+		else if (!strcmp(a, "--timeout") && n >= 1)
+			o->timeout_s = (int)n;
+		else
+			return -1;
+		i++;
+	}
+	return (o->rank < 0) == (*addr == NULL) ? 0 : -1;
+}
+
+static int load(struct harness *h, void **dl)
+{
+	int ndev = 0;
+
+	if (!(*dl = dlopen(h->o.plugin, RTLD_NOW | RTLD_LOCAL)))
+		FAIL("dlopen %s: %s", h->o.plugin, dlerror());
+	if (!(h->net = dlsym(*dl, "ncclNetPlugin_v8")))
+		FAIL("%s has no ncclNetPlugin_v8: %s", h->o.plugin, dlerror());
+	CHECK_RES(h->net->init(h_logger));
+	CHECK_RES(h->net->devices(&ndev));
+	if (ndev < 1)
+		FAIL("devices() reported %d devices", ndev);
+	CHECK_RES(h->net->getProperties(0, &h->props));
+	if (!(h->props.ptrSupport & NCCL_PTR_HOST) || h->props.maxRecvs < 1 ||
+	    !h->props.name || h->props.maxComms < 2 * h->o.nconns + 1 ||
+	    h->props.netDeviceType != NCCL_NET_DEVICE_HOST)
+		FAIL("device 0's properties are unusable: ptrSupport %d, "
+		     "maxRecvs %d, maxComms %d, netDeviceType %d",
+		     h->props.ptrSupport, h->props.maxRecvs,
+		     h->props.maxComms, (int)h->props.netDeviceType);
+	printf("nccl_net_test r%d: plugin '%s', device '%s', maxRecvs %d, %d "
+	       "Mb/s\n", h->o.rank, h->net->name, h->props.name,
+	       h->props.maxRecvs, h->props.speed);
+	return 0;
+}
+
+/* One process's whole run; 0 when everything checked out. */
+static int run(struct harness *h)
+{
+	void *dl = NULL;
+	int rc = load(h, &dl);
+
+	if (rc == 0)
+		rc = run_checks(h);
+	if (rc == 0)
+		rc = connect_all(h);
+	if (rc == 0)
+		rc = run_traffic(h);
+	if (close_all(h))
+		rc = -1;
+	/* dlopen keeps libhop loaded: unload runs the plugin's destructor */
+	if (dl)
+		dlclose(dl);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct harness h;
+	const char *addr = NULL;
+	int child = 0, rc, status = 0;
+
+	memset(&h, 0, sizeof(h));
+	h.fd = -1;
+	if (argc < 2 || parse(argc, argv, &h.o, &addr))
+		return usage();
+	h.deadline = now_ns() + (uint64_t)h.o.timeout_s * 1000000000ull;
+	if (addr) {
+		h_rank = h.o.rank;
+		rc = link_tcp(&h, addr);
+	} else {
+		rc = link_fork(&h, &child);
+	}
+	if (rc == 0)
+		rc = run(&h);
+	if (child > 0) {
+		if (waitpid(child, &status, 0) < 0 || !WIFEXITED(status) ||
+		    WEXITSTATUS(status))
+			rc = -1;
+	}
+	printf("nccl_net_test r%d: %s\n", h.o.rank, rc ? "FAILED" : "PASSED");
+	return rc ? 1 : 0;
+}
