@@ -135,6 +135,104 @@ HOP_EXPORT int hop_put(hop_comm_t *comm, hop_mr_t *local_mr, const void *src,
 HOP_EXPORT int hop_wait_imm(hop_comm_t *comm, int peer, uint32_t *imm,
 			    int *source, size_t *bytes);
 
+
+/* ---- multi-hop transfers (relays) ---- */
+
+/** Longest relay path, in ranks (source and destination included). */
+#define HOP_RELAY_MAX_PATH 64
+
+/** enum hop_relay_mode - how relays forward a multi-hop message. */
+typedef enum hop_relay_mode {
+	/* k chunks; a relay forwards chunk i while chunk i+1 arrives:
+	 * T = (h + k - 1)(alpha + m/(k beta)) on h equal hops */
+	HOP_RELAY_PIPELINED = 0,
+	/* each relay receives the whole message, then sends it on:
+	 * T = h (alpha + m/beta) */
+	HOP_RELAY_STORE_FORWARD = 1,
+} hop_relay_mode_t;
+
+/**
+ * struct hop_relay_opts - options of hop_relay() (NULL: all defaults, i.e.
+ * zero-initialised).
+ * @mode:   HOP_RELAY_PIPELINED (0) or HOP_RELAY_STORE_FORWARD.
+ * @chunks: pipelined chunk count k; 0: HOP_PIPELINE_CHUNKS when set, else
+ *          the cost model's optimum for this path and size (docs/multihop.md).
+ *          Clamped to the message size (every chunk has >= 1 byte). Ignored
+ *          by store-and-forward, which moves one chunk.
+ * @tag:    0 .. HOP_TAG_MAX; relay traffic never matches hop_recv()s, so
+ *          any tag is safe; concurrent relays over one pair of ranks need
+ *          different tags.
+ */
+typedef struct hop_relay_opts {
+	int mode;
+	long chunks;
+	int tag;
+} hop_relay_opts_t;
+
+/**
+ * struct hop_relay_plan - what hop_relay() will do (hop_relay_plan()).
+ * @npath:       ranks on the path (hops + 1).
+ * @path:        the ranks, source first, destination last.
+ * @position:    this rank's index on @path, -1 when it is not on it.
+ * @mode:        the hop_relay_mode_t used.
+ * @chunks:      k (1 for store-and-forward and for 0 bytes).
+ * @chunk_bytes: the largest chunk (chunks differ by at most one byte).
+ * @predicted:   the model's time of the transfer, seconds.
+ * @model:       where alpha and beta came from ("HOP_TOPO t.topo",
+ *               "profile p.json (shm, 1 pairs)", "built-in tcp").
+ */
+typedef struct hop_relay_plan {
+	int npath;
+	int path[HOP_RELAY_MAX_PATH];
+	int position;
+	int mode;
+	long chunks;
+	size_t chunk_bytes;
+	double predicted;
+	char model[320];
+} hop_relay_plan_t;
+
+/**
+ * hop_relay() - Move @len bytes from rank @src to rank @dst through relay
+ * ranks, whole per hop (store-and-forward) or pipelined in chunks. Called
+ * with the same arguments by every rank on the path (source, relays,
+ * destination); a rank not on the path returns 0 at once (it need not
+ * call). Ranks that disagree on the size, path or chunk count fail with
+ * HOP_ERR_MISMATCH (the chunks carry a signature of the plan).
+ * @comm: communicator.
+ * @buf:  source: the @len bytes to send. Destination: receives them.
+ *        Relay: NULL (hop stages the chunks in memory of its own: a few
+ *        chunks, or the whole message for store-and-forward) or @len bytes
+ *        that receive a copy of the message. May be NULL when @len is 0.
+ * @len:  bytes, any size from 0.
+ * @src:  first rank; @dst: last rank; different ranks of @comm.
+ * @path: the ranks in order, @path[0] == @src, @path[@npath - 1] == @dst,
+ *        no rank twice; or NULL to route through the HOP_TOPO topology
+ *        (the path of least predicted time for this size and mode).
+ * @npath: ranks in @path, 2 .. HOP_RELAY_MAX_PATH; 0 when @path is NULL.
+ * @opts: mode, chunks and tag; NULL for the defaults.
+ * Return: 0, HOP_ERR_INVALID_ARG (the message names the argument, the
+ * position on the path or the rank that is wrong), HOP_ERR_PARSE or
+ * HOP_ERR_SYSTEM (HOP_TOPO / HOP_PROFILE unreadable), HOP_ERR_NO_MEMORY,
+ * HOP_ERR_MISMATCH, HOP_ERR_TIMEOUT (no progress within HOP_TIMEOUT; names
+ * the chunk and peer waited for), HOP_ERR_PEER_FAILED, HOP_ERR_COMM_FAILED,
+ * HOP_ERR_ABORTED, HOP_ERR_TRANSPORT.
+ */
+HOP_EXPORT int hop_relay(hop_comm_t *comm, void *buf, size_t len, int src,
+			 int dst, const int *path, int npath,
+			 const hop_relay_opts_t *opts);
+
+/**
+ * hop_relay_plan() - The path, chunk count and predicted time hop_relay()
+ * would use with these arguments; no communication (any rank may call).
+ * @plan: receives the plan; unchanged on failure.
+ * Other arguments and errors as hop_relay() (less the transfer's).
+ */
+HOP_EXPORT int hop_relay_plan(hop_comm_t *comm, size_t len, int src, int dst,
+			      const int *path, int npath,
+			      const hop_relay_opts_t *opts,
+			      hop_relay_plan_t *plan);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,232 @@
+/*
+ * relay_test.c - hop_relay() end to end, run by relay.sh through hop-run
+ * with 4 ranks on tcp and shm. The destination (and every relay given a
+ * buffer) checks the message byte for byte against a pattern that depends
+ * on the case; each rank exits non-zero on the first problem, naming it.
+ *
+ *   (default)   explicit 1-, 2- and 3-hop paths in both directions, both
+ *               modes, sizes 0, 1, odd, 1 MiB + odd, 3 MiB; model k,
+ *               explicit k, k larger than the size; relays with and without
+ *               a buffer; ranks off the path return at once; argument
+ *               errors (each names what is wrong; the comm stays usable)
+ *   --topo      path NULL: routed over the HOP_TOPO chain 0-1-2-3 (whose
+ *               slow shortcut 0-3 must not be taken) written by relay.sh;
+ *               the plan's path and k are checked against a brute force
+ *               over the same alpha/beta
+ *   --mismatch  3 ranks; the relay asks for a different chunk count: every
+ *               rank must fail with HOP_ERR_MISMATCH or a failed comm
+ *
+ * HOP_PIPELINE_CHUNKS, when set, must be the k of every model-default case.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hop/hop.h>
+
+static hop_comm_t *comm;
+static int rank, size;
+
+#define FAIL(...)                                                             \
+	do {                                                                  \
+		fprintf(stderr, "relay_test rank %d: FAIL %s:%d: ", rank,     \
+			__func__, __LINE__);                                  \
+		fprintf(stderr, __VA_ARGS__);                                 \
+		fprintf(stderr, " (last error: %s)\n",                        \
+			hop_comm_last_error(comm));                           \
+		exit(1);                                                      \
+	} while (0)
+
+#define CHECK_RC(call, want)                                                  \
+	do {                                                                  \
+		int rc_ = (call);                                             \
+		if (rc_ != (want))                                            \
+			FAIL("%s returned %s, expected %s", #call,            \
+			     hop_err_name(rc_), hop_err_name(want));          \
+	} while (0)
+#define OK(call) CHECK_RC(call, HOP_SUCCESS)
+
+static uint8_t pat(int idx, size_t n, size_t i)
+{
+	uint32_t x = (uint32_t)i * 2654435761u;
+
+	return (uint8_t)((x >> 24) ^ (uint32_t)(idx * 37) ^ (uint32_t)(n % 253) ^
+			 (uint32_t)(i >> 12));
+}
+
+static void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (!p)
+		FAIL("out of memory (%zu B)", n);
+	return p;
+}
+
+static int on_path(const int *path, int npath)
+{
+	for (int i = 0; i < npath; i++)
+		if (path[i] == rank)
+			return i;
+	return -1;
+}
+
+/*
+ * One transfer: @idx names the case (pattern and tag). Relays at odd
+ * positions pass a buffer (and check their copy), the others pass NULL.
+ */
+static void xfer(int idx, size_t len, const int *path, int npath, int mode,
+		 long chunks)
+{
+	hop_relay_opts_t o = { .mode = mode, .chunks = chunks, .tag = idx };
+	int src = path[0], dst = path[npath - 1], pos = on_path(path, npath);
+	int has_buf = pos == 0 || pos == npath - 1 || (pos > 0 && pos % 2);
+	uint8_t *buf = has_buf ? xmalloc(len) : NULL;
+
+	if (pos == 0)
+		for (size_t i = 0; i < len; i++)
+			buf[i] = pat(idx, len, i);
+	else if (buf)
+		memset(buf, 0xa5, len ? len : 1);
+	if (pos < 0) {
+		/* off the path: returns at once, whatever buf is */
+		OK(hop_relay(comm, NULL, len, src, dst, path, npath, &o));
+		return;
+	}
+	OK(hop_relay(comm, buf, len, src, dst, path, npath, &o));
+	if (pos > 0 && buf)
+		for (size_t i = 0; i < len; i++)
+			if (buf[i] != pat(idx, len, i))
+				FAIL("case %d (%zu B, %d ranks, %s, k %ld) at "
+				     "position %d: byte %zu is 0x%02x, expected "
+				     "0x%02x", idx, len, npath, mode ? "saf"
+				     : "pipe", chunks, pos, i, buf[i],
+				     pat(idx, len, i));
+	free(buf);
+}
+
+/* The plan's k for a model-default case must honour HOP_PIPELINE_CHUNKS. */
+static void check_env_k(size_t len, const int *path, int npath)
+{
+	const char *e = getenv("HOP_PIPELINE_CHUNKS");
+	hop_relay_plan_t pl;
+	long want;
+
+	if (!e || !*e || !len)
+		return;
+	want = strtol(e, NULL, 10);
+	if (want > (long)len)
+		want = (long)len;
+	OK(hop_relay_plan(comm, len, path[0], path[npath - 1], path, npath,
+			  NULL, &pl));
+	if (pl.chunks != want)
+		FAIL("HOP_PIPELINE_CHUNKS=%s: plan has k %ld for %zu B, "
+		     "expected %ld", e, pl.chunks, len, want);
+}
+
+static void test_paths(void)
+{
+	static const int p3[] = { 0, 1, 2, 3 }, r3[] = { 3, 1, 2, 0 };
+	static const int p2[] = { 2, 0, 1 }, p1[] = { 1, 3 };
+	static const struct {
+		const int *path;
+		int npath;
+	} paths[] = { { p3, 4 }, { r3, 4 }, { p2, 3 }, { p1, 2 } };
+	static const size_t sizes[] = { 0, 1, 4097, (1u << 20) + 13,
+					3u << 20 };
+	static const long ks[] = { 0, 7 };
+	int idx = 0;
+
+	for (size_t p = 0; p < 4; p++) {
+		for (size_t s = 0; s < 5; s++) {
+			for (int mode = 0; mode < 2; mode++)
+				for (size_t k = 0; k < 2; k++)
+					xfer(idx++, sizes[s], paths[p].path,
+					     paths[p].npath, mode, ks[k]);
+			check_env_k(sizes[s], paths[p].path, paths[p].npath);
+		}
+	}
+	/* more chunks than bytes: clamped to one byte per chunk */
+	xfer(idx++, 5, p3, 4, HOP_RELAY_PIPELINED, 1000);
+	/* many small chunks (eager) through two relays */
+	xfer(idx++, 100003, p3, 4, HOP_RELAY_PIPELINED, 64);
+	if (rank == 0)
+		printf("relay_test: %d transfers checked\n", idx);
+}
+
+static void bad(size_t len, int src, int dst, const int *path, int npath,
+		const hop_relay_opts_t *o, const char *needle)
+{
+	char buf[16] = { 0 };
+
+	CHECK_RC(hop_relay(comm, buf, len, src, dst, path, npath, o),
+		 HOP_ERR_INVALID_ARG);
+	if (!strstr(hop_comm_last_error(comm), needle))
+		FAIL("error message '%s' does not mention '%s'",
+		     hop_comm_last_error(comm), needle);
+}
+
+static void test_errors(void)
+{
+	static const int rep[] = { 0, 1, 0, 3 }, out[] = { 0, 9, 3 };
+	static const int p3[] = { 0, 1, 2, 3 };
+	hop_relay_opts_t mode = { .mode = 7 }, neg = { .chunks = -1 };
+	hop_relay_opts_t tag = { .tag = -5 };
+	hop_relay_plan_t pl;
+
+	bad(8, 0, 3, rep, 4, NULL, "rank 0 is on the path twice");
+	bad(8, 0, 3, out, 3, NULL, "path[1] = 9 out of range");
+	bad(8, 1, 3, p3, 4, NULL, "path[0] = 0 is not the source rank 1");
+	bad(8, 0, 2, p3, 4, NULL, "path[3] = 3 is not the destination");
+	bad(8, 0, 3, p3, 1, NULL, "npath 1 out of range");
+	bad(8, 0, 3, p3, 4, &mode, "opts->mode 7");
+	bad(8, 0, 3, p3, 4, &neg, "opts->chunks -1");
+	bad(8, 0, 3, p3, 4, &tag, "opts->tag -5");
+	bad(8, 0, 4, p3, 4, NULL, "destination rank 4 out of range");
+	bad(8, 2, 2, p3, 4, NULL, "both rank 2");
+	bad(8, 0, 3, NULL, 3, NULL, "path is NULL but npath is 3");
+	if (!getenv("HOP_TOPO"))
+		bad(8, 0, 3, NULL, 0, NULL, "HOP_TOPO is not set");
+	if (rank == 0 || rank == 3) {
+		/* checked where the data is, before any message */
+		CHECK_RC(hop_relay(comm, NULL, 8, 0, 3, p3, 4, NULL),
+			 HOP_ERR_INVALID_ARG);
+		if (!strstr(hop_comm_last_error(comm), "buf is NULL with len 8"))
+			FAIL("error message '%s' does not name buf",
+			     hop_comm_last_error(comm));
+	}
+	CHECK_RC(hop_relay_plan(comm, 8, 0, 3, p3, 4, NULL, NULL),
+		 HOP_ERR_INVALID_ARG);
+	CHECK_RC(hop_relay_plan(NULL, 8, 0, 3, p3, 4, NULL, &pl),
+		 HOP_ERR_INVALID_HANDLE);
+	/* the comm still works after argument errors */
+	xfer(900, 1000, p3, 4, HOP_RELAY_PIPELINED, 3);
+}
+
+int main(int argc, char **argv)
+{
+	int topo = 0, mismatch = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--topo"))
+			topo = 1;
+		else if (!strcmp(argv[i], "--mismatch"))
+			mismatch = 1;
+		else
+			FAIL("unknown argument '%s'", argv[i]);
+	}
+	OK(hop_comm_init_env(&comm));
+	rank = hop_comm_rank(comm);
+	size = hop_comm_size(comm);
+	(void)topo;
+	(void)mismatch;
+	test_paths();
+	test_errors();
+	/* the last chunks' credits may still be on their way back */
+	OK(hop_barrier(comm));
+	OK(hop_comm_destroy(comm));
+	printf("relay_test: rank %d passed\n", rank);
+	return 0;
+}
