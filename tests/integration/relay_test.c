@@ -107,6 +107,27 @@ static void xfer(int idx, size_t len, const int *path, int npath, int mode,
 	free(buf);
 }
 
+/* Like xfer() with path NULL (routed over HOP_TOPO; @pl says where). */
+static void routed(int idx, size_t len, int src, int dst, int mode,
+		   const hop_relay_plan_t *pl)
+{
+	hop_relay_opts_t o = { .mode = mode, .tag = idx };
+	int pos = pl->position;
+	uint8_t *buf = pos == 0 || pos == pl->npath - 1 ? xmalloc(len) : NULL;
+
+	if (pos == 0)
+		for (size_t i = 0; i < len; i++)
+			buf[i] = pat(idx, len, i);
+	OK(hop_relay(comm, buf, len, src, dst, NULL, 0, &o));
+	if (pos == pl->npath - 1)
+		for (size_t i = 0; i < len; i++)
+			if (buf[i] != pat(idx, len, i))
+				FAIL("routed case %d (%zu B, %d -> %d): byte %zu"
+				     " is 0x%02x, expected 0x%02x", idx, len,
+				     src, dst, i, buf[i], pat(idx, len, i));
+	free(buf);
+}
+
 /* The plan's k for a model-default case must honour HOP_PIPELINE_CHUNKS. */
 static void check_env_k(size_t len, const int *path, int npath)
 {
@@ -205,6 +226,133 @@ static void test_errors(void)
 	xfer(900, 1000, p3, 4, HOP_RELAY_PIPELINED, 3);
 }
 
+/* The HOP_TOPO file relay.sh writes: chain 0-1-2-3 with a slow middle
+ * link (unequal stages) and a much slower shortcut 0-3. */
+static const struct {
+	int a, b;
+	double alpha, beta;     /* s, B/s */
+} chain[] = {
+	{ 0, 1, 2e-6, 1.0e9 }, { 1, 2, 3e-6, 0.5e9 }, { 2, 3, 2e-6, 1.0e9 },
+};
+
+/* The provider's built-in min_chunk (docs/model.md), which bounds k. */
+static double min_chunk(void)
+{
+	return strcmp(hop_comm_transport(comm), "tcp") ? 4096 : 16384;
+}
+
+/* Pipelined time of the chain hops between @lo and @hi at k chunks. */
+static double chain_time(int lo, int hi, double m, long k)
+{
+	double sum = 0, slow = 0;
+
+	for (int i = lo; i < hi; i++) {
+		double st = chain[i].alpha + m / ((double)k * chain[i].beta);
+
+		sum += st;
+		slow = st > slow ? st : slow;
+	}
+	return sum + (double)(k - 1) * slow;
+}
+
+/* Brute force: the smallest k of least time in [1, m / min_chunk]. */
+static long brute_k(int lo, int hi, double m)
+{
+	long kmax = m >= min_chunk() ? (long)floor(m / min_chunk()) : 1, best = 1;
+
+	for (long k = 2; k <= kmax; k++)
+		if (chain_time(lo, hi, m, k) < chain_time(lo, hi, m, best))
+			best = k;
+	return best;
+}
+
+static void check_topo_plan(int src, int dst, size_t len, int mode,
+			    const hop_relay_plan_t *pl)
+{
+	int lo = src < dst ? src : dst, hi = src < dst ? dst : src;
+	const char *env = getenv("HOP_PIPELINE_CHUNKS");
+	long want_k = mode ? 1 : brute_k(lo, hi, (double)len);
+	double want_t;
+
+	if (pl->npath != hi - lo + 1)
+		FAIL("route %d -> %d: %d ranks, expected %d", src, dst,
+		     pl->npath, hi - lo + 1);
+	for (int i = 0; i < pl->npath; i++)
+		if (pl->path[i] != (src < dst ? src + i : src - i))
+			FAIL("route %d -> %d: path[%d] = %d", src, dst, i,
+			     pl->path[i]);
+	if (!mode && env && *env)
+		want_k = strtol(env, NULL, 10);
+	if (want_k > (long)len)
+		want_k = len ? (long)len : 1;
+	if (pl->chunks != want_k)
+		FAIL("route %d -> %d, %zu B, %s: k %ld, expected %ld", src, dst,
+		     len, mode ? "saf" : "pipe", pl->chunks, want_k);
+	want_t = chain_time(lo, hi, (double)len, 1);  /* k = 1 is s-a-f */
+	if (!mode)
+		want_t = chain_time(lo, hi, (double)len, want_k);
+	if (fabs(pl->predicted - want_t) > 1e-9 * want_t + 1e-15)
+		FAIL("route %d -> %d, %zu B: predicted %g s, expected %g s",
+		     src, dst, len, pl->predicted, want_t);
+	if (!strstr(pl->model, "HOP_TOPO"))
+		FAIL("plan's model is '%s', not the HOP_TOPO file", pl->model);
+}
+
+/* Path NULL: routed over HOP_TOPO; plans checked, data checked. */
+static void test_topo(void)
+{
+	static const int ends[][2] = { { 0, 3 }, { 3, 0 }, { 0, 2 }, { 1, 3 } };
+	static const size_t sizes[] = { 0, 1, 4097, (1u << 20) + 13 };
+	int idx = 1000;
+
+	if (!getenv("HOP_TOPO"))
+		FAIL("--topo needs HOP_TOPO (relay.sh writes it)");
+	for (int e = 0; e < 4; e++) {
+		for (int s = 0; s < 4; s++) {
+			for (int mode = 0; mode < 2; mode++) {
+				hop_relay_opts_t o = { .mode = mode };
+				hop_relay_plan_t pl;
+
+				OK(hop_relay_plan(comm, sizes[s], ends[e][0],
+						  ends[e][1], NULL, 0, &o, &pl));
+				check_topo_plan(ends[e][0], ends[e][1], sizes[s],
+						mode, &pl);
+				xfer(idx++, sizes[s], pl.path, pl.npath, mode, 0);
+				/* and the routed call itself, data checked */
+				routed(idx++, sizes[s], ends[e][0], ends[e][1],
+				       mode, &pl);
+			}
+		}
+	}
+	if (rank == 0)
+		printf("relay_test: %d routed plans and transfers checked\n",
+		       idx - 1000);
+}
+
+/*
+ * The relay plans a different chunk count than its neighbours: all three
+ * ranks must return an error (the chunk signature differs), none hang.
+ */
+static void test_mismatch(void)
+{
+	static const int p[] = { 0, 1, 2 };
+	hop_relay_opts_t o = { .chunks = rank == 1 ? 5 : 4 };
+	size_t len = 100000;
+	uint8_t *buf = xmalloc(len);
+	int rc;
+
+	memset(buf, 1, len);
+	rc = hop_relay(comm, buf, len, 0, 2, p, 3, &o);
+	free(buf);
+	if (rc == HOP_SUCCESS)
+		FAIL("mismatched chunk counts: hop_relay succeeded");
+	if (rank < 2 && rc != HOP_ERR_MISMATCH)
+		FAIL("mismatched chunk counts: %s, expected HOP_ERR_MISMATCH",
+		     hop_err_name(rc));
+	printf("relay_test mismatch: rank %d got %s\n", rank,
+	       hop_err_name(rc));
+}
+
 int main(int argc, char **argv)
 {
 	int topo = 0, mismatch = 0;
@@ -220,9 +368,16 @@ int main(int argc, char **argv)
 	OK(hop_comm_init_env(&comm));
 	rank = hop_comm_rank(comm);
 	size = hop_comm_size(comm);
-	(void)topo;
-	(void)mismatch;
-	test_paths();
+	if (mismatch) {
+		test_mismatch();
+		hop_comm_destroy(comm);
+		printf("relay_test: rank %d passed\n", rank);
+		return 0;
+	}
+	if (topo)
+		test_topo();
+	else
+		test_paths();
 	test_errors();
 	/* the last chunks' credits may still be on their way back */
 	OK(hop_barrier(comm));
