@@ -70,16 +70,17 @@ int connect_all(struct harness *h)
 	return 0;
 }
 
-int close_all(struct harness *h)
+int close_all(struct harness *h, int failed)
 {
 	char token = 'c';
 	int rc = 0;
 
 	/*
 	 * As NCCL, close only once both sides are done: the peer may still
-	 * be receiving on the connection this process sends on.
+	 * be receiving on the connection this process sends on. After a
+	 * failure, close at once: the peer then fails fast on its comms.
 	 */
-	if (xsend(h, &token, 1) || xrecv(h, &token, 1))
+	if (!failed && (xsend(h, &token, 1) || xrecv(h, &token, 1)))
 		rc = -1;
 	for (int k = 0; k < h->o.nconns; k++) {
 		if (h->send[k] && h->net->closeSend(h->send[k]) != ncclSuccess)

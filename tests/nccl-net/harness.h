@@ -67,7 +67,7 @@ int link_tcp(struct harness *h, const char *addr);
 
 /* connect.c: every connection up both ways, the NCCL way */
 int connect_all(struct harness *h);
-int close_all(struct harness *h);
+int close_all(struct harness *h, int failed);
 
 /* traffic.c: random sizes and tags, many in flight, every byte checked */
 int run_traffic(struct harness *h);

@@ -58,7 +58,7 @@ static int parse(int argc, char **argv, struct opts *o, const char **addr)
 	o->max_size = 4 << 20;
 	o->seed = 12345;
 	o->timeout_s = 300;
-	for (int i = 2; i < argc; i++) {
+	for (int i = 2; i < argc; i += 2) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		long n;
 
@@ -81,7 +81,6 @@ static int parse(int argc, char **argv, struct opts *o, const char **addr)
 			o->timeout_s = (int)n;
 		else
 			return -1;
-		i++;
 	}
 	return (o->rank < 0) == (*addr == NULL) ? 0 : -1;
 }
@@ -124,7 +123,7 @@ static int run(struct harness *h)
 		rc = connect_all(h);
 	if (rc == 0)
 		rc = run_traffic(h);
-	if (close_all(h))
+	if (close_all(h, rc != 0))
 		rc = -1;
 	/* dlopen keeps libhop loaded: unload runs the plugin's destructor */
 	if (dl)

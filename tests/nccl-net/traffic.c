@@ -278,14 +278,14 @@ static int flood(struct harness *h, struct conn_state *cs)
 	return 0;
 }
 
-static int side_free(struct harness *h, void *comm, struct side *sd)
+/* After a failure, once the comms are closed (registrations with them). */
+static void side_free(struct side *sd)
 {
-	/* only after a failure: requests still out die with the comm */
 	for (int i = 0; i < sd->nfl; i++)
-		slot_free(h, comm, &sd->fl[i]);
-	if (sd->have_staged)
-		slot_free(h, comm, &sd->staged);
-	return 0;
+		for (int j = 0; j < sd->fl[i].n; j++)
+			free(sd->fl[i].buf[j]);
+	for (int j = 0; sd->have_staged && j < sd->staged.n; j++)
+		free(sd->staged.buf[j]);
 }
 
 static int loop(struct harness *h, struct conn_state *cs, long *rx)
@@ -331,10 +331,12 @@ int run_traffic(struct harness *h)
 	rc = flood(h, &cs[0]);
 	if (rc == 0)
 		rc = loop(h, cs, &rx);
+	if (rc) /* requests still out may touch their buffers until then */
+		close_all(h, 1);
 	for (int k = 0; k < h->o.nconns; k++) {
 		if (rc) {
-			side_free(h, h->send[k], &cs[k].out);
-			side_free(h, h->recv[k], &cs[k].in);
+			side_free(&cs[k].out);
+			side_free(&cs[k].in);
 		}
 		nulls += cs[k].null_sends + cs[k].null_recvs;
 	}
