@@ -37,7 +37,7 @@ step() { # name timeout command...
 	fi
 }
 skip() { echo "STEP $1 SKIP ($2)"; }
-# SUITE_ONLY=prov,p2p,coll,perf,kill runs only those groups (debugging)
+# SUITE_ONLY=prov,p2p,coll,perf,nccl,kill runs only those groups (debugging)
 want() { [ -z "${SUITE_ONLY:-}" ] || [[ ",$SUITE_ONLY," == *",$1,"* ]]; }
 
 # 1. the provider itself, both connection managers
@@ -125,6 +125,20 @@ if [ "$MODE" = pair ] && [ $PERF = 1 ] && want perf; then
 		[ $havept = 1 ] && perftest_all bw
 		[ $havehop = 1 ] && hop_bench bw --min 65536 --max 4194304 --no-lat --iters 100
 	done
+fi
+
+# 4b. the NCCL net plugin over verbs (tests/nccl-net): its harness on both
+# ranks, handles exchanged over TCP at this step's HOP_ADDR; 100 small
+# messages then 30 of random size up to 4 MiB per direction
+NCCL_PLUGIN=$B/plugins/nccl/.libs/libnccl-net-hop.so
+if ! want nccl; then
+	:
+elif [ -x "$B/tests/nccl-net/nccl_net_test" ] && [ -f "$NCCL_PLUGIN" ]; then
+	step nccl-net 300 env LD_LIBRARY_PATH="$B/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+		bash -c '"$0" "$1" --rank "$2" --addr "$HOP_ADDR" --conns 1 --msgs 130 --timeout 240' \
+		"$B/tests/nccl-net/nccl_net_test" "$NCCL_PLUGIN" "$R"
+else
+	skip nccl-net "tests/nccl-net/nccl_net_test or the plugin not built"
 fi
 
 # 5. last: a rank that vanishes (rdma_cm notices at once); pair only
