@@ -90,10 +90,10 @@ int hop_comm_init_rank(hop_comm_t **commp, int nranks, hop_unique_id_t id,
 	}
 	comm->prov_ops = ops;
 
-	stage = ops->name;
-	if ((ret = ops->open(comm, comm->bs, &comm->prov))) {
+	stage = comm->prov_ctx.name; /* not ops->name: unloaded with a plugin */
+	if ((ret = hop_prov_open(comm))) {
 		snprintf(msg, sizeof(msg), "%s", layer_msg(comm, ret));
-		goto err_bs;
+		goto err_prov;
 	}
 
 	stage = "p2p";
@@ -116,8 +116,8 @@ int hop_comm_init_rank(hop_comm_t **commp, int nranks, hop_unique_id_t id,
 
 err_p2p:
 	hop_p2p_fini(comm);
-	if (comm->prov)
-		ops->close(comm->prov);
+err_prov:
+	hop_prov_close(comm); /* and unloads a plugin */
 err_bs:
 	hop_bootstrap_close(comm->bs);
 err_free:
@@ -159,9 +159,7 @@ int hop_comm_destroy(hop_comm_t *comm)
 		return HOP_ERR_INVALID_HANDLE;
 	hop_coll_fini(comm);
 	hop_p2p_fini(comm);
-	if (comm->prov && comm->prov_ops)
-		comm->prov_ops->close(comm->prov);
-	comm->prov = NULL;
+	hop_prov_close(comm);
 	hop_bootstrap_close(comm->bs);
 	comm->bs = NULL;
 	comm->magic = 0;

@@ -49,8 +49,10 @@ static const struct cfg_var cfg_vars[] = {
 	/* core */
 	{ "HOP_TIMEOUT", CFG_SECONDS, "60", 1, 2000000000ll, NULL, FIELD(timeout_ms),
 	  "deadline of every blocking wait, in seconds, e.g. 60 or 0.5" },
-	{ "HOP_TRANSPORT", CFG_STR, "auto", 0, 15, "auto|verbs|tcp|shm", FIELD(transport),
-	  "provider: auto picks verbs if every rank has an active device, else shm on one host, else tcp" },
+	{ "HOP_TRANSPORT", CFG_STR, "auto", 0, 15, NULL, FIELD(transport),
+	  "provider: auto picks verbs if every rank has an active device, else shm on one host, else tcp; verbs, tcp, shm, or NAME of a plugin libhop-provider-NAME.so" },
+	{ "HOP_PLUGIN_PATH", CFG_STR, "", 0, 255, NULL, FIELD(plugin_path),
+	  "colon-separated folders searched for libhop-provider-NAME.so before the installed LIBDIR/hop; HOP_PROV_NAME_* variables configure a plugin" },
 	{ "HOP_SOCKET_IFNAME", CFG_STR, "", 0, 15, NULL, FIELD(socket_ifname),
 	  "interface for the rendezvous and TCP traffic; unset: first non-loopback IPv4 interface, else lo" },
 	{ "HOP_SPIN", CFG_INT, "2000", 0, 100000000, NULL, FIELD(spin_count),
@@ -413,7 +415,9 @@ static void warn_unknown_vars(void)
 	for (char **e = environ; *e; e++) {
 		size_t len = strcspn(*e, "=");
 
-		if (strncmp(*e, "HOP_", 4) == 0 && !is_known_name(*e, len))
+		/* HOP_PROV_<NAME>_*: a plugin's own settings (hop/provider.h) */
+		if (strncmp(*e, "HOP_", 4) == 0 && !is_known_name(*e, len) &&
+		    strncmp(*e, "HOP_PROV_", 9) != 0)
 			HOP_WARN("unknown variable %.*s ignored (every HOP_* "
 				 "variable is listed in docs/config.md)",
 				 (int)len, *e);

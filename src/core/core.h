@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include <hop/hop.h>
+#include <hop/provider.h>
 
 #include "config.h"
 #include "log.h"
@@ -37,6 +38,8 @@ struct hop_comm {
 	struct hop_bootstrap *bs;
 	const struct hop_prov_ops *prov_ops;
 	struct hop_prov *prov;          /* owned by the provider */
+	struct hop_prov_ctx prov_ctx;   /* what the provider sees of the core */
+	void *prov_dl;                  /* dlopen handle of a provider plugin */
 	struct hop_p2p *p2p;            /* owned by src/p2p */
 	struct hop_coll *coll;          /* owned by src/coll */
 	atomic_int failed;              /* 0, or the code that failed it */

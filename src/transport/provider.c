@@ -4,7 +4,10 @@
  *
  * Selection is collective and decided from the same gathered data on every
  * rank, so all ranks agree: each rank contributes {host identity, which
- * providers it can use and why not, what HOP_TRANSPORT asks for}.
+ * providers it can use and why not, what HOP_TRANSPORT asks for}. A name
+ * that is not built in is a plugin (plugin.c): every rank loads it and asks
+ * its usable() before the exchange, so a rank that cannot load it makes
+ * every rank fail with that rank's reason instead of hanging the others.
  */
 #include "hop_autoconf.h"
 
@@ -19,7 +22,7 @@
 
 enum { SEL_VERBS = 0, SEL_TCP, SEL_SHM, SEL_N };
 #define SEL_AUTO 0x7f
-#define SEL_UNKNOWN 0x7e
+#define SEL_PLUGIN 0x7e
 
 static const char *const sel_names[SEL_N] = { "verbs", "tcp", "shm" };
 
@@ -39,6 +42,16 @@ static const struct hop_prov_ops *sel_ops(int i)
 	}
 }
 
+int hop_prov_builtin_name(const char *name)
+{
+	if (!name || !strcmp(name, "auto"))
+		return name != NULL;
+	for (int i = 0; i < SEL_N; i++)
+		if (!strcmp(name, sel_names[i]))
+			return 1;
+	return 0;
+}
+
 const struct hop_prov_ops *hop_prov_find(const char *name)
 {
 	if (!name)
@@ -53,9 +66,12 @@ const struct hop_prov_ops *hop_prov_find(const char *name)
 struct sel_rec {
 	uint64_t host;          /* hash of boot_id + hostname */
 	uint8_t usable[SEL_N];
-	uint8_t want;           /* SEL_*, SEL_AUTO or SEL_UNKNOWN */
-	uint8_t pad[4];
+	uint8_t want;           /* SEL_*, SEL_AUTO or SEL_PLUGIN */
+	uint8_t plug_err;       /* SEL_PLUGIN: -HOP_ERR_* of load/usable, or 0 */
+	uint8_t pad[3];
+	char plugin[16];        /* SEL_PLUGIN: its name (HOP_TRANSPORT) */
 	char why[SEL_N][80];    /* reason each provider is not usable */
+	char plug_why[320];     /* why the plugin cannot be used here */
 };
 
 static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
@@ -89,7 +105,36 @@ static uint64_t host_identity(void)
 	return h;
 }
 
-static void sel_local(const struct hop_comm *comm, struct sel_rec *rec)
+/*
+ * This rank's view of plugin HOP_TRANSPORT=@rec->plugin: loaded into
+ * comm->prov_dl and usable, or why not in @rec.
+ */
+static void sel_plugin(struct hop_comm *comm, struct sel_rec *rec,
+		       const struct hop_prov_ops **plug)
+{
+	int ret;
+
+	ret = hop_plugin_load(rec->plugin, comm->cfg.plugin_path,
+			      &comm->prov_dl, plug, rec->plug_why,
+			      sizeof(rec->plug_why));
+	if (!ret) {
+		comm->prov_ctx.name = comm->cfg.transport;
+		if ((*plug)->usable(&comm->prov_ctx, rec->plug_why,
+				    sizeof(rec->plug_why)) == 1) {
+			rec->plug_why[0] = '\0';
+			return;
+		}
+		ret = HOP_ERR_NO_DEVICE;
+		if (!rec->plug_why[0])
+			snprintf(rec->plug_why, sizeof(rec->plug_why),
+				 "its usable() gave no reason");
+	}
+	rec->plug_why[sizeof(rec->plug_why) - 1] = '\0';
+	rec->plug_err = (uint8_t)-ret;
+}
+
+static void sel_local(struct hop_comm *comm, struct sel_rec *rec,
+		      const struct hop_prov_ops **plug)
 {
 	const char *t = comm->cfg.transport;
 
@@ -103,7 +148,8 @@ static void sel_local(const struct hop_comm *comm, struct sel_rec *rec)
 				 "not built (configure found no rdma-core)");
 			continue;
 		}
-		rec->usable[i] = ops->usable(comm, rec->why[i],
+		comm->prov_ctx.name = ops->name;
+		rec->usable[i] = ops->usable(&comm->prov_ctx, rec->why[i],
 					     sizeof(rec->why[i])) == 1;
 		if (rec->usable[i])
 			rec->why[i][0] = '\0';
@@ -112,39 +158,60 @@ static void sel_local(const struct hop_comm *comm, struct sel_rec *rec)
 				 "no reason given");
 		rec->why[i][sizeof(rec->why[i]) - 1] = '\0';
 	}
-	rec->want = SEL_UNKNOWN;
+	rec->want = SEL_PLUGIN;
 	if (!t[0] || !strcmp(t, "auto"))
 		rec->want = SEL_AUTO;
 	for (int i = 0; i < SEL_N; i++)
 		if (!strcmp(t, sel_names[i]))
 			rec->want = (uint8_t)i;
+	if (rec->want == SEL_PLUGIN) {
+		snprintf(rec->plugin, sizeof(rec->plugin), "%s", t);
+		sel_plugin(comm, rec, plug);
+	}
 }
 
-static const char *want_name(uint8_t w)
+static const char *want_name(const struct sel_rec *rec)
 {
-	return w == SEL_AUTO ? "auto" : w < SEL_N ? sel_names[w] : "unknown";
+	return rec->want == SEL_AUTO     ? "auto"
+	       : rec->want == SEL_PLUGIN ? rec->plugin
+	       : rec->want < SEL_N       ? sel_names[rec->want]
+					 : "unknown";
+}
+
+/* Every rank loaded the plugin and can use it, or the first that cannot. */
+static int sel_plugin_decide(struct hop_comm *comm, const struct sel_rec *all,
+			     const struct hop_prov_ops *plug,
+			     const struct hop_prov_ops **out)
+{
+	for (int r = 0; r < comm->nranks; r++)
+		if (all[r].plug_err)
+			return hop_set_error(comm, -(int)all[r].plug_err,
+					     "HOP_TRANSPORT=%s on rank %d: %s",
+					     all[0].plugin, r, all[r].plug_why);
+	HOP_INFO("transport: plugin %s (HOP_TRANSPORT)", all[0].plugin);
+	*out = plug;
+	return 0;
 }
 
 /* Decide from the gathered records; identical on every rank. */
 static int sel_decide(struct hop_comm *comm, const struct sel_rec *all,
+		      const struct hop_prov_ops *plug,
 		      const struct hop_prov_ops **out)
 {
 	int n = comm->nranks, choice, same_host = 1, all_usable[SEL_N];
 	uint8_t want = all[0].want;
 
 	for (int r = 1; r < n; r++)
-		if (all[r].want != want)
+		if (all[r].want != want ||
+		    strncmp(all[r].plugin, all[0].plugin, sizeof(all[0].plugin)))
 			return hop_set_error(comm, HOP_ERR_MISMATCH,
 					     "HOP_TRANSPORT differs between "
 					     "ranks: rank 0 has %s, rank %d "
 					     "has %s",
-					     want_name(want), r,
-					     want_name(all[r].want));
-	if (want == SEL_UNKNOWN)
-		return hop_set_error(comm, HOP_ERR_CONFIG,
-				     "HOP_TRANSPORT=%s: unknown transport "
-				     "(auto, verbs, tcp, shm)",
-				     comm->cfg.transport);
+					     want_name(&all[0]), r,
+					     want_name(&all[r]));
+	if (want == SEL_PLUGIN)
+		return sel_plugin_decide(comm, all, plug, out);
 	for (int i = 0; i < SEL_N; i++) {
 		all_usable[i] = 1;
 		for (int r = 0; r < n; r++)
@@ -196,17 +263,17 @@ static int sel_decide(struct hop_comm *comm, const struct sel_rec *all,
 	return 0;
 }
 
-int hop_prov_select(struct hop_comm *comm, struct hop_bootstrap *bs,
-		    const struct hop_prov_ops **out)
+/* Gather every rank's record and decide; the same on every rank. */
+static int sel_gather(struct hop_comm *comm, struct hop_bootstrap *bs,
+		      const struct sel_rec *mine,
+		      const struct hop_prov_ops *plug,
+		      const struct hop_prov_ops **out)
 {
-	struct sel_rec mine, *all;
+	struct sel_rec *all;
 	int ret;
 
-	if (!comm || !out)
-		return HOP_ERR_INVALID_ARG;
-	sel_local(comm, &mine);
 	if (comm->nranks == 1 && !bs)
-		return sel_decide(comm, &mine, out);
+		return sel_decide(comm, mine, plug, out);
 	if (!bs)
 		return hop_set_error(comm, HOP_ERR_INVALID_ARG,
 				     "transport selection needs a bootstrap "
@@ -215,14 +282,39 @@ int hop_prov_select(struct hop_comm *comm, struct hop_bootstrap *bs,
 	if (!all)
 		return hop_set_error(comm, HOP_ERR_NO_MEMORY,
 				     "transport selection: out of memory");
-	ret = hop_bootstrap_allgather(bs, &mine, all, sizeof(mine),
+	ret = hop_bootstrap_allgather(bs, mine, all, sizeof(*mine),
 				      hop_comm_deadline(comm));
 	if (ret)
 		ret = hop_set_error(comm, ret,
 				    "transport selection: allgather failed: %s",
 				    hop_bootstrap_error(bs));
 	else
-		ret = sel_decide(comm, all, out);
+		ret = sel_decide(comm, all, plug, out);
 	free(all);
+	return ret;
+}
+
+int hop_prov_select(struct hop_comm *comm, struct hop_bootstrap *bs,
+		    const struct hop_prov_ops **out)
+{
+	const struct hop_prov_ops *plug = NULL;
+	struct sel_rec mine;
+	int ret;
+
+	if (!comm || !out)
+		return HOP_ERR_INVALID_ARG;
+	/* a comm selecting again (tests) drops the plugin it had */
+	hop_plugin_unload(comm->prov_dl);
+	comm->prov_dl = NULL;
+	hop_prov_ctx_init(comm, NULL);
+	sel_local(comm, &mine, &plug);
+	ret = sel_gather(comm, bs, &mine, plug, out);
+	if (ret || *out != plug) {
+		hop_plugin_unload(comm->prov_dl);
+		comm->prov_dl = NULL;
+	}
+	if (!ret)
+		comm->prov_ctx.name = *out == plug ? comm->cfg.transport
+						   : (*out)->name;
 	return ret;
 }

@@ -204,7 +204,8 @@ int ph_open(struct ph *ph)
 	ph->nlocal = 0;
 	if (ph->done)
 		memset(ph->done, 0, ph->done_cap);
-	ret = ph->ops->open(ph->comm, ph->bs, &ph->prov);
+	hop_prov_ctx_init(ph->comm, ph->prov_name);
+	ret = ph->ops->open(&ph->comm->prov_ctx, &ph->prov);
 	if (ret) {
 		fprintf(stderr, "[rank %d] %s open: %s: %s\n", ph->rank,
 			ph->prov_name, hop_err_name(ret), ph->comm->fail_msg);

@@ -179,7 +179,7 @@ int t_select(struct ph *ph, void *arg)
 			     !hop_prov_find("nope") && !hop_prov_find(NULL),
 		 "hop_prov_find");
 	/* one host here: auto is verbs only if a device works, else shm */
-	expect = v && v->usable(ph->comm, why, sizeof(why)) == 1 ? NULL : "shm";
+	expect = v && v->usable(&ph->comm->prov_ctx, why, sizeof(why)) == 1 ? NULL : "shm";
 	PH_CHECK(ph, sel(ph, "auto", &got) == 0, "auto: %s",
 		 ph->comm->last_error);
 	PH_CHECK(ph, !expect || !strcmp(got, expect), "auto chose %s", got);

@@ -442,7 +442,7 @@ static void usable_without_devices(void **state)
 	}
 	memset(&comm, 0, sizeof(comm));
 	hop_config_defaults(&comm.cfg);
-	assert_int_equal(hop_prov_verbs.usable(&comm, why, sizeof(why)), 0);
+	assert_int_equal(hop_prov_verbs.usable(&comm.prov_ctx, why, sizeof(why)), 0);
 	assert_string_equal(why, "no RDMA devices found (ibv_get_device_list returned 0)");
 	assert_string_equal(hop_prov_verbs.name, "verbs");
 	assert_int_equal(hop_prov_verbs.size, sizeof(struct hop_prov_ops));

@@ -225,8 +225,8 @@ struct shm_mr {
 #define SHM_MR_MAGIC 0x73686d72u /* "shmr" */
 
 /* shm_seg.c */
-int shm_usable(const struct hop_comm *comm, char *why, size_t whylen);
-int shm_open_prov(struct hop_comm *comm, struct hop_bootstrap *bs,
+int shm_usable(const struct hop_prov_ctx *ctx, char *why, size_t whylen);
+int shm_open_prov(const struct hop_prov_ctx *ctx,
 		  struct hop_prov **out);
 void shm_close(struct hop_prov *prov);
 static inline struct shm_ring *shm_seg_ring(struct shm_seg *s, int idx)

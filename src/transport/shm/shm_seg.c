@@ -37,9 +37,9 @@ static uint64_t shm_ring_size_for(int nranks)
 	return 32u << 10;
 }
 
-int shm_usable(const struct hop_comm *comm, char *why, size_t whylen)
+int shm_usable(const struct hop_prov_ctx *ctx, char *why, size_t whylen)
 {
-	(void)comm;
+	(void)ctx;
 	if (access("/dev/shm", W_OK) != 0) {
 		snprintf(why, whylen, "/dev/shm is not writable: %s",
 			 strerror(errno));
@@ -219,9 +219,10 @@ static void shm_peer_setup(struct hop_prov *prov, int r, pid_t pid)
 #endif
 }
 
-int shm_open_prov(struct hop_comm *comm, struct hop_bootstrap *bs,
-		  struct hop_prov **out)
+int shm_open_prov(const struct hop_prov_ctx *ctx, struct hop_prov **out)
 {
+	struct hop_comm *comm = hop_prov_comm(ctx);
+	struct hop_bootstrap *bs = comm->bs;
 	uint64_t deadline = hop_comm_deadline(comm);
 	struct shm_info mine, *all = NULL;
 	int32_t ok, *oks = NULL;

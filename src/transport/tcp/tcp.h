@@ -165,9 +165,8 @@ int tcp_connect_all(struct hop_prov *prov, int lfd,
 		    uint64_t deadline);
 
 /* tcp_ep.c */
-int tcp_usable(const struct hop_comm *comm, char *why, size_t whylen);
-int tcp_open(struct hop_comm *comm, struct hop_bootstrap *bs,
-	     struct hop_prov **out);
+int tcp_usable(const struct hop_prov_ctx *ctx, char *why, size_t whylen);
+int tcp_open(const struct hop_prov_ctx *ctx, struct hop_prov **out);
 void tcp_close(struct hop_prov *prov);
 /* Fail the comm because of @p (EOF/reset/protocol) and drop the socket. */
 int tcp_peer_fail(struct hop_prov *prov, struct tcp_peer *p, int code,

@@ -22,9 +22,9 @@
 /* Above this many peers, poll() finds readable sockets with epoll first. */
 #define TCP_EPOLL_PEERS 4
 
-int tcp_usable(const struct hop_comm *comm, char *why, size_t whylen)
+int tcp_usable(const struct hop_prov_ctx *ctx, char *why, size_t whylen)
 {
-	(void)comm;
+	(void)ctx;
 	if (why && whylen)
 		why[0] = '\0';
 	return 1;
@@ -148,9 +148,10 @@ static int tcp_listen(struct hop_prov *prov, struct hop_bootstrap *bs,
 	return fd;
 }
 
-int tcp_open(struct hop_comm *comm, struct hop_bootstrap *bs,
-	     struct hop_prov **out)
+int tcp_open(const struct hop_prov_ctx *ctx, struct hop_prov **out)
 {
+	struct hop_comm *comm = hop_prov_comm(ctx);
+	struct hop_bootstrap *bs = comm->bs;
 	uint64_t deadline = hop_comm_deadline(comm);
 	struct tcp_addr mine, *addrs = NULL;
 	struct hop_prov *prov;

@@ -272,9 +272,9 @@ static void list_devices(struct ibv_device **l, int num, char *buf, size_t len)
 		appendf(buf, len, "%s%s", i ? ", " : "", ibv_get_device_name(l[i]));
 }
 
-int vrb_usable(const struct hop_comm *comm, char *why, size_t whylen)
+int vrb_usable(const struct hop_prov_ctx *ctx, char *why, size_t whylen)
 {
-	const struct hop_config *cfg = &comm->cfg;
+	const struct hop_config *cfg = &hop_prov_comm(ctx)->cfg;
 	struct ibv_device **l;
 	char seen[1024] = "";
 	int num = 0, ok = 0, matched = 0;

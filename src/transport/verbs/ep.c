@@ -319,9 +319,10 @@ static void keep_heap_mapped(void)
 #endif
 }
 
-int vrb_open(struct hop_comm *comm, struct hop_bootstrap *bs,
-	     struct hop_prov **out)
+int vrb_open(const struct hop_prov_ctx *ctx, struct hop_prov **out)
 {
+	struct hop_comm *comm = hop_prov_comm(ctx);
+	struct hop_bootstrap *bs = comm->bs;
 	uint64_t deadline = hop_comm_deadline(comm);
 	struct hop_prov *prov;
 	uint32_t pref;

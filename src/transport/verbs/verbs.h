@@ -256,15 +256,14 @@ struct hop_prov {
 };
 
 /* device.c */
-int vrb_usable(const struct hop_comm *comm, char *why, size_t whylen);
+int vrb_usable(const struct hop_prov_ctx *ctx, char *why, size_t whylen);
 /* oob: choose and open the device and port (HOP_IB_DEVICE/HOP_IB_PORT). */
 int vrb_dev_open(struct hop_prov *prov, uint32_t pref_ipv4);
 /* Query the chosen port: LID, MTU, GID choice (both modes). */
 int vrb_port_setup(struct hop_prov *prov, uint32_t pref_ipv4);
 
 /* ep.c */
-int vrb_open(struct hop_comm *comm, struct hop_bootstrap *bs,
-	     struct hop_prov **out);
+int vrb_open(const struct hop_prov_ctx *ctx, struct hop_prov **out);
 void vrb_close(struct hop_prov *prov);
 /* RESET -> INIT with our access flags, then post every receive. */
 int vrb_qp_init(struct hop_prov *prov, struct vrb_peer *p,

@@ -1,0 +1,161 @@
+/*
+ * prov_ctx.c - the core's services as a provider sees them (struct
+ * hop_prov_ctx of hop/provider.h), and opening/closing the provider of a
+ * communicator. The context is embedded in struct hop_comm, so a callback
+ * finds its communicator without any pointer a plugin could corrupt.
+ */
+#include "hop_autoconf.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/bootstrap.h"
+#include "core/core.h"
+#include "transport/provider.h"
+
+static int ctx_allgather(const struct hop_prov_ctx *ctx, const void *mine,
+			 void *all, size_t len)
+{
+	struct hop_comm *comm = hop_prov_comm(ctx);
+	int ret;
+
+	if (!mine || !all || !len)
+		return hop_set_error(comm, HOP_ERR_INVALID_ARG,
+				     "%s: allgather of %zu bytes from %p to %p",
+				     ctx->name, len, mine, all);
+	if (comm->nranks == 1 && !comm->bs) {
+		memcpy(all, mine, len);
+		return 0;
+	}
+	ret = hop_bootstrap_allgather(comm->bs, mine, all, len,
+				      hop_comm_deadline(comm));
+	if (ret)
+		return hop_set_error(comm, ret, "%s: rank %d: address exchange "
+				     "(%zu bytes per rank) failed: %s",
+				     ctx->name, comm->rank, len,
+				     hop_bootstrap_error(comm->bs));
+	return 0;
+}
+
+static int ctx_fail(const struct hop_prov_ctx *ctx, int code,
+		    const char *fmt, ...)
+{
+	char msg[HOP_MSG_LEN];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	/* a positive or zero code would read as success to every caller */
+	return hop_comm_fail(hop_prov_comm(ctx),
+			     code < 0 ? code : HOP_ERR_TRANSPORT, "%s", msg);
+}
+
+static int ctx_error(const struct hop_prov_ctx *ctx, int code,
+		     const char *fmt, ...)
+{
+	char msg[HOP_MSG_LEN];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return hop_set_error(hop_prov_comm(ctx),
+			     code < 0 ? code : HOP_ERR_TRANSPORT, "%s", msg);
+}
+
+static int ctx_failed(const struct hop_prov_ctx *ctx)
+{
+	int f = atomic_load_explicit(&hop_prov_comm(ctx)->failed,
+				     memory_order_acquire);
+
+	/* the core briefly stores a positive marker while it records a cause */
+	return f < 0 ? f : f ? HOP_ERR_COMM_FAILED : 0;
+}
+
+static void ctx_log(const struct hop_prov_ctx *ctx, int level,
+		    const char *fmt, ...)
+{
+	char msg[HOP_MSG_LEN];
+	va_list ap;
+
+	if (level < HOP_LOG_WARN)
+		level = HOP_LOG_WARN;
+	if (level > HOP_LOG_TRACE)
+		level = HOP_LOG_TRACE;
+	if (hop_log_level_g < level)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	hop_log_write(level, "%s: %s", ctx->name, msg);
+}
+
+/* HOP_PROV_<NAME>_<KEY>, NAME upper-cased with '-' as '_'. */
+static const char *ctx_config(const struct hop_prov_ctx *ctx, const char *key)
+{
+	char var[128];
+	size_t n;
+
+	if (!key || !key[0])
+		return NULL;
+	n = (size_t)snprintf(var, sizeof(var), "HOP_PROV_%s_%s", ctx->name,
+			     key);
+	if (n >= sizeof(var))
+		return NULL;
+	for (char *c = var; *c; c++)
+		*c = *c == '-' ? '_' : (char)toupper((unsigned char)*c);
+	return getenv(var);
+}
+
+void hop_prov_ctx_init(struct hop_comm *comm, const char *name)
+{
+	struct hop_prov_ctx *c = &comm->prov_ctx;
+
+	c->size = sizeof(*c);
+	c->rank = comm->rank;
+	c->nranks = comm->nranks;
+	c->timeout_ms = comm->cfg.timeout_ms;
+	c->name = name ? name : "provider";
+	c->allgather = ctx_allgather;
+	c->fail = ctx_fail;
+	c->error = ctx_error;
+	c->failed = ctx_failed;
+	c->log = ctx_log;
+	c->config = ctx_config;
+}
+
+int hop_prov_open(struct hop_comm *comm)
+{
+	int ret;
+
+	if (!comm || !comm->prov_ops)
+		return HOP_ERR_INVALID_ARG;
+	comm->prov = NULL;
+	ret = comm->prov_ops->open(&comm->prov_ctx, &comm->prov);
+	if (ret > 0 || (!ret && !comm->prov)) {
+		/* a plugin's slip must not pass for success */
+		comm->prov = NULL;
+		return hop_set_error(comm, HOP_ERR_INTERNAL,
+				     "%s: open() returned %d %s an instance",
+				     comm->prov_ctx.name, ret,
+				     ret ? "and" : "without");
+	}
+	return ret;
+}
+
+void hop_prov_close(struct hop_comm *comm)
+{
+	if (comm->prov && comm->prov_ops)
+		comm->prov_ops->close(comm->prov);
+	comm->prov = NULL;
+	if (comm->prov_dl) {
+		/* the ops table lives in the plugin: forget it first */
+		comm->prov_ops = NULL;
+		hop_plugin_unload(comm->prov_dl);
+		comm->prov_dl = NULL;
+	}
+}
