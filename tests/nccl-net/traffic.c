@@ -55,24 +55,40 @@ static struct msg msg_of(const struct opts *o, int sender, int conn, int i)
 	return m;
 }
 
+/* The 8 bytes at word @w of a message with contents @key, little-endian. */
+static void word_at(uint8_t out[8], uint64_t key, size_t w)
+{
+	uint64_t v = mix(key ^ (w * 0x2545f4914f6cdd1dull));
+
+	for (int b = 0; b < 8; b++)
+		out[b] = (uint8_t)(v >> (8 * b));
+}
+
 static void fill(uint8_t *p, size_t len, uint64_t key)
 {
-	for (size_t w = 0; w * 8 < len; w++) {
-		uint64_t v = mix(key ^ (w * 0x2545f4914f6cdd1dull));
+	uint8_t word[8];
 
-		for (size_t b = 0; b < 8 && w * 8 + b < len; b++)
-			p[w * 8 + b] = (uint8_t)(v >> (8 * b));
+	for (size_t w = 0; w * 8 < len; w++) {
+		size_t n = len - w * 8 < 8 ? len - w * 8 : 8;
+
+		word_at(word, key, w);
+		memcpy(p + w * 8, word, n);
 	}
 }
 
 /* Offset of the first wrong byte, or -1. */
 static long check(const uint8_t *p, size_t len, uint64_t key)
 {
-	for (size_t w = 0; w * 8 < len; w++) {
-		uint64_t v = mix(key ^ (w * 0x2545f4914f6cdd1dull));
+	uint8_t word[8];
 
-		for (size_t b = 0; b < 8 && w * 8 + b < len; b++)
-			if (p[w * 8 + b] != (uint8_t)(v >> (8 * b)))
+	for (size_t w = 0; w * 8 < len; w++) {
+		size_t n = len - w * 8 < 8 ? len - w * 8 : 8;
+
+		word_at(word, key, w);
+		if (memcmp(p + w * 8, word, n) == 0)
+			continue;
+		for (size_t b = 0; b < n; b++)
+			if (p[w * 8 + b] != word[b])
 				return (long)(w * 8 + b);
 	}
 	return -1;
