@@ -18,7 +18,6 @@
 
 #define WINDOW 128          /* harness slots: more than the plugin's pool */
 #define FLOOD 100           /* first messages: small, posted untested */
-#define BYTES_CAP (64 << 20) /* in-flight bytes per connection and side */
 #define CANARY 0xa5
 
 static uint64_t mix(uint64_t x)
@@ -186,6 +185,17 @@ static long slot_bytes(const struct slot *s)
 	return b;
 }
 
+/*
+ * Bytes in flight per connection and side: 8 of the largest messages (the
+ * SoftRoCE VMs have 512 MiB), like NCCL's fixed buffers per connection.
+ */
+static long bytes_cap(const struct harness *h)
+{
+	long cap = 8l * h->o.max_size;
+
+	return cap < (64 << 10) ? 64 << 10 : cap;
+}
+
 /* Post what may be posted on one side; stops at a NULL request. */
 static int post_side(struct harness *h, int k, struct conn_state *cs,
 		     int send, int limit)
@@ -199,7 +209,7 @@ static int post_side(struct harness *h, int k, struct conn_state *cs,
 
 		if (!sd->have_staged && stage(h, k, sd, send))
 			return -1;
-		if (sd->nfl && sd->bytes + slot_bytes(s) > BYTES_CAP)
+		if (sd->nfl && sd->bytes + slot_bytes(s) > bytes_cap(h))
 			return 0;
 		for (int j = 0; j < s->n; j++) {
 			tags[j] = msg_of(&h->o, send ? h->o.rank : 1 - h->o.rank,

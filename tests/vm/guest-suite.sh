@@ -129,9 +129,9 @@ fi
 
 # 4b. the NCCL net plugin over verbs (tests/nccl-net): its harness on both
 # ranks, handles exchanged over TCP at this step's HOP_ADDR; 100 small
-# messages then 30 of random size up to 4 MiB per direction
+# messages then 30 of random size up to 4 MiB per direction; pair only
 NCCL_PLUGIN=$B/plugins/nccl/.libs/libnccl-net-hop.so
-if ! want nccl; then
+if ! want nccl || [ "$MODE" != pair ]; then
 	:
 elif [ -x "$B/tests/nccl-net/nccl_net_test" ] && [ -f "$NCCL_PLUGIN" ]; then
 	step nccl-net 300 env LD_LIBRARY_PATH="$B/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
