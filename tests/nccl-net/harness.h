@@ -20,6 +20,8 @@ struct opts {
 	int max_size;        /* largest message, bytes */
 	uint64_t seed;
 	int timeout_s;       /* the whole run's deadline */
+	int die_after;       /* rank 1 exits, unclosed, after so many receives */
+	int timeouts;        /* only the set-up deadlines, in one process */
 };
 
 struct harness {
@@ -42,12 +44,15 @@ struct harness {
 #define CHECK_RES(call)                                                   \
 	do {                                                              \
 		ncclResult_t r_ = (call);                                 \
-		if (r_ != ncclSuccess)                                    \
+		if (r_ != ncclSuccess) {                                  \
+			h_last_res = r_;                                  \
 			FAIL("%s returned %d (%s:%d)", #call, (int)r_,    \
 			     __FILE__, __LINE__);                         \
+		}                                                         \
 	} while (0)
 
 extern int h_rank;
+extern ncclResult_t h_last_res; /* of the last call CHECK_RES failed */
 
 uint64_t now_ns(void);
 int deadline_passed(const struct harness *h);
@@ -74,5 +79,9 @@ int run_traffic(struct harness *h);
 
 /* checks.c: argument and rule checks, in this process alone */
 int run_checks(struct harness *h);
+
+/* failures.c: a peer that dies mid-traffic, peers that never come */
+int peer_died(struct harness *h, int traffic_rc);
+int run_timeouts(struct harness *h);
 
 #endif /* HOP_NCCL_HARNESS_H */

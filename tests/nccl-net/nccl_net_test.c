@@ -6,11 +6,14 @@
  *
  * usage: nccl_net_test PLUGIN.so [--rank 0|1 --addr HOST:PORT]
  *                      [--conns K] [--msgs N] [--max-size B] [--seed S]
- *                      [--timeout S]
+ *                      [--timeout S] [--die-after N] [--timeouts 1]
  * Without --rank it forks: parent and child are the two ends. With --rank
  * (one process per host, e.g. in the SoftRoCE VMs) rank 0 listens on PORT
  * for the handle exchange and rank 1 connects to HOST:PORT. The transport
  * is the plugin's: HOP_TRANSPORT. Exit 0 when everything was verified.
+ * --die-after N: rank 1 exits without closing after N receives; rank 0
+ * passes when a plugin call then reports the failure. --timeouts 1: one
+ * process, connect and accept with no peer must fail after HOP_TIMEOUT.
  */
 #include <dlfcn.h>
 #include <malloc.h>
@@ -22,6 +25,7 @@
 #include "harness.h"
 
 int h_rank;
+ncclResult_t h_last_res;
 char h_last_warn[512];
 int h_quiet;
 
@@ -46,7 +50,7 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: nccl_net_test PLUGIN.so [--rank 0|1 --addr "
 		"HOST:PORT] [--conns K] [--msgs N] [--max-size B] [--seed S] "
-		"[--timeout S]\n");
+		"[--timeout S] [--die-after N] [--timeouts 1]\n");
 	return 2;
 }
 
@@ -80,9 +84,15 @@ static int parse(int argc, char **argv, struct opts *o, const char **addr)
 			o->seed = (uint64_t)strtoull(v, NULL, 0);
 		else if (!strcmp(a, "--timeout") && n >= 1)
 			o->timeout_s = (int)n;
+		else if (!strcmp(a, "--die-after") && n >= 1)
+			o->die_after = (int)n;
+		else if (!strcmp(a, "--timeouts"))
+			o->timeouts = n != 0;
 		else
 			return -1;
 	}
+	if (o->timeouts && (*addr || o->rank >= 0))
+		return -1; /* one process, no peer */
 	return (o->rank < 0) == (*addr == NULL) ? 0 : -1;
 }
 
@@ -118,14 +128,22 @@ static int run(struct harness *h)
 	void *dl = NULL;
 	int rc = load(h, &dl);
 
+	if (rc == 0 && h->o.timeouts) {
+		rc = run_timeouts(h);
+		goto unload;
+	}
 	if (rc == 0)
 		rc = run_checks(h);
 	if (rc == 0)
 		rc = connect_all(h);
-	if (rc == 0)
+	if (rc == 0) {
 		rc = run_traffic(h);
-	if (close_all(h, rc != 0))
+		if (h->o.die_after)
+			rc = peer_died(h, rc);
+	}
+	if (close_all(h, rc != 0 || h->o.die_after))
 		rc = -1;
+unload:
 	/* dlopen keeps libhop loaded: unload runs the plugin's destructor */
 	if (dl)
 		dlclose(dl);
@@ -150,7 +168,10 @@ int main(int argc, char **argv)
 	if (argc < 2 || parse(argc, argv, &h.o, &addr))
 		return usage();
 	h.deadline = now_ns() + (uint64_t)h.o.timeout_s * 1000000000ull;
-	if (addr) {
+	if (h.o.timeouts) {
+		h.o.rank = 0;
+		rc = 0;
+	} else if (addr) {
 		h_rank = h.o.rank;
 		rc = link_tcp(&h, addr);
 	} else {

@@ -13,6 +13,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -314,6 +315,23 @@ static void side_free(struct side *sd)
 		free(sd->staged.buf[j]);
 }
 
+/* --die-after: rank 1 vanishes as a crashed process would, comms open. */
+static void maybe_die(struct harness *h, const struct conn_state *cs)
+{
+	int got = 0;
+
+	if (!h->o.die_after || h->o.rank != 1)
+		return;
+	for (int k = 0; k < h->o.nconns; k++)
+		got += cs[k].in.done;
+	if (got < h->o.die_after)
+		return;
+	printf("nccl_net_test r1: exiting after %d receives, comms open\n",
+	       got);
+	fflush(NULL);
+	_exit(0);
+}
+
 static int loop(struct harness *h, struct conn_state *cs, long *rx)
 {
 	int n = h->o.nconns, M = h->o.msgs;
@@ -321,6 +339,7 @@ static int loop(struct harness *h, struct conn_state *cs, long *rx)
 	for (;;) {
 		int all = 1, moved = 0, r;
 
+		maybe_die(h, cs);
 		for (int k = 0; k < n; k++) {
 			if (post_side(h, k, &cs[k], 1, M) ||
 			    post_side(h, k, &cs[k], 0, M))
