@@ -102,16 +102,15 @@ int hop_plugin_load(const char *name, const char *path, void **dl,
 	*dl = NULL;
 	*ops = NULL;
 	if (!name_ok(name)) {
-		snprintf(err, errlen, "HOP_TRANSPORT=%s: not auto, verbs, tcp, "
-			 "shm, nor a plugin name (a-z, 0-9, '_', '-')", name);
+		snprintf(err, errlen, "not auto, verbs, tcp, shm, nor a plugin "
+			 "name (1 to 15 of a-z, 0-9, '_', '-')");
 		return HOP_ERR_CONFIG;
 	}
 	if (find_file(name, path ? path : "", file, sizeof(file), tried,
 		      sizeof(tried))) {
-		snprintf(err, errlen, "HOP_TRANSPORT=%s: not built in (auto, "
-			 "verbs, tcp, shm) and no libhop-provider-%s.so in "
-			 "HOP_PLUGIN_PATH or the install folder (looked in %s)",
-			 name, name, tried);
+		snprintf(err, errlen, "not built in (auto, verbs, tcp, shm) and "
+			 "no libhop-provider-%s.so in HOP_PLUGIN_PATH or the "
+			 "install folder (looked in %s)", name, tried);
 		return HOP_ERR_CONFIG;
 	}
 	/* RTLD_LOCAL: two plugins' internals cannot collide */
