@@ -92,6 +92,15 @@ static int retire(struct relay_run *x, struct relay_slot *s)
 	return 0;
 }
 
+/* A start call that failed did not link its request (unless it also
+ * completed it): the slot holds nothing in flight. */
+static int unposted(struct relay_slot *s, int ret)
+{
+	if (!s->rq.done)
+		s->st = SL_FREE;
+	return ret;
+}
+
 /* Retire what completed, then post receives and sends in chunk order. */
 static int pump(struct relay_run *x)
 {
@@ -120,7 +129,7 @@ static int pump(struct relay_run *x)
 		if ((ret = hop_p2p_irecv(x->comm, &s->rq, x->prev, x->tag,
 					 chunk_ptr(x, s->chunk),
 					 chunk_len(x, s->chunk), pl->sig)))
-			return ret;
+			return unposted(s, ret);
 	}
 	while (x->next_send < x->next_recv &&
 	       x->slot[x->next_send % x->nslots].st == SL_FULL) {
@@ -133,7 +142,7 @@ static int pump(struct relay_run *x)
 		if ((ret = hop_p2p_isend(x->comm, &s->rq, x->next, x->tag,
 					 chunk_ptr(x, s->chunk),
 					 chunk_len(x, s->chunk), pl->sig)))
-			return ret;
+			return unposted(s, ret);
 	}
 	return 0;
 }

@@ -1,0 +1,455 @@
+/*
+ * hop-relay-bench - measured multi-hop transfer times beside the model.
+ *
+ * On the path 0 -> 1 -> ... -> H (H hops), for each size m it sweeps the
+ * chunk count k of hop_relay() and prints the measured time T(k) beside
+ * the model's T(m, H, k) = (H + k - 1)(alpha + m/(k beta)), with alpha and
+ * beta fitted in the same run from one-hop transfers (0 -> 1) of sizes
+ * 4 KiB .. the largest m (least squares on relative error). Then, per
+ * size: the measured-best k beside the model's k* (exact integer optimum,
+ * clamped to m / min_chunk), the store-and-forward time beside
+ * H (alpha + m/beta), and hop's own default k (hop_relay_plan()).
+ *
+ * Timing of one transfer: all ranks meet in a barrier; the source starts
+ * its clock, runs hop_relay() and stops when the destination's 0-byte ack
+ * arrives; the ack's one-way time (half a 0-byte round trip, measured
+ * first) is subtracted. Medians of --iters samples after --warmup. The
+ * destination checks the data of the last sample of every row byte for
+ * byte (column "wrong").
+ *
+ * Run: hop-run -n H+1 hop-relay-bench --hops H [--sizes 1M,4M,16M]
+ *      [--ks 1,2,4,...] [--iters N] [--warmup N]
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <hop/hop.h>
+
+#include "model/fit.h"
+#include "model/model.h"
+
+#define TAG_ACK 11
+#define TAG_WRONG 12
+#define TAG_PING 13
+#define MAX_SIZES 16
+#define MAX_KS 64
+#define MAX_ITERS 1000
+
+struct opts {
+	int hops, iters, warmup, nsizes, nks;
+	size_t sizes[MAX_SIZES];
+	long ks[MAX_KS];
+};
+
+static hop_comm_t *comm;
+static int rank, nranks;
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static void die(const char *what, int ret)
+{
+	fprintf(stderr, "hop-relay-bench rank %d: %s: %s: %s\n", rank, what,
+		hop_err_name(ret), hop_comm_last_error(comm));
+	exit(1);
+}
+
+#define CALL(x)                                                               \
+	do {                                                                  \
+		int r_ = (x);                                                 \
+		if (r_)                                                       \
+			die(#x, r_);                                          \
+	} while (0)
+
+/* "4K", "16M": powers of 1024; 0 on a malformed value. */
+static int parse_size(const char *s, size_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || s[0] == '-')
+		return 0;
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	}
+	if (*end || !v || v > (1ull << 31))
+		return 0;
+	*out = (size_t)v;
+	return 1;
+}
+
+static int parse_long(const char *s, long min, long max, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		return 0;
+	*out = v;
+	return 1;
+}
+
+/* Comma-separated list into @sizes (is_size) or @ks; count or -1. */
+static int parse_list(char *s, int is_size, size_t *sizes, long *ks, int max)
+{
+	int n = 0;
+
+	for (char *tok = strtok(s, ","); tok; tok = strtok(NULL, ",")) {
+		if (n == max)
+			return -1;
+		if (is_size ? !parse_size(tok, &sizes[n])
+			    : !parse_long(tok, 1, 1 << 20, &ks[n]))
+			return -1;
+		n++;
+	}
+	return n;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: hop-run -n H+1 hop-relay-bench --hops H [options]\n"
+"  --hops H        hops of the path 0 -> 1 -> ... -> H (2..63; default 3)\n"
+"  --sizes LIST    message sizes (default 1M,4M,16M; K, M, G suffixes)\n"
+"  --ks LIST       chunk counts to sweep (default 1,2,3,4,6,8,...,256 up\n"
+"                  to m / 4K, plus the model's k* and hop's default)\n"
+"  --iters N       timed transfers per row (default 7)\n"
+"  --warmup N      untimed transfers per row (default 2)\n");
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{ "hops", required_argument, NULL, 'H' },
+		{ "sizes", required_argument, NULL, 's' },
+		{ "ks", required_argument, NULL, 'k' },
+		{ "iters", required_argument, NULL, 'n' },
+		{ "warmup", required_argument, NULL, 'w' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, li = 0;
+	long v;
+
+	*o = (struct opts){ .hops = 3, .iters = 7, .warmup = 2, .nsizes = 3,
+			    .sizes = { 1u << 20, 4u << 20, 16u << 20 } };
+	while ((c = getopt_long(argc, argv, "h", lo, &li)) != -1) {
+		int ok = 1;
+
+		switch (c) {
+		case 'H': ok = parse_long(optarg, 2, 63, &v); o->hops = (int)v; break;
+		case 's':
+			o->nsizes = parse_list(optarg, 1, o->sizes, NULL,
+					       MAX_SIZES);
+			ok = o->nsizes > 0;
+			break;
+		case 'k':
+			o->nks = parse_list(optarg, 0, NULL, o->ks, MAX_KS - 3);
+			ok = o->nks > 0;
+			break;
+		case 'n': ok = parse_long(optarg, 1, MAX_ITERS, &v); o->iters = (int)v; break;
+		case 'w': ok = parse_long(optarg, 0, MAX_ITERS, &v); o->warmup = (int)v; break;
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); return 2;
+		}
+		if (!ok) {
+			fprintf(stderr, "hop-relay-bench: bad value '%s' for "
+				"--%s\n", optarg, lo[li].name);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "hop-relay-bench: unexpected argument '%s'\n",
+			argv[optind]);
+		return 2;
+	}
+	return 0;
+}
+
+static uint8_t pat(size_t m, long k, size_t i)
+{
+	return (uint8_t)(((uint32_t)i * 2654435761u) >> 24 ^ (uint32_t)k ^
+			 (uint32_t)(m % 251));
+}
+
+/*
+ * One timed transfer along @path; the source's time in us (0 elsewhere).
+ * @ack_us: one-way time of the 0-byte ack, subtracted.
+ */
+static double timed_relay(void *buf, size_t m, const int *path, int npath,
+			  const hop_relay_opts_t *o, double ack_us)
+{
+	int src = path[0], dst = path[npath - 1];
+	double t0;
+
+	CALL(hop_barrier(comm));
+	t0 = now_us();
+	CALL(hop_relay(comm, buf, m, src, dst, path, npath, o));
+	if (rank == dst)
+		CALL(hop_send(comm, NULL, 0, src, TAG_ACK));
+	if (rank != src)
+		return 0;
+	CALL(hop_recv(comm, NULL, 0, dst, TAG_ACK, NULL));
+	return now_us() - t0 - ack_us;
+}
+
+/* Median one-way time of a 0-byte message between 0 and @peer (rank 0). */
+static double ack_latency(int peer)
+{
+	double s[200];
+	struct hop_stats st;
+
+	CALL(hop_barrier(comm));
+	for (int i = -20; i < 200; i++) {
+		double t0 = now_us();
+
+		if (rank == 0) {
+			CALL(hop_send(comm, NULL, 0, peer, TAG_PING));
+			CALL(hop_recv(comm, NULL, 0, peer, TAG_PING, NULL));
+		} else if (rank == peer) {
+			CALL(hop_recv(comm, NULL, 0, 0, TAG_PING, NULL));
+			CALL(hop_send(comm, NULL, 0, 0, TAG_PING));
+		}
+		if (i >= 0)
+			s[i] = (now_us() - t0) / 2;
+	}
+	if (rank != 0)
+		return 0;
+	hop_stats_compute(s, 200, &st);
+	return st.median;
+}
+
+/*
+ * A row: @warmup + @iters transfers of @m bytes in @k chunks (mode @mode);
+ * the median (us) and minimum at rank 0; the destination checks the last
+ * one and rank 0 learns its count of wrong bytes.
+ */
+static double run_row(const struct opts *o, uint8_t *buf, size_t m,
+		      const int *path, int mode, long k, double ack_us,
+		      double *tmin, long *wrong)
+{
+	hop_relay_opts_t ro = { .mode = mode, .chunks = k, .tag = 1 };
+	int dst = path[o->hops];
+	double s[MAX_ITERS];
+	struct hop_stats st = { 0 };
+	long bad = 0;
+
+	for (int i = -o->warmup; i < o->iters; i++) {
+		double t;
+
+		if (i == o->iters - 1 && rank == dst)
+			memset(buf, 0, m);      /* the checked sample */
+		t = timed_relay(buf, m, path, o->hops + 1, &ro, ack_us);
+		if (i >= 0)
+			s[i] = t;
+	}
+	if (rank == dst) {
+		for (size_t i = 0; i < m; i++)
+			bad += buf[i] != pat(m, 0, i);
+		CALL(hop_send(comm, &bad, sizeof(bad), 0, TAG_WRONG));
+	}
+	if (rank != 0)
+		return 0;
+	CALL(hop_recv(comm, wrong, sizeof(*wrong), dst, TAG_WRONG, NULL));
+	hop_stats_compute(s, (size_t)o->iters, &st);
+	*tmin = st.min;
+	return st.median;
+}
+
+/*
+ * alpha (s) and beta (B/s) from one-hop transfers 0 -> 1, 4 KiB .. @max,
+ * fitted at rank 0 and broadcast: every rank derives the same k* from
+ * them, so every rank sweeps the same chunk counts.
+ */
+static void fit_link(const struct opts *o, uint8_t *buf, size_t max,
+		     double ack_us, double *alpha, double *beta)
+{
+	static const int one[] = { 0, 1 };
+	struct opts o1 = *o;
+	double ms[32], ts[32], tmin, ab[2] = { 0, 0 };
+	struct hop_fit f = { 0 };
+	long wrong;
+	size_t n = 0;
+
+	o1.hops = 1;
+	for (size_t m = 4096; m <= max && n < 32; m *= 4, n++) {
+		ms[n] = (double)m;
+		ts[n] = run_row(&o1, buf, m, one, HOP_RELAY_STORE_FORWARD, 1,
+				ack_us, &tmin, &wrong);
+	}
+	if (rank == 0 && !hop_fit_linear(ms, ts, n, HOP_FIT_RELATIVE, &f) &&
+	    f.beta > 0) {
+		/* a load spike can tilt the line below 0: then alpha is what
+		 * the smallest size leaves beside its bandwidth term */
+		ab[0] = f.alpha > 0 ? f.alpha : fmax(ts[0] - ms[0] / f.beta, 0.1);
+		ab[1] = f.beta;
+		printf("# one-hop fit 0 -> 1, %zu sizes 4K..%zuK: alpha %.2f us%s,"
+		       " beta %.3f GB/s, r2 %.4f\n", n, max >> 10, ab[0],
+		       f.alpha > 0 ? "" : " (fit's intercept <= 0; from 4K)",
+		       f.beta / 1e3, f.r2);
+	}
+	CALL(hop_broadcast(comm, ab, 2, HOP_FLOAT64, 0));
+	if (!(ab[1] > 0)) {
+		if (rank == 0)
+			fprintf(stderr, "hop-relay-bench: the one-hop fit found "
+				"no bandwidth (slope %g us/B)\n", f.inv_beta);
+		exit(1);
+	}
+	*alpha = ab[0] * 1e-6;
+	*beta = ab[1] * 1e6;
+}
+
+static int cmp_long(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The sweep of one size: --ks or the default ladder up to m / 4K, plus
+ * @extra (k*, hop's default); sorted, unique. */
+static int sweep_ks(const struct opts *o, size_t m, const long *extra,
+		    int nextra, long *ks)
+{
+	static const long ladder[] = { 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48,
+				       64, 96, 128, 192, 256 };
+	int n = 0, u = 0;
+
+	if (o->nks)
+		for (int i = 0; i < o->nks; i++)
+			ks[n++] = o->ks[i];
+	else
+		for (size_t i = 0; i < sizeof(ladder) / sizeof(ladder[0]); i++)
+			if (ladder[i] == 1 || (size_t)ladder[i] * 4096 <= m)
+				ks[n++] = ladder[i];
+	for (int i = 0; i < nextra; i++)
+		ks[n++] = extra[i];
+	qsort(ks, (size_t)n, sizeof(*ks), cmp_long);
+	for (int i = 0; i < n; i++)
+		if (!u || ks[u - 1] != ks[i])
+			ks[u++] = ks[i];
+	return u;
+}
+
+struct size_result {
+	long best_k, kopt, kdef;
+	double best_t, t_kopt, t_kdef, err_kopt, err_max;
+};
+
+static void bench_size(const struct opts *o, uint8_t *buf, size_t m,
+		       const int *path, double a, double b, double min_chunk,
+		       double ack_us)
+{
+	int h = o->hops, n;
+	long ks[MAX_KS], wrong = 0;
+	hop_relay_plan_t plan;
+	struct size_result r = { .best_t = INFINITY };
+	double tmin, t, tm;
+
+	CALL(hop_relay_plan(comm, m, 0, h, path, h + 1, NULL, &plan));
+	r.kopt = hop_model_pipe_kopt(a, b, (double)m, h, min_chunk);
+	r.kdef = plan.chunks;
+	n = sweep_ks(o, m, (long[]){ r.kopt, r.kdef }, 2, ks);
+	if (rank == 0)
+		for (size_t i = 0; i < m; i++)
+			buf[i] = pat(m, 0, i);
+	if (rank == 0)
+		printf("%9s %6s %5s %9s %11s %11s %11s %7s %6s\n", "bytes",
+		       "mode", "k", "chunk", "T_meas_us", "T_min_us",
+		       "T_model_us", "err%", "wrong");
+	t = run_row(o, buf, m, path, HOP_RELAY_STORE_FORWARD, 1, ack_us, &tmin,
+		    &wrong);
+	tm = hop_model_saf(a, b, (double)m, h) * 1e6;
+	if (rank == 0)
+		printf("%9zu %6s %5d %9zu %11.1f %11.1f %11.1f %+7.1f %6ld\n",
+		       m, "saf", 1, m, t, tmin, tm, 100 * (tm - t) / t, wrong);
+	for (int i = 0; i < n; i++) {
+		t = run_row(o, buf, m, path, HOP_RELAY_PIPELINED, ks[i], ack_us,
+			    &tmin, &wrong);
+		if (rank != 0)
+			continue;
+		tm = hop_model_pipe(a, b, (double)m, h, ks[i]) * 1e6;
+		printf("%9zu %6s %5ld %9zu %11.1f %11.1f %11.1f %+7.1f %6ld%s\n",
+		       m, "pipe", ks[i], (m + (size_t)ks[i] - 1) / (size_t)ks[i],
+		       t, tmin, tm, 100 * (tm - t) / t, wrong,
+		       ks[i] == r.kopt ? "  <- k*" : "");
+		if (t < r.best_t)
+			r.best_t = t, r.best_k = ks[i];
+		if (ks[i] == r.kopt)
+			r.t_kopt = t, r.err_kopt = 100 * (tm - t) / t;
+		if (ks[i] == r.kdef)
+			r.t_kdef = t;
+		if (fabs(100 * (tm - t) / t) > r.err_max)
+			r.err_max = fabs(100 * (tm - t) / t);
+	}
+	if (rank != 0)
+		return;
+	printf("# %zu B, %d hops: measured best k %ld (%.1f us); model k* %ld "
+	       "(real %.1f) measured %.1f us (%+.1f%% vs best), model error at "
+	       "k* %+.1f%%, largest |error| %.1f%%; hop's default k %ld "
+	       "(%s) measured %.1f us\n", m, h, r.best_k, r.best_t, r.kopt,
+	       hop_model_pipe_kreal(a, b, (double)m, h), r.t_kopt,
+	       100 * (r.t_kopt - r.best_t) / r.best_t, r.err_kopt, r.err_max,
+	       r.kdef, plan.model, r.t_kdef);
+}
+
+int main(int argc, char **argv)
+{
+	struct hop_model_link def;
+	struct opts o;
+	int path[64], ret;
+	size_t max = 0;
+	double ack_us, a = 0, b = 0;
+	uint8_t *buf;
+
+	if ((ret = parse(argc, argv, &o)))
+		return ret;
+	CALL(hop_comm_init_env(&comm));
+	rank = hop_comm_rank(comm);
+	nranks = hop_comm_size(comm);
+	if (nranks < o.hops + 1) {
+		fprintf(stderr, "hop-relay-bench: --hops %d needs %d ranks, "
+			"have %d\n", o.hops, o.hops + 1, nranks);
+		return 2;
+	}
+	for (int i = 0; i < o.nsizes; i++)
+		max = o.sizes[i] > max ? o.sizes[i] : max;
+	for (int i = 0; i <= o.hops; i++)
+		path[i] = i;
+	if (!(buf = malloc(max)))
+		die("malloc", HOP_ERR_NO_MEMORY);
+	if (hop_model_link_default(hop_comm_transport(comm), &def))
+		hop_model_link_default("tcp", &def);
+	memset(buf, 0, max);
+	ack_us = ack_latency(o.hops);
+	if (rank == 0)
+		printf("# hop-relay-bench: %s, %d ranks, path 0..%d (%d hops), "
+		       "%d iters + %d warmup, 0-byte ack %.1f us\n",
+		       hop_comm_transport(comm), nranks, o.hops, o.hops,
+		       o.iters, o.warmup, ack_us);
+	fit_link(&o, buf, max, ack_us, &a, &b);
+	for (int i = 0; i < o.nsizes; i++)
+		bench_size(&o, buf, o.sizes[i], path, a, b, def.min_chunk,
+			   ack_us);
+	free(buf);
+	CALL(hop_barrier(comm));
+	CALL(hop_comm_destroy(comm));
+	return 0;
+}
