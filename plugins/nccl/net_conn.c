@@ -16,7 +16,8 @@ static ncclDebugLogger_t hn_logger;
 static struct hn_conn *pending;
 static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
 
-void hn_log(ncclDebugLogLevel level, const char *fmt, ...)
+void hn_log(ncclDebugLogLevel level, const char *file, int line,
+	    const char *fmt, ...)
 {
 	char msg[HN_MSG_LEN];
 	va_list ap;
@@ -25,8 +26,7 @@ void hn_log(ncclDebugLogLevel level, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (hn_logger)
-		hn_logger(level, NCCL_NET, __FILE__, __LINE__, "NET/hop: %s",
-			  msg);
+		hn_logger(level, NCCL_NET, file, line, "NET/hop: %s", msg);
 	else if (level == NCCL_LOG_WARN)
 		fprintf(stderr, "NET/hop: %s\n", msg);
 }
@@ -416,7 +416,8 @@ __attribute__((destructor)) static void hn_fini(void)
 	pthread_mutex_unlock(&pending_lock);
 }
 
-__attribute__((visibility("default"))) const ncclNet_v8_t ncclNetPlugin_v8 = {
+/* Not const: NCCL's loaders take it as a writable ncclNet_v8_t *. */
+__attribute__((visibility("default"))) ncclNet_v8_t ncclNetPlugin_v8 = {
 	.name = "hop",
 	.init = hn_init,
 	.devices = hn_devices,

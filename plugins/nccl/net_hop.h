@@ -76,10 +76,10 @@ struct hn_comm {
 };
 
 /* Logging through NCCL's logger (stderr for warnings before init()). */
-void hn_log(ncclDebugLogLevel level, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-#define HN_WARN(...) hn_log(NCCL_LOG_WARN, __VA_ARGS__)
-#define HN_INFO(...) hn_log(NCCL_LOG_INFO, __VA_ARGS__)
+void hn_log(ncclDebugLogLevel level, const char *file, int line,
+	    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+#define HN_WARN(...) hn_log(NCCL_LOG_WARN, __FILE__, __LINE__, __VA_ARGS__)
+#define HN_INFO(...) hn_log(NCCL_LOG_INFO, __FILE__, __LINE__, __VA_ARGS__)
 
 /* The NCCL result for a hop result code. */
 ncclResult_t hn_result(int hop_code);

@@ -6,6 +6,7 @@
  * the first connect() of a handle must come back at once with a NULL comm
  * (it would be non-NULL only if the call had waited for the connection).
  */
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@ int connect_all(struct harness *h)
 	uint8_t mine[MAX_CONNS][NCCL_NET_HANDLE_MAXSIZE];
 	uint8_t theirs[MAX_CONNS][NCCL_NET_HANDLE_MAXSIZE];
 	void *lcomm[MAX_CONNS];
+	const char *want = getenv("HOP_TRANSPORT");
 	int n = h->o.nconns, left = 2 * n, rounds = 0;
 
 	memset(mine, 0, sizeof(mine));
@@ -65,8 +67,13 @@ int connect_all(struct harness *h)
 			     "comm %p (want an error and NULL)", k, (int)r, again);
 		CHECK_RES(h->net->closeListen(lcomm[k]));
 	}
-	printf("nccl_net_test r%d: %d connection(s) each way up after %d "
-	       "connect/accept rounds\n", h->o.rank, n, rounds);
+	/* a named transport must be the one the connections run on */
+	if (want && *want && strcmp(want, "auto") && strcmp(want, h_transport))
+		FAIL("HOP_TRANSPORT=%s, but the plugin connected over '%s'",
+		     want, h_transport);
+	printf("nccl_net_test r%d: %d connection(s) each way up over %s after "
+	       "%d connect/accept rounds\n", h->o.rank, n, h_transport,
+	       rounds);
 	return 0;
 }
 

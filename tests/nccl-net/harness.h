@@ -61,6 +61,7 @@ int deadline_passed(const struct harness *h);
 void h_logger(ncclDebugLogLevel level, unsigned long flags, const char *file,
 	      int line, const char *fmt, ...);
 extern char h_last_warn[512];
+extern char h_transport[16]; /* of the last connection made */
 extern int h_quiet;
 
 /* exchange.c: all of @len bytes to / from the peer before the deadline */

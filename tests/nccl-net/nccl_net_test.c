@@ -27,6 +27,7 @@
 int h_rank;
 ncclResult_t h_last_res;
 char h_last_warn[512];
+char h_transport[16];
 int h_quiet;
 
 void h_logger(ncclDebugLogLevel level, unsigned long flags, const char *file,
@@ -41,7 +42,12 @@ void h_logger(ncclDebugLogLevel level, unsigned long flags, const char *file,
 	va_end(ap);
 	if (level == NCCL_LOG_WARN)
 		snprintf(h_last_warn, sizeof(h_last_warn), "%s", msg);
-	if ((level == NCCL_LOG_WARN && !h_quiet) || getenv("NCCL_NET_TEST_VERBOSE"))
+	if (strstr(msg, "connected as rank"))
+		sscanf(strstr(msg, " over ") ? strstr(msg, " over ") : "",
+		       " over %15s", h_transport);
+	/* the plugin's "connected ... over <transport>" lines show the provider */
+	if ((level == NCCL_LOG_WARN && !h_quiet) || strstr(msg, " over ") ||
+	    getenv("NCCL_NET_TEST_VERBOSE"))
 		fprintf(stderr, "nccl_net_test r%d: [%s:%d] %s\n", h_rank,
 			file, line, msg);
 }
