@@ -5,7 +5,8 @@
  * pair of ranks (so it runs on one host).
  *
  * Every operation travels as messages of one header plus up to EX_FRAG
- * payload bytes; SEQPACKET keeps message boundaries and per-connection
+ * payload bytes (fewer with HOP_PROV_EXAMPLE_FRAG=N, read through
+ * ctx->config()); SEQPACKET keeps message boundaries and per-connection
  * order, which gives hop's ordering rule (a RECV_IMM implies every earlier
  * write is in place) for free. The target checks each fragment against its
  * own region table (key, bounds, access) before it copies a byte; a
@@ -22,7 +23,7 @@
 #include <hop/provider.h>
 
 #define EX_NAME "example"
-#define EX_FRAG (48u << 10)     /* payload bytes per message (< socket buffer) */
+#define EX_FRAG (48u << 10)     /* max payload bytes per message (< socket buffer) */
 #define EX_MAX_MR 4096          /* live regions per rank */
 #define EX_SQ_MAX 4096          /* posts queued per peer before HOP_PROV_AGAIN */
 #define EX_INLINE 256           /* max_inline() */
@@ -83,6 +84,7 @@ struct hop_prov {
 	struct hop_cqe *cq;     /* ring of completions not yet polled */
 	uint32_t cq_cap, cq_head, cq_count;
 	uint8_t *rx;            /* one received message */
+	size_t frag;            /* payload bytes per message: HOP_PROV_EXAMPLE_FRAG */
 	int closing;
 };
 

@@ -205,6 +205,27 @@ static int ex_alloc(struct hop_prov *prov)
 	return 0;
 }
 
+/* HOP_PROV_EXAMPLE_FRAG: 1 .. EX_FRAG payload bytes per message. */
+static int ex_config(struct hop_prov *prov)
+{
+	const struct hop_prov_ctx *ctx = prov->ctx;
+	const char *v = ctx->config(ctx, "FRAG");
+	unsigned long n;
+	char *end;
+
+	prov->frag = EX_FRAG;
+	if (!v)
+		return 0;
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (errno || end == v || *end || v[0] == '-' || n < 1 || n > EX_FRAG)
+		return ctx->error(ctx, HOP_ERR_CONFIG, EX_NAME ": rank %d: "
+				  "HOP_PROV_EXAMPLE_FRAG='%s': not a number of "
+				  "bytes in 1..%u", ctx->rank, v, EX_FRAG);
+	prov->frag = n;
+	return 0;
+}
+
 int ex_open(const struct hop_prov_ctx *ctx, struct hop_prov **out)
 {
 	struct ex_addr mine, *all = NULL;
@@ -220,6 +241,8 @@ int ex_open(const struct hop_prov_ctx *ctx, struct hop_prov **out)
 	prov->rank = ctx->rank;
 	prov->nranks = ctx->nranks;
 	memset(&mine, 0, sizeof(mine));
+	if ((ret = ex_config(prov)))
+		goto err_free;
 	if (ex_alloc(prov) ||
 	    !(all = calloc((size_t)ctx->nranks, sizeof(*all)))) {
 		ret = ctx->error(ctx, HOP_ERR_NO_MEMORY, EX_NAME ": rank %d: out "

@@ -147,7 +147,8 @@ int ex_flush(struct hop_prov *prov, int peer)
 	int ret;
 
 	while ((o = pe->sq_head) && pe->fd >= 0) {
-		size_t n = o->len - o->off < EX_FRAG ? o->len - o->off : EX_FRAG;
+		size_t n = o->len - o->off < prov->frag ? o->len - o->off
+							: prov->frag;
 		struct ex_hdr h = o->hdr;
 		struct iovec iov[2] = {
 			{ .iov_base = &h, .iov_len = sizeof(h) },

@@ -136,13 +136,19 @@ int hop_prov_open(struct hop_comm *comm)
 		return HOP_ERR_INVALID_ARG;
 	comm->prov = NULL;
 	ret = comm->prov_ops->open(&comm->prov_ctx, &comm->prov);
+	if (ret < 0 && comm->prov) {
+		/* failed but returned an instance: still the provider's */
+		comm->prov_ops->close(comm->prov);
+		comm->prov = NULL;
+	}
 	if (ret > 0 || (!ret && !comm->prov)) {
 		/* a plugin's slip must not pass for success */
+		if (comm->prov)
+			comm->prov_ops->close(comm->prov);
 		comm->prov = NULL;
 		return hop_set_error(comm, HOP_ERR_INTERNAL,
-				     "%s: open() returned %d %s an instance",
-				     comm->prov_ctx.name, ret,
-				     ret ? "and" : "without");
+				     "%s: open() returned %d and no usable "
+				     "instance", comm->prov_ctx.name, ret);
 	}
 	return ret;
 }

@@ -5,11 +5,12 @@
 #     `pkg-config --cflags --libs hop`, as libhop-provider-example.so;
 #  3. run hop's p2p integration tests (tests/integration/p2p.sh: p2p_test on
 #     2 and 4 ranks, then the callback, truncation, timeout, abort and
-#     peer-exit cases) with HOP_TRANSPORT=example HOP_PLUGIN_PATH=<dir>;
+#     peer-exit cases) with HOP_TRANSPORT=example HOP_PLUGIN_PATH=<dir>,
+#     and once more with small fragments (the plugin's own setting);
 #  4. check that what hop must refuse is refused, rc != 0, with a message
 #     naming why: the example built for another ABI version, a missing
 #     plugin, a file that is not a shared object, one without the
-#     descriptor.
+#     descriptor, a bad plugin setting, a bad name.
 # Skips (77) without a C compiler or pkg-config, naming which.
 set -u
 b=${top_builddir:?run through make check or set top_builddir}
@@ -73,6 +74,17 @@ else
 	fail=1
 fi
 P2P_TRANSPORTS=example P2P_RANKS="2 4" bash "$s/tests/integration/p2p.sh" || fail=1
+# the plugin's own setting through ctx->config(): 1000-byte fragments, so
+# every rendezvous write crosses many messages
+out=$(HOP_PROV_EXAMPLE_FRAG=1000 HOP_TRANSPORT=example "$b/tools/hop-run" \
+	-n 3 --timeout 120 -- "$b/tests/integration/p2p_test" --big 1048576 2>&1)
+if grep -q "3 ranks on example: all checks passed" <<< "$out"; then
+	echo "PASS: p2p_test on the plugin with HOP_PROV_EXAMPLE_FRAG=1000"
+else
+	echo "FAIL: p2p_test with HOP_PROV_EXAMPLE_FRAG=1000"
+	printf '%s\n' "$out" | tail -n 20 | sed 's/^/    /'
+	fail=1
+fi
 
 # 4. refusals: rc != 0 and the message says why
 refused() { # what dir transport expected-code expected-text...
@@ -114,6 +126,8 @@ echo 'int hop_not_a_provider = 1;' >"$tmp/nodesc.c"
 "$cc" -shared -fPIC -o "$tmp/junk/libhop-provider-nodesc.so" "$tmp/nodesc.c"
 refused "plugin without descriptor" "$tmp/junk" nodesc HOP_ERR_PROTOCOL \
 	"no symbol hop_provider_plugin"
+HOP_PROV_EXAMPLE_FRAG=0 refused "plugin setting out of range" "$tmp/plug" \
+	example HOP_ERR_CONFIG "HOP_PROV_EXAMPLE_FRAG='0': not a number"
 refused "bad plugin name" "$tmp/plug" "../x" HOP_ERR_CONFIG \
 	"nor a plugin name"
 exit $fail
