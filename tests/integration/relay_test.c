@@ -118,6 +118,8 @@ static void routed(int idx, size_t len, int src, int dst, int mode,
 	if (pos == 0)
 		for (size_t i = 0; i < len; i++)
 			buf[i] = pat(idx, len, i);
+	else if (buf)
+		memset(buf, 0xa5, len ? len : 1);
 	OK(hop_relay(comm, buf, len, src, dst, NULL, 0, &o));
 	if (pos == pl->npath - 1)
 		for (size_t i = 0; i < len; i++)
