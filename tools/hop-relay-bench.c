@@ -5,7 +5,9 @@
  * chunk count k of hop_relay() and prints the measured time T(k) beside
  * the model's T(m, H, k) = (H + k - 1)(alpha + m/(k beta)), with alpha and
  * beta fitted in the same run from one-hop transfers (0 -> 1) of sizes
- * 4 KiB .. the largest m (least squares on relative error). Then, per
+ * 4 KiB .. the largest m (least squares on relative error): medians beside
+ * the line through the one-hop medians, minima (the samples least
+ * disturbed by other processes) beside the line through the minima. Then, per
  * size: the measured-best k beside the model's k* (exact integer optimum,
  * clamped to m / min_chunk), the store-and-forward time beside
  * H (alpha + m/beta), and hop's own default k (hop_relay_plan()).
@@ -273,18 +275,42 @@ static double run_row(const struct opts *o, uint8_t *buf, size_t m,
 	return st.median;
 }
 
+/* alpha (s) and beta (B/s) of one line through one-hop times. */
+struct link_fit {
+	double a, b;
+};
+
+/* Fit @ts (us) against @ms at rank 0 into @ab (us, B/us); 0 when no
+ * bandwidth can be read. A load spike can tilt the line below 0: then
+ * alpha is what the smallest size leaves beside its bandwidth term. */
+static void fit_one(const char *what, const double *ms, const double *ts,
+		    size_t n, double *ab)
+{
+	struct hop_fit f = { 0 };
+
+	if (hop_fit_linear(ms, ts, n, HOP_FIT_RELATIVE, &f) || f.beta <= 0)
+		return;
+	ab[0] = f.alpha > 0 ? f.alpha : fmax(ts[0] - ms[0] / f.beta, 0.1);
+	ab[1] = f.beta;
+	printf("# one-hop fit of the %s, %zu sizes 4K..%.0fK: alpha %.2f us%s, "
+	       "beta %.3f GB/s, r2 %.4f\n", what, n, ms[n - 1] / 1024, ab[0],
+	       f.alpha > 0 ? "" : " (intercept <= 0; from 4K)", f.beta / 1e3,
+	       f.r2);
+}
+
 /*
- * alpha (s) and beta (B/s) from one-hop transfers 0 -> 1, 4 KiB .. @max,
- * fitted at rank 0 and broadcast: every rank derives the same k* from
- * them, so every rank sweeps the same chunk counts.
+ * Two lines through one-hop transfers 0 -> 1, 4 KiB .. @max: through the
+ * medians (@med: compared with the medians, and gives k*) and through the
+ * minima (@min: the least disturbed samples, compared with the minima).
+ * Fitted at rank 0 and broadcast, so every rank derives the same k* and
+ * sweeps the same chunk counts.
  */
 static void fit_link(const struct opts *o, uint8_t *buf, size_t max,
-		     double ack_us, double *alpha, double *beta)
+		     double ack_us, struct link_fit *med, struct link_fit *min)
 {
 	static const int one[] = { 0, 1 };
 	struct opts o1 = *o;
-	double ms[32], ts[32], tmin, ab[2] = { 0, 0 };
-	struct hop_fit f = { 0 };
+	double ms[32], ts[32], tm[32], ab[4] = { 0, 0, 0, 0 };
 	long wrong;
 	size_t n = 0;
 
@@ -292,28 +318,21 @@ static void fit_link(const struct opts *o, uint8_t *buf, size_t max,
 	for (size_t m = 4096; m <= max && n < 32; m *= 4, n++) {
 		ms[n] = (double)m;
 		ts[n] = run_row(&o1, buf, m, one, HOP_RELAY_STORE_FORWARD, 1,
-				ack_us, &tmin, &wrong);
+				ack_us, &tm[n], &wrong);
 	}
-	if (rank == 0 && !hop_fit_linear(ms, ts, n, HOP_FIT_RELATIVE, &f) &&
-	    f.beta > 0) {
-		/* a load spike can tilt the line below 0: then alpha is what
-		 * the smallest size leaves beside its bandwidth term */
-		ab[0] = f.alpha > 0 ? f.alpha : fmax(ts[0] - ms[0] / f.beta, 0.1);
-		ab[1] = f.beta;
-		printf("# one-hop fit 0 -> 1, %zu sizes 4K..%zuK: alpha %.2f us%s,"
-		       " beta %.3f GB/s, r2 %.4f\n", n, max >> 10, ab[0],
-		       f.alpha > 0 ? "" : " (fit's intercept <= 0; from 4K)",
-		       f.beta / 1e3, f.r2);
+	if (rank == 0) {
+		fit_one("medians", ms, ts, n, ab);
+		fit_one("minima", ms, tm, n, ab + 2);
 	}
-	CALL(hop_broadcast(comm, ab, 2, HOP_FLOAT64, 0));
-	if (!(ab[1] > 0)) {
+	CALL(hop_broadcast(comm, ab, 4, HOP_FLOAT64, 0));
+	if (!(ab[1] > 0) || !(ab[3] > 0)) {
 		if (rank == 0)
 			fprintf(stderr, "hop-relay-bench: the one-hop fit found "
-				"no bandwidth (slope %g us/B)\n", f.inv_beta);
+				"no bandwidth\n");
 		exit(1);
 	}
-	*alpha = ab[0] * 1e-6;
-	*beta = ab[1] * 1e6;
+	*med = (struct link_fit){ ab[0] * 1e-6, ab[1] * 1e6 };
+	*min = (struct link_fit){ ab[2] * 1e-6, ab[3] * 1e6 };
 }
 
 static int cmp_long(const void *a, const void *b)
@@ -350,64 +369,81 @@ static int sweep_ks(const struct opts *o, size_t m, const long *extra,
 
 struct size_result {
 	long best_k, kopt, kdef;
-	double best_t, t_kopt, t_kdef, err_kopt, err_max;
+	double best_t, t_kopt, t_kdef, err_kopt, err_max, err_max_min;
 };
 
+static double err_pct(double model, double meas)
+{
+	return 100 * (model - meas) / meas;
+}
+
+/* One table row at rank 0: measured median and minimum, each beside the
+ * model of the matching fit. */
+static void print_row(size_t m, const char *mode, long k, double t,
+		      double tmin, double tm, double tm_min, long wrong,
+		      const char *note)
+{
+	printf("%9zu %5s %5ld %9zu %10.1f %10.1f %+7.1f %10.1f %10.1f %+7.1f "
+	       "%5ld%s\n", m, mode, k, (m + (size_t)k - 1) / (size_t)k, t, tm,
+	       err_pct(tm, t), tmin, tm_min, err_pct(tm_min, tmin), wrong,
+	       note);
+}
+
 static void bench_size(const struct opts *o, uint8_t *buf, size_t m,
-		       const int *path, double a, double b, double min_chunk,
+		       const int *path, const struct link_fit *med,
+		       const struct link_fit *min, double min_chunk,
 		       double ack_us)
 {
 	int h = o->hops, n;
 	long ks[MAX_KS], wrong = 0;
 	hop_relay_plan_t plan;
 	struct size_result r = { .best_t = INFINITY };
-	double tmin, t, tm;
+	double dm = (double)m, tmin, t, tm, tmm;
 
 	CALL(hop_relay_plan(comm, m, 0, h, path, h + 1, NULL, &plan));
-	r.kopt = hop_model_pipe_kopt(a, b, (double)m, h, min_chunk);
+	r.kopt = hop_model_pipe_kopt(med->a, med->b, dm, h, min_chunk);
 	r.kdef = plan.chunks;
 	n = sweep_ks(o, m, (long[]){ r.kopt, r.kdef }, 2, ks);
-	if (rank == 0)
+	if (rank == 0) {
 		for (size_t i = 0; i < m; i++)
 			buf[i] = pat(m, 0, i);
-	if (rank == 0)
-		printf("%9s %6s %5s %9s %11s %11s %11s %7s %6s\n", "bytes",
-		       "mode", "k", "chunk", "T_meas_us", "T_min_us",
-		       "T_model_us", "err%", "wrong");
+		printf("%9s %5s %5s %9s %10s %10s %7s %10s %10s %7s %5s\n",
+		       "bytes", "mode", "k", "chunk", "T_med_us", "model_us",
+		       "err%", "T_min_us", "model_us", "err%", "wrong");
+	}
 	t = run_row(o, buf, m, path, HOP_RELAY_STORE_FORWARD, 1, ack_us, &tmin,
 		    &wrong);
-	tm = hop_model_saf(a, b, (double)m, h) * 1e6;
 	if (rank == 0)
-		printf("%9zu %6s %5d %9zu %11.1f %11.1f %11.1f %+7.1f %6ld\n",
-		       m, "saf", 1, m, t, tmin, tm, 100 * (tm - t) / t, wrong);
+		print_row(m, "saf", 1, t, tmin, hop_model_saf(med->a, med->b,
+							      dm, h) * 1e6,
+			  hop_model_saf(min->a, min->b, dm, h) * 1e6, wrong, "");
 	for (int i = 0; i < n; i++) {
 		t = run_row(o, buf, m, path, HOP_RELAY_PIPELINED, ks[i], ack_us,
 			    &tmin, &wrong);
 		if (rank != 0)
 			continue;
-		tm = hop_model_pipe(a, b, (double)m, h, ks[i]) * 1e6;
-		printf("%9zu %6s %5ld %9zu %11.1f %11.1f %11.1f %+7.1f %6ld%s\n",
-		       m, "pipe", ks[i], (m + (size_t)ks[i] - 1) / (size_t)ks[i],
-		       t, tmin, tm, 100 * (tm - t) / t, wrong,
-		       ks[i] == r.kopt ? "  <- k*" : "");
+		tm = hop_model_pipe(med->a, med->b, dm, h, ks[i]) * 1e6;
+		tmm = hop_model_pipe(min->a, min->b, dm, h, ks[i]) * 1e6;
+		print_row(m, "pipe", ks[i], t, tmin, tm, tmm, wrong,
+			  ks[i] == r.kopt ? "  <- k*" : "");
 		if (t < r.best_t)
 			r.best_t = t, r.best_k = ks[i];
 		if (ks[i] == r.kopt)
-			r.t_kopt = t, r.err_kopt = 100 * (tm - t) / t;
+			r.t_kopt = t, r.err_kopt = err_pct(tm, t);
 		if (ks[i] == r.kdef)
 			r.t_kdef = t;
-		if (fabs(100 * (tm - t) / t) > r.err_max)
-			r.err_max = fabs(100 * (tm - t) / t);
+		r.err_max = fmax(r.err_max, fabs(err_pct(tm, t)));
+		r.err_max_min = fmax(r.err_max_min, fabs(err_pct(tmm, tmin)));
 	}
 	if (rank != 0)
 		return;
 	printf("# %zu B, %d hops: measured best k %ld (%.1f us); model k* %ld "
 	       "(real %.1f) measured %.1f us (%+.1f%% vs best), model error at "
-	       "k* %+.1f%%, largest |error| %.1f%%; hop's default k %ld "
-	       "(%s) measured %.1f us\n", m, h, r.best_k, r.best_t, r.kopt,
-	       hop_model_pipe_kreal(a, b, (double)m, h), r.t_kopt,
-	       100 * (r.t_kopt - r.best_t) / r.best_t, r.err_kopt, r.err_max,
-	       r.kdef, plan.model, r.t_kdef);
+	       "k* %+.1f%%; largest |error| %.1f%% (medians), %.1f%% (minima); "
+	       "hop's default k %ld (%s) measured %.1f us\n", m, h, r.best_k,
+	       r.best_t, r.kopt, hop_model_pipe_kreal(med->a, med->b, dm, h),
+	       r.t_kopt, 100 * (r.t_kopt - r.best_t) / r.best_t, r.err_kopt,
+	       r.err_max, r.err_max_min, r.kdef, plan.model, r.t_kdef);
 }
 
 int main(int argc, char **argv)
@@ -416,7 +452,8 @@ int main(int argc, char **argv)
 	struct opts o;
 	int path[64], ret;
 	size_t max = 0;
-	double ack_us, a = 0, b = 0;
+	struct link_fit med, min;
+	double ack_us;
 	uint8_t *buf;
 
 	if ((ret = parse(argc, argv, &o)))
@@ -444,10 +481,10 @@ int main(int argc, char **argv)
 		       "%d iters + %d warmup, 0-byte ack %.1f us\n",
 		       hop_comm_transport(comm), nranks, o.hops, o.hops,
 		       o.iters, o.warmup, ack_us);
-	fit_link(&o, buf, max, ack_us, &a, &b);
+	fit_link(&o, buf, max, ack_us, &med, &min);
 	for (int i = 0; i < o.nsizes; i++)
-		bench_size(&o, buf, o.sizes[i], path, a, b, def.min_chunk,
-			   ack_us);
+		bench_size(&o, buf, o.sizes[i], path, &med, &min,
+			   def.min_chunk, ack_us);
 	free(buf);
 	CALL(hop_barrier(comm));
 	CALL(hop_comm_destroy(comm));
