@@ -22,7 +22,7 @@ run() { # name passes-wanted transport args...
 	rc=$?
 	if [ $rc = 0 ] && [ "$(grep -c 'PASSED$' <<< "$out")" = "$want" ]; then
 		echo "PASS: nccl-net $name"
-		grep -E 'verified|in flight|died|failed after' <<< "$out" | sed 's/^/    /'
+		grep -E '^nccl_net_test.*(verified|in flight|died mid|failed after)' <<< "$out" | sed 's/^/    /'
 	else
 		echo "FAIL: nccl-net $name (exit $rc)"
 		printf '%s\n' "$out" | tail -n 30 | sed 's/^/    /'
