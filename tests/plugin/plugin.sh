@@ -126,6 +126,19 @@ echo 'int hop_not_a_provider = 1;' >"$tmp/nodesc.c"
 "$cc" -shared -fPIC -o "$tmp/junk/libhop-provider-nodesc.so" "$tmp/nodesc.c"
 refused "plugin without descriptor" "$tmp/junk" nodesc HOP_ERR_PROTOCOL \
 	"no symbol hop_provider_plugin"
+# descriptors made with the installed HOP_PROV_PLUGIN(): one whose table
+# lacks the required functions, one that names another provider
+for d in "half half" "named other"; do
+	set -- $d
+	printf '#include <hop/provider.h>\nstatic const struct hop_prov_ops ops = { .size = sizeof(ops), .name = "%s" };\nHOP_PROV_PLUGIN("%s", &ops);\n' "$2" "$2" >"$tmp/$1.c"
+	"$cc" -std=c11 -Wall -Wextra -Werror -shared -fPIC -fvisibility=hidden \
+		$(pkg-config --cflags hop) -o "$tmp/junk/libhop-provider-$1.so" "$tmp/$1.c" ||
+		{ echo "FAIL: building $1.c with HOP_PROV_PLUGIN()"; fail=1; }
+done
+refused "ops table without functions" "$tmp/junk" half HOP_ERR_PROTOCOL \
+	"lacks a required function"
+refused "descriptor of another name" "$tmp/junk" named HOP_ERR_PROTOCOL \
+	"descriptor names provider 'other'"
 HOP_PROV_EXAMPLE_FRAG=0 refused "plugin setting out of range" "$tmp/plug" \
 	example HOP_ERR_CONFIG "HOP_PROV_EXAMPLE_FRAG='0': not a number"
 refused "bad plugin name" "$tmp/plug" "../x" HOP_ERR_CONFIG \
