@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -102,11 +103,14 @@ static int ex_connect(struct hop_prov *prov, int peer,
 {
 	const struct hop_prov_ctx *ctx = prov->ctx;
 	struct ex_hello h = { .magic = EX_HELLO_MAGIC, .rank = ctx->rank };
+	struct timeval tv = { .tv_sec = ctx->timeout_ms / 1000,
+			      .tv_usec = (ctx->timeout_ms % 1000) * 1000 };
 	struct sockaddr_un sa;
 	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 
 	memcpy(h.token, a->token, sizeof(h.token));
-	if (fd < 0 ||
+	/* connect and the hello wait at most HOP_TIMEOUT (a full backlog) */
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) ||
 	    connect(fd, (struct sockaddr *)&sa, ex_sockaddr(&sa, a->name)) ||
 	    send(fd, &h, sizeof(h), MSG_NOSIGNAL) != (ssize_t)sizeof(h)) {
 		int e = errno;

@@ -436,6 +436,8 @@ static int ex_poll(struct hop_prov *prov, struct hop_cqe *cqe, int max)
 	return n;
 }
 
+/* Sleep in poll(2) on the peers' sockets (the first 64: an example's
+ * limit; more ranks still work, waking on the timeout). */
 static void ex_wait(struct hop_prov *prov, int timeout_us)
 {
 	struct pollfd fds[64];
