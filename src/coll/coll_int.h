@@ -9,6 +9,7 @@
 #include "coll/coll.h"
 #include "coll/sched.h"
 #include "core/core.h"
+#include "model/model.h"
 #include "p2p/p2p.h"
 
 struct hop_coll_op {
@@ -27,17 +28,35 @@ struct hop_coll_op {
 	struct hop_coll_op *next;
 };
 
-/* Tuning inputs of the selection (the cost model will add its profile). */
-struct hop_coll_tune {
-	int forced[HOP_COLL_KIND_COUNT]; /* HOP_ALGO, HOP_ALGO_AUTO = none */
-	size_t chunk_size;              /* HOP_CHUNK_SIZE, 0 = auto */
-	int depth;                      /* HOP_PIPELINE_DEPTH, 0 = auto */
-};
-
 struct hop_coll_choice {
 	int algo;
 	size_t chunk_bytes;
 	int depth;
+	double predicted;               /* seconds, by the cost model */
+};
+
+/* A remembered choice (select.c): the model costs microseconds per call. */
+struct hop_coll_memo {
+	int kind, nranks;               /* kind + 1; 0 = empty slot */
+	size_t bytes;
+	int forced, depth;              /* the tuning it was chosen under */
+	size_t chunk_size;
+	struct hop_coll_choice choice;
+};
+#define HOP_COLL_MEMO 64
+
+/* Tuning inputs of the selection. */
+struct hop_coll_tune {
+	int forced[HOP_COLL_KIND_COUNT]; /* HOP_ALGO, HOP_ALGO_AUTO = none */
+	size_t chunk_size;              /* HOP_CHUNK_SIZE, 0 = auto */
+	int depth;                      /* HOP_PIPELINE_DEPTH, 0 = auto */
+	/* cost model: the link every choice is predicted on (HOP_PROFILE or
+	 * the provider's defaults, hop_coll_tune_model()); without it
+	 * (have_link 0) select.c uses the built-in tcp link */
+	struct hop_model_link link;
+	int have_link;
+	char link_src[192];             /* where the link's numbers came from */
+	struct hop_coll_memo memo[HOP_COLL_MEMO];
 };
 
 struct hop_coll {
@@ -52,11 +71,19 @@ struct hop_coll {
  * hop_coll_select() - The one place that picks an algorithm, chunk size
  * and pipeline depth for a collective of @kind moving @bytes per rank
  * (the per-rank contribution for allgather/reducescatter) among @nranks.
- * HOP_ALGO wins; otherwise a table by size and N (select.c).
+ * HOP_ALGO wins; otherwise the algorithm and chunk count of least time
+ * predicted by the cost model (select.c). Remembers recent choices in
+ * @tune->memo, so @tune is not const.
  */
 void hop_coll_select(int kind, size_t bytes, int nranks,
-		     const struct hop_coll_tune *tune,
+		     struct hop_coll_tune *tune,
 		     struct hop_coll_choice *out);
+
+/* Load the cost model's link into @tune: the HOP_PROFILE file @profile
+ * (NULL/"" = none) else the built-in link of @provider. HOP_ERR_PARSE /
+ * HOP_ERR_SYSTEM / ... with @err naming the file and field. */
+int hop_coll_tune_model(struct hop_coll_tune *tune, const char *profile,
+			const char *provider, char *err, size_t errlen);
 
 /* Parse HOP_ALGO into @forced; HOP_ERR_CONFIG naming the bad part. */
 int hop_coll_parse_algo(const char *spec, int forced[HOP_COLL_KIND_COUNT],

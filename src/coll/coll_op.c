@@ -38,6 +38,14 @@ int hop_coll_init(struct hop_comm *comm)
 	}
 	c->tune.chunk_size = comm->cfg.chunk_size;
 	c->tune.depth = comm->cfg.pipeline_depth;
+	/* the cost model's link, once per comm: a bad HOP_PROFILE fails init */
+	ret = hop_coll_tune_model(&c->tune, comm->cfg.profile,
+				  comm->prov_ops ? comm->prov_ops->name : NULL,
+				  err, sizeof(err));
+	if (ret) {
+		free(c);
+		return hop_set_error(comm, ret, "%s", err);
+	}
 	comm->coll = c;
 	return 0;
 }

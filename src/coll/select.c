@@ -1,99 +1,65 @@
 /*
- * select.c - algorithm selection: HOP_ALGO parsing and the default table.
+ * select.c - algorithm selection: HOP_ALGO parsing and the cost model's
+ * choice.
  *
- * hop_coll_select() is the one function that chooses; the cost model
- * (src/model, issue 6) replaces its table with predicted times. All
- * inputs are identical on every rank (size, N, environment), so every
- * rank picks the same schedule; when they are not (different HOP_ALGO),
- * the signature check fails the collective with HOP_ERR_MISMATCH.
+ * hop_coll_select() is the one function that chooses: HOP_ALGO when set,
+ * else the algorithm and chunk count of least time predicted by
+ * src/model (hop_model_choose()) on the comm's link (HOP_PROFILE or the
+ * provider's built-in numbers, loaded once per comm). All inputs are
+ * identical on every rank (size, N, environment, profile), and the model
+ * is a pure function, so every rank picks the same schedule; when they
+ * are not (different HOP_ALGO or profiles), the signature check fails the
+ * collective with HOP_ERR_MISMATCH.
  */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "coll/coll_int.h"
+#include "core/log.h"
 
-static const char *const kind_names[HOP_COLL_KIND_COUNT] = {
-	[HOP_COLL_BROADCAST] = "broadcast", [HOP_COLL_REDUCE] = "reduce",
-	[HOP_COLL_ALLREDUCE] = "allreduce", [HOP_COLL_ALLGATHER] = "allgather",
-	[HOP_COLL_REDUCESCATTER] = "reducescatter",
-	[HOP_COLL_BARRIER] = "barrier",
-};
-
-static const char *const algo_names[HOP_ALGO_COUNT] = {
-	[HOP_ALGO_AUTO] = "auto", [HOP_ALGO_FLAT] = "flat",
-	[HOP_ALGO_TREE] = "tree", [HOP_ALGO_CHAIN] = "chain",
-	[HOP_ALGO_RING] = "ring", [HOP_ALGO_DBTREE] = "dbtree",
-	[HOP_ALGO_RD] = "rd", [HOP_ALGO_RABENSEIFNER] = "rabenseifner",
-	[HOP_ALGO_BRUCK] = "bruck", [HOP_ALGO_HALVING] = "halving",
-	[HOP_ALGO_DISSEMINATION] = "dissemination",
-};
-
-/* accepted spellings */
+/* Collective spellings HOP_ALGO accepts besides the model's names;
+ * algorithm names and aliases are the model's (hop_model_algo_lookup). */
 static const struct {
 	const char *name;
 	int id;
 } kind_alias[] = {
-	{ "broadcast", HOP_COLL_BROADCAST }, { "bcast", HOP_COLL_BROADCAST },
-	{ "reduce", HOP_COLL_REDUCE }, { "allreduce", HOP_COLL_ALLREDUCE },
-	{ "allgather", HOP_COLL_ALLGATHER },
-	{ "reducescatter", HOP_COLL_REDUCESCATTER },
+	{ "bcast", HOP_COLL_BROADCAST },
 	{ "reduce_scatter", HOP_COLL_REDUCESCATTER },
-	{ "barrier", HOP_COLL_BARRIER },
-}, algo_alias[] = {
-	{ "auto", HOP_ALGO_AUTO }, { "flat", HOP_ALGO_FLAT },
-	{ "tree", HOP_ALGO_TREE }, { "binomial", HOP_ALGO_TREE },
-	{ "chain", HOP_ALGO_CHAIN }, { "pipeline", HOP_ALGO_CHAIN },
-	{ "ring", HOP_ALGO_RING }, { "dbtree", HOP_ALGO_DBTREE },
-	{ "double_binary_tree", HOP_ALGO_DBTREE }, { "rd", HOP_ALGO_RD },
-	{ "recursive_doubling", HOP_ALGO_RD },
-	{ "rabenseifner", HOP_ALGO_RABENSEIFNER },
-	{ "bruck", HOP_ALGO_BRUCK }, { "halving", HOP_ALGO_HALVING },
-	{ "recursive_halving", HOP_ALGO_HALVING },
-	{ "dissemination", HOP_ALGO_DISSEMINATION },
 };
 
-/* which algorithms each collective has */
-static int algo_valid(int kind, int algo)
+static int kind_lookup(const char *name)
 {
-	static const unsigned mask[HOP_COLL_KIND_COUNT] = {
-		[HOP_COLL_BROADCAST] = 1u << HOP_ALGO_FLAT | 1u << HOP_ALGO_TREE |
-				       1u << HOP_ALGO_CHAIN,
-		[HOP_COLL_REDUCE] = 1u << HOP_ALGO_FLAT | 1u << HOP_ALGO_TREE |
-				    1u << HOP_ALGO_CHAIN,
-		[HOP_COLL_ALLREDUCE] = 1u << HOP_ALGO_RING | 1u << HOP_ALGO_TREE |
-				       1u << HOP_ALGO_DBTREE | 1u << HOP_ALGO_RD |
-				       1u << HOP_ALGO_RABENSEIFNER,
-		[HOP_COLL_ALLGATHER] = 1u << HOP_ALGO_RING | 1u << HOP_ALGO_BRUCK,
-		[HOP_COLL_REDUCESCATTER] = 1u << HOP_ALGO_RING |
-					   1u << HOP_ALGO_HALVING,
-		[HOP_COLL_BARRIER] = 1u << HOP_ALGO_DISSEMINATION,
-	};
-
-	return algo == HOP_ALGO_AUTO || (mask[kind] >> algo & 1u);
+	for (size_t i = 0; i < sizeof(kind_alias) / sizeof(*kind_alias); i++)
+		if (!strcmp(name, kind_alias[i].name))
+			return kind_alias[i].id;
+	return hop_model_kind_lookup(name);
 }
 
 const char *hop_coll_kind_name(int kind)
 {
-	return kind >= 0 && kind < HOP_COLL_KIND_COUNT ? kind_names[kind]
-						       : "invalid";
+	const char *n = hop_model_kind_name(kind);
+
+	return n ? n : "invalid";
 }
 
 const char *hop_coll_algo_name(int algo)
 {
-	return algo >= 0 && algo < HOP_ALGO_COUNT ? algo_names[algo]
-						  : "invalid";
+	const char *n = hop_model_algo_name(algo);
+
+	return n ? n : "invalid";
 }
 
 static void list_algos(int kind, char *buf, size_t len)
 {
+	int algos[HOP_ALGO_COUNT], n = hop_model_algos(kind, algos,
+						       HOP_ALGO_COUNT);
 	size_t o = 0;
 
 	buf[0] = 0;
-	for (int a = 1; a < HOP_ALGO_COUNT && o < len; a++)
-		if (algo_valid(kind, a))
-			o += (size_t)snprintf(buf + o, len - o, "%s%s",
-					      o ? "|" : "", algo_names[a]);
+	for (int i = 0; i < n && o < len; i++)
+		o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? "|" : "",
+				      hop_model_algo_name(algos[i]));
 }
 
 int hop_coll_parse_algo(const char *spec, int forced[HOP_COLL_KIND_COUNT],
@@ -122,25 +88,21 @@ int hop_coll_parse_algo(const char *spec, int forced[HOP_COLL_KIND_COUNT],
 			return HOP_ERR_CONFIG;
 		}
 		*colon = 0;
-		int kind = -1, algo = -1;
-		for (size_t i = 0; i < sizeof(kind_alias) / sizeof(*kind_alias); i++)
-			if (!strcmp(item, kind_alias[i].name))
-				kind = kind_alias[i].id;
+		int kind = kind_lookup(item), algo;
 		if (kind < 0) {
 			snprintf(err, errlen, "HOP_ALGO=\"%s\": unknown collective "
 				 "\"%s\" (allreduce, broadcast, reduce, "
 				 "allgather, reducescatter, barrier)", spec, item);
 			return HOP_ERR_CONFIG;
 		}
-		for (size_t i = 0; i < sizeof(algo_alias) / sizeof(*algo_alias); i++)
-			if (!strcmp(colon + 1, algo_alias[i].name))
-				algo = algo_alias[i].id;
-		if (algo < 0 || !algo_valid(kind, algo)) {
+		algo = strcmp(colon + 1, "auto")
+			? hop_model_algo_lookup(kind, colon + 1) : HOP_ALGO_AUTO;
+		if (algo < 0) {
 			char names[128];
 			list_algos(kind, names, sizeof(names));
 			snprintf(err, errlen, "HOP_ALGO=\"%s\": unknown algorithm "
 				 "\"%s\" for %s (%s|auto)", spec, colon + 1,
-				 kind_names[kind], names);
+				 hop_coll_kind_name(kind), names);
 			return HOP_ERR_CONFIG;
 		}
 		forced[kind] = algo;
@@ -148,77 +110,102 @@ int hop_coll_parse_algo(const char *spec, int forced[HOP_COLL_KIND_COUNT],
 	return 0;
 }
 
-/* Pipelining chunk: near the optimum of (h+k-1)(a + m/(k b)),
- * m / k* = sqrt(m a b / (h - 1)), with a b ~ 32 KB (a few us at a few
- * GB/s), clamped to [lo, hi] and rounded to 4 KiB. */
-static size_t auto_chunk(size_t m, int hops, size_t lo, size_t hi)
+int hop_coll_tune_model(struct hop_coll_tune *tune, const char *profile,
+			const char *provider, char *err, size_t errlen)
 {
-	double c = sqrt((double)m * 32768.0 / (double)(hops > 1 ? hops - 1 : 1));
-	size_t ch = (size_t)c & ~(size_t)4095;
+	char msg[HOP_MSG_LEN - 16]; /* room for the prefix in @err */
+	int ret;
 
-	return ch < lo ? lo : ch > hi ? hi : ch;
+	ret = hop_model_link_load(profile, provider, &tune->link,
+				  tune->link_src, sizeof(tune->link_src), msg,
+				  sizeof(msg));
+	if (ret) {
+		snprintf(err, errlen, "HOP_PROFILE: %s", msg);
+		return ret;
+	}
+	tune->have_link = 1;
+	memset(tune->memo, 0, sizeof(tune->memo));
+	HOP_INFO("cost model: %s: alpha %.2f us, beta %.3f GB/s, gamma %.3f "
+		 "ns/B, duplex %.2f", tune->link_src, tune->link.alpha * 1e6,
+		 tune->link.beta / 1e9, tune->link.gamma * 1e9,
+		 tune->link.duplex);
+	return 0;
+}
+
+/* The model's algorithm (or the forced one) and its best chunk size. */
+static void model_choice(int kind, size_t bytes, int nranks, int forced,
+			 const struct hop_model_link *l,
+			 struct hop_coll_choice *out)
+{
+	long k = 1;
+	double t = NAN;
+	int algo = forced;
+
+	if (forced == HOP_ALGO_AUTO) {
+		hop_model_choose(kind, bytes, nranks, l, &algo, &k, &t);
+	} else {
+		k = hop_model_best_chunks(kind, algo, bytes, nranks, l);
+		t = hop_model_predict(kind, algo, bytes, nranks, l, k);
+	}
+	out->algo = algo;
+	out->predicted = t;
+	out->chunk_bytes = hop_model_sched_chunk(kind, algo, bytes, nranks, k);
+}
+
+static unsigned memo_slot(int kind, size_t bytes, int nranks)
+{
+	uint64_t h = (uint64_t)bytes * 0x9e3779b97f4a7c15ull;
+
+	h ^= (uint64_t)(unsigned)(kind * 131 + nranks) * 0xc2b2ae3d27d4eb4full;
+	return (unsigned)(h >> 40) % HOP_COLL_MEMO;
+}
+
+/* The memo holds a choice for every input of it: the tuning fields may
+ * change between calls (tests and the soak force algorithms). */
+static int memo_hit(const struct hop_coll_memo *m, int kind, size_t bytes,
+		    int nranks, const struct hop_coll_tune *t)
+{
+	return m->kind == kind + 1 && m->nranks == nranks &&
+	       m->bytes == bytes && m->forced == t->forced[kind] &&
+	       m->chunk_size == t->chunk_size && m->depth == t->depth;
 }
 
 void hop_coll_select(int kind, size_t bytes, int nranks,
-		     const struct hop_coll_tune *tune,
-		     struct hop_coll_choice *out)
+		     struct hop_coll_tune *tune, struct hop_coll_choice *out)
 {
-	int algo = tune ? tune->forced[kind] : HOP_ALGO_AUTO;
-	int n = nranks;
+	struct hop_model_link dflt;
+	const struct hop_model_link *l = &dflt;
+	struct hop_coll_memo *m = NULL;
+	int forced = tune ? tune->forced[kind] : HOP_ALGO_AUTO;
+	int depth = tune && tune->depth > 0 ? tune->depth : 4;
 
-	if (algo == HOP_ALGO_AUTO) {
-		switch (kind) {
-		case HOP_COLL_BROADCAST:
-		case HOP_COLL_REDUCE:
-			algo = n <= 2 ? HOP_ALGO_FLAT
-			     : bytes <= 64 * 1024 ? HOP_ALGO_TREE
-						 : HOP_ALGO_CHAIN;
-			break;
-		case HOP_COLL_ALLREDUCE:
-			algo = bytes <= 16 * 1024 ? HOP_ALGO_RD
-			     : bytes <= 1024 * 1024 || n < 3
-				       ? HOP_ALGO_RABENSEIFNER : HOP_ALGO_RING;
-			break;
-		case HOP_COLL_ALLGATHER:
-			algo = bytes * (size_t)n <= 256 * 1024 ? HOP_ALGO_BRUCK
-							       : HOP_ALGO_RING;
-			break;
-		case HOP_COLL_REDUCESCATTER:
-			algo = bytes * (size_t)n <= 256 * 1024 ? HOP_ALGO_HALVING
-							       : HOP_ALGO_RING;
-			break;
-		default:
-			algo = HOP_ALGO_DISSEMINATION;
-			break;
+	if (tune) {
+		m = &tune->memo[memo_slot(kind, bytes, nranks)];
+		if (memo_hit(m, kind, bytes, nranks, tune)) {
+			*out = m->choice;
+			return;
 		}
 	}
-	out->algo = algo;
-	out->depth = tune && tune->depth > 0 ? tune->depth : 4;
-	if (out->depth > HOP_SCHED_MAX_DEPTH)
-		out->depth = HOP_SCHED_MAX_DEPTH;
-	if (tune && tune->chunk_size) {
+	if (tune && tune->have_link)
+		l = &tune->link;
+	else /* no comm (unit tests): the model's fallback link */
+		hop_model_link_default("tcp", &dflt);
+	model_choice(kind, bytes, nranks, forced, l, out);
+	out->depth = depth < HOP_SCHED_MAX_DEPTH ? depth : HOP_SCHED_MAX_DEPTH;
+	if (tune && tune->chunk_size)
 		out->chunk_bytes = tune->chunk_size;
-		return;
-	}
-	switch (algo) {
-	case HOP_ALGO_CHAIN:
-		out->chunk_bytes = auto_chunk(bytes, n, 16384, 1u << 20);
-		break;
-	case HOP_ALGO_TREE:
-	case HOP_ALGO_DBTREE:
-	case HOP_ALGO_FLAT: {
-		int h = 1;
-		while ((1 << h) < n)
-			h++;
-		out->chunk_bytes = auto_chunk(bytes, h + 1, 16384, 1u << 20);
-		break;
-	}
-	case HOP_ALGO_RING: /* chunks of one block per step */
-		out->chunk_bytes = auto_chunk(bytes / (size_t)(n ? n : 1), 2,
-					      65536, 1u << 20);
-		break;
-	default:
-		out->chunk_bytes = 1u << 20;
-		break;
+	HOP_INFO("%s %zu B N=%d: %s chunk=%zu predicted %.1f us%s",
+		 hop_coll_kind_name(kind), bytes, nranks,
+		 hop_coll_algo_name(out->algo), out->chunk_bytes,
+		 out->predicted * 1e6,
+		 forced != HOP_ALGO_AUTO ? " (forced by HOP_ALGO)" : "");
+	if (m) {
+		m->kind = kind + 1;
+		m->nranks = nranks;
+		m->bytes = bytes;
+		m->forced = tune->forced[kind];
+		m->chunk_size = tune->chunk_size;
+		m->depth = tune->depth;
+		m->choice = *out;
 	}
 }

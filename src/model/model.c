@@ -369,6 +369,13 @@ size_t hop_model_chunk_bytes(int kind, int algo, size_t bytes, int nranks,
 	return c >= 1 ? (size_t)c : 1;
 }
 
+size_t hop_model_sched_chunk(int kind, int algo, size_t bytes, int nranks,
+			     long chunks)
+{
+	return (hop_model_chunk_bytes(kind, algo, bytes, nranks, chunks) + 7) &
+	       ~(size_t)7;
+}
+
 struct pred_ctx {
 	int kind, algo, nranks;
 	size_t bytes;

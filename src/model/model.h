@@ -145,6 +145,14 @@ size_t hop_model_chunk_bytes(int kind, int algo, size_t bytes, int nranks,
 			     long chunks);
 
 /*
+ * hop_model_sched_chunk() - hop_model_chunk_bytes() rounded up to a
+ * multiple of 8 bytes (of every element size), what a schedule is given:
+ * its chunks hold whole elements, and there are still at most @chunks.
+ */
+size_t hop_model_sched_chunk(int kind, int algo, size_t bytes, int nranks,
+			     long chunks);
+
+/*
  * hop_model_choose() - The algorithm of @kind with the least predicted
  * time at its best chunk count (ties: the earlier algorithm of the table).
  * @algo, @chunks, @predicted: results; any may be NULL.

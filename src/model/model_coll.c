@@ -128,9 +128,12 @@ static double allreduce_ring(const struct form *f, double k)
 /*
  * Tree: binomial reduce to rank 0 then binomial broadcast, pipelined in k
  * chunks. The first chunk climbs L levels (receive + reduce) and descends
- * L levels; after it the root, with L children, paces the pipeline: per
- * chunk it receives and reduces L chunks and sends L.
- *   T = L (2t + r) + (k-1) max(L t', L r),  t = a + m/(k b),
+ * L levels. After it, a chunk leaves the pipeline every (2L - 1) t': the
+ * root's last child (the deepest subtree) sends chunk c+1 up only after
+ * its own children's, while its port also forwards chunk c down; the
+ * simulator of hop-model measures exactly this period on hop's schedule
+ * (an earlier form, L t', assumed ideal overlap and was up to 70 % low).
+ *   T = L (2t + r) + (k-1) max((2L-1) t', L r),  t = a + m/(k b),
  *   t' = a + m/(k bd), r = g m / k.
  */
 static double allreduce_tree(const struct form *f, double k)
@@ -138,7 +141,7 @@ static double allreduce_tree(const struct form *f, double k)
 	double c = f->m / k, t = f->a + c / f->b, r = f->g * c;
 
 	return f->L * (2 * t + r) +
-	       (k - 1) * f->L * max2(f->a + c / f->bd, r);
+	       (k - 1) * max2((2 * f->L - 1) * (f->a + c / f->bd), f->L * r);
 }
 
 /*
@@ -183,10 +186,17 @@ static double allgather_ring(const struct form *f)
 	return (f->n - 1) * (f->a + f->m / (f->n * f->bd));
 }
 
-/* Bruck: L steps; N-1 blocks of m/N move in all. */
+/* Bruck: L steps; N-1 blocks of m/N move in all. Step j sends min(2^j,
+ * N - 2^j) blocks; a rank whose blocks wrap past rank N-1 sends them as
+ * two messages, and the last rank wraps whenever a step sends more than
+ * one block: one extra alpha per such step. */
 static double allgather_bruck(const struct form *f)
 {
-	return f->L * f->a + (f->n - 1) / f->n * f->m / f->bd;
+	double steps = 0;
+
+	for (int d = 1; d < f->nranks; d *= 2)
+		steps += (d < f->nranks - d ? d : f->nranks - d) > 1 ? 2 : 1;
+	return steps * f->a + (f->n - 1) / f->n * f->m / f->bd;
 }
 
 /* Ring reduce-scatter: N-1 steps of one block in k chunks, each chunk

@@ -106,9 +106,11 @@ static void test_gather_scatter_barrier(void **state)
 	(void)state;
 	/* bytes is the per-rank block: 16 B each, m = 64 at N = 4 */
 	EQ(P(HOP_COLL_ALLGATHER, HOP_ALGO_RING, 16, 4, 1), 18);
-	EQ(P(HOP_COLL_ALLGATHER, HOP_ALGO_BRUCK, 16, 4, 1), 16);
-	/* N = 5, m = 80: 3a + 4/5 m/b */
-	EQ(P(HOP_COLL_ALLGATHER, HOP_ALGO_BRUCK, 16, 5, 1), 22);
+	/* steps of 1 and 2 blocks; the 2-block step wraps on rank 3: 3a +
+	 * 3/4 m/b */
+	EQ(P(HOP_COLL_ALLGATHER, HOP_ALGO_BRUCK, 16, 4, 1), 18);
+	/* N = 5, m = 80: steps of 1, 2, 1 blocks: 4a + 4/5 m/b */
+	EQ(P(HOP_COLL_ALLGATHER, HOP_ALGO_BRUCK, 16, 5, 1), 24);
 	/* (N-1)(a + m/(N b) + g m/N) */
 	EQ(P(HOP_COLL_REDUCESCATTER, HOP_ALGO_RING, 16, 4, 1), 42);
 	/* k = 2: t = 4, r = 4: 2 (4 + 4) + 2 * 4 + 4 */

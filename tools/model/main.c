@@ -4,6 +4,7 @@
  *   hop-model predict --nranks N[,N...] --sizes 8:256M [--collective C]
  *                     [--profile FILE | --provider shm|tcp|verbs] ...
  *   hop-model route --topo FILE --from A --to C --size M [--min-chunk B]
+ *   hop-model sim --coll C --algo A|auto|all -n N --bytes M [...]
  *
  * Exit status: 0 done, 1 a file or value could not be used, 2 usage.
  */
@@ -27,9 +28,13 @@ static void usage(FILE *f)
 		"                 [--alpha-us X] [--beta-GBps X] [--gamma-ns X] [--duplex X]\n"
 		"                 [--min-chunk BYTES] [--csv]\n"
 		"       hop-model route --topo FILE --from A --to C --size M [--min-chunk BYTES]\n"
+		"       hop-model sim [--coll NAME] [--algo NAME|auto|all] -n N --bytes SIZE\n"
+		"                 [--chunks K] [--depth D] [--root R] [--inplace] [--no-verify]\n"
+		"                 [--topo FILE] [--csv] [--trace] [link options as for predict]\n"
 		"       hop-model --help | --version\n"
 		"Predicts collective times for every algorithm and the one hop picks,\n"
-		"or the best multi-hop route; see man hop-model and docs/model.md.\n");
+		"the best multi-hop route, or simulates hop's schedules in virtual time;\n"
+		"see man hop-model and docs/model.md.\n");
 }
 
 int hm_parse_sizes(const char *opt, const char *spec, size_t *out, int max,
@@ -172,7 +177,10 @@ int main(int argc, char **argv)
 		return hm_predict(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "route"))
 		return hm_route(argc - 1, argv + 1);
-	fprintf(stderr, "hop-model: unknown command '%s' (predict or route)\n",
+	if (!strcmp(argv[1], "sim"))
+		return hm_sim(argc - 1, argv + 1);
+	fprintf(stderr, "hop-model: unknown command '%s' (predict, route or "
+		"sim)\n",
 		argv[1]);
 	usage(stderr);
 	return 2;

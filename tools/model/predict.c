@@ -26,15 +26,6 @@ struct popts {
 	int csv;
 };
 
-static void print_link(const struct popts *o)
-{
-	const struct hop_model_link *l = &o->link;
-
-	printf("# link: %s: alpha %.2f us, beta %.3f GB/s, gamma %.3f ns/B, "
-	       "duplex %.2f, min chunk %.0f B\n", o->src, l->alpha * 1e6,
-	       l->beta / 1e9, l->gamma * 1e9, l->duplex, l->min_chunk);
-}
-
 static void table(const struct popts *o, int kind, int n)
 {
 	int algos[16], na = hop_model_algos(kind, algos, 16);
@@ -128,22 +119,14 @@ int hm_predict(int argc, char **argv)
 		{ "nranks", required_argument, NULL, 'n' },
 		{ "sizes", required_argument, NULL, 's' },
 		{ "collective", required_argument, NULL, 'c' },
-		{ "profile", required_argument, NULL, 'p' },
-		{ "provider", required_argument, NULL, 'P' },
-		{ "alpha-us", required_argument, NULL, 'a' },
-		{ "beta-GBps", required_argument, NULL, 'b' },
-		{ "gamma-ns", required_argument, NULL, 'g' },
-		{ "duplex", required_argument, NULL, 'd' },
-		{ "min-chunk", required_argument, NULL, 'm' },
 		{ "csv", no_argument, NULL, 'C' },
+		HM_LINK_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct popts o;
-	const char *profile = NULL, *provider = NULL, *nspec = NULL,
-		   *sspec = NULL, *cspec = "allreduce";
-	double ov[5];
-	int have[5] = { 0 }, c;
-	char err[512];
+	struct hm_link_opts lo = { 0 };
+	const char *nspec = NULL, *sspec = NULL, *cspec = "allreduce";
+	int c, ret;
 
 	memset(&o, 0, sizeof(o));
 	optind = 1;
@@ -152,37 +135,16 @@ int hm_predict(int argc, char **argv)
 		case 'n': nspec = optarg; break;
 		case 's': sspec = optarg; break;
 		case 'c': cspec = optarg; break;
-		case 'p': profile = optarg; break;
-		case 'P': provider = optarg; break;
 		case 'C': o.csv = 1; break;
-		case 'a':
-			if (hm_parse_double("--alpha-us", optarg, 0, 0, &ov[0]))
-				return 2;
-			have[0] = 1;
-			break;
-		case 'b':
-			if (hm_parse_double("--beta-GBps", optarg, 0, 1, &ov[1]))
-				return 2;
-			have[1] = 1;
-			break;
-		case 'g':
-			if (hm_parse_double("--gamma-ns", optarg, 0, 0, &ov[2]))
-				return 2;
-			have[2] = 1;
-			break;
-		case 'd':
-			if (hm_parse_double("--duplex", optarg, 1, 0, &ov[3]))
-				return 2;
-			have[3] = 1;
-			break;
-		case 'm':
-			if (hm_parse_double("--min-chunk", optarg, 1, 0, &ov[4]))
-				return 2;
-			have[4] = 1;
-			break;
 		default:
-			fprintf(stderr, "hop-model predict: see hop-model --help\n");
-			return 2;
+			ret = hm_link_opt(&lo, c, optarg);
+			if (ret < 0)
+				return 2;
+			if (ret == 0) {
+				fprintf(stderr, "hop-model predict: see hop-model "
+					"--help\n");
+				return 2;
+			}
 		}
 	}
 	if (optind < argc) {
@@ -195,48 +157,18 @@ int hm_predict(int argc, char **argv)
 			"required\n");
 		return 2;
 	}
-	if (profile && provider) {
-		fprintf(stderr, "hop-model predict: give --profile or "
-			"--provider, not both\n");
-		return 2;
-	}
 	if (hm_parse_ints("--nranks", nspec, 1, HM_MAX_RANKS, o.nranks,
 			  HM_MAX_LIST, &o.nn) ||
 	    hm_parse_sizes("--sizes", sspec, o.sizes, HM_MAX_LIST, &o.ns) ||
 	    parse_kinds(cspec, &o))
 		return 2;
-	if (provider && hop_model_link_default(provider, &o.link)) {
-		fprintf(stderr, "hop-model predict: --provider '%s': expected "
-			"shm, tcp or verbs\n", provider);
-		return 2;
-	}
-	if (hop_model_link_load(profile, provider, &o.link, o.src,
-				sizeof(o.src), err, sizeof(err))) {
-		fprintf(stderr, "hop-model predict: %s\n", err);
-		return 1;
-	}
-	if (have[0])
-		o.link.alpha = ov[0] * 1e-6;
-	if (have[1])
-		o.link.beta = ov[1] * 1e9;
-	if (have[2])
-		o.link.gamma = ov[2] * 1e-9;
-	if (have[3])
-		o.link.duplex = ov[3];
-	if (have[4])
-		o.link.min_chunk = ov[4];
-	if (have[0] || have[1] || have[2] || have[3] || have[4])
-		strncat(o.src, " with overrides",
-			sizeof(o.src) - strlen(o.src) - 1);
-	if (hop_model_link_check(&o.link, err, sizeof(err))) {
-		fprintf(stderr, "hop-model predict: %s\n", err);
-		return 2;
-	}
+	if ((ret = hm_link_load("predict", &lo, &o.link, o.src, sizeof(o.src))))
+		return ret;
 	if (o.csv)
 		printf("collective,nranks,bytes,algo,chunks,chunk_bytes,"
 		       "seconds,picked\n");
 	else
-		print_link(&o);
+		hm_print_link(&o.link, o.src);
 	for (int ki = 0; ki < o.nk; ki++)
 		for (int ni = 0; ni < o.nn; ni++)
 			table(&o, o.kinds[ki], (int)o.nranks[ni]);

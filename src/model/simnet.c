@@ -1,0 +1,511 @@
+/*
+ * simnet.c - discrete-event simulation of schedules over a network of
+ * ports (see simnet.h).
+ *
+ * Events, in virtual-time order (ties in the order they were made, so a
+ * run is deterministic): POST, a SEND or RECV step became ready on its
+ * rank (the shared driver computed when); DONE, a message finished, which
+ * completes its two steps and frees its two ports. Posted steps without a
+ * partner wait in a hash table keyed by (source, destination, tag), FIFO
+ * per key: the p2p layer's matching rule. A matched message waits in the
+ * queues of its two ports; ports touched at an instant are arbitrated
+ * once every event of that instant is processed, so a message that
+ * becomes eligible at the same time as others competes with them.
+ */
+#include "model/simnet.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/topo.h"
+
+/* Heap entry: an event (key = time, a = rank or message, b = step or -1)
+ * or a port's waiting message (key = its step index, a = message, seq =
+ * the message's generation). */
+struct ent {
+	double key;
+	uint64_t seq;
+	int a, b;
+};
+
+struct hop_simnet_heap {
+	struct ent *e;
+	size_t n, cap;
+};
+
+struct hop_simnet_port {
+	struct hop_simnet_heap q;       /* eligible messages waiting */
+	int busy;
+	int dirty;                      /* in net->dirty */
+};
+
+struct hop_simnet_msg {
+	int srank, sstep, rrank, rstep;
+	int started;
+	int next_free;                  /* free list */
+	uint64_t gen;                   /* port entries of a reused slot's
+					 * earlier message carry an older one */
+};
+
+struct hop_simnet_wait {
+	int src, dst;
+	uint32_t tag;
+	int is_send;
+	int rank, step;
+	int next;               /* chain in posting order, or the free list */
+};
+
+/* ---- binary min-heap on (key, seq) ---- */
+
+static int ent_less(const struct ent *x, const struct ent *y)
+{
+	return x->key < y->key || (x->key == y->key && x->seq < y->seq);
+}
+
+static int heap_push(struct hop_simnet_heap *h, struct ent e)
+{
+	size_t i;
+
+	if (h->n == h->cap) {
+		size_t ncap = h->cap ? h->cap * 2 : 16;
+		void *p = realloc(h->e, ncap * sizeof(*h->e));
+
+		if (!p)
+			return HOP_ERR_NO_MEMORY;
+		h->e = p;
+		h->cap = ncap;
+	}
+	for (i = h->n++; i > 0 && ent_less(&e, &h->e[(i - 1) / 2]);
+	     i = (i - 1) / 2)
+		h->e[i] = h->e[(i - 1) / 2];
+	h->e[i] = e;
+	return 0;
+}
+
+static struct ent heap_pop(struct hop_simnet_heap *h)
+{
+	struct ent top = h->e[0], last = h->e[--h->n];
+	size_t i = 0;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= h->n)
+			break;
+		if (c + 1 < h->n && ent_less(&h->e[c + 1], &h->e[c]))
+			c++;
+		if (!ent_less(&h->e[c], &last))
+			break;
+		h->e[i] = h->e[c];
+		i = c;
+	}
+	if (h->n)
+		h->e[i] = last;
+	return top;
+}
+
+static int ev_push(struct hop_simnet *net, double t, int a, int b)
+{
+	return heap_push(net->events, (struct ent){ t, net->seq++, a, b });
+}
+
+/* Driver callback: a SEND or RECV is ready at its tready. */
+static int net_start(void *ctx, struct hop_sched *s, int idx)
+{
+	struct hop_simnet *net = ctx;
+
+	return ev_push(net, s->tready[idx], s->args.rank, idx);
+}
+
+/* ---- ports ---- */
+
+static int mark_dirty(struct hop_simnet *net, int rank, int is_rx)
+{
+	struct hop_simnet_port *p = is_rx ? &net->rx[rank] : &net->tx[rank];
+
+	if (p->dirty)
+		return 0;
+	if (net->ndirty == net->dirty_cap) {
+		int ncap = net->dirty_cap ? net->dirty_cap * 2 : 1024;
+		void *q = realloc(net->dirty, (size_t)ncap * sizeof(int));
+
+		if (!q)
+			return HOP_ERR_NO_MEMORY;
+		net->dirty = q;
+		net->dirty_cap = ncap;
+	}
+	p->dirty = 1;
+	net->dirty[net->ndirty++] = 2 * rank + is_rx;
+	return 0;
+}
+
+/* The link of a message: uniform, or the topology's src-dst link. */
+static int link_of(struct hop_simnet *net, int src, int dst, double *a,
+		   double *b)
+{
+	const struct hop_topo_link *l;
+
+	if (!net->topo) {
+		*a = net->alpha;
+		*b = net->beta;
+		return 0;
+	}
+	if (!(l = hop_topo_find(net->topo, src, dst))) {
+		snprintf(net->err, sizeof(net->err), "topology: ranks %d and "
+			 "%d exchange a message but have no link (the "
+			 "simulator needs a direct link for every pair the "
+			 "schedule uses)", src, dst);
+		return HOP_ERR_INVALID_ARG;
+	}
+	*a = l->alpha;
+	*b = l->beta;
+	return 0;
+}
+
+/* Start message @m at @now: move the bytes, hold both ports. */
+static int msg_start(struct hop_simnet *net, double now, int m)
+{
+	struct hop_simnet_msg *g = &net->msg[m];
+	struct hop_sched *ss = &net->s[g->srank], *rs = &net->s[g->rrank];
+	const struct hop_step *sd = &ss->steps[g->sstep];
+	const struct hop_step *rv = &rs->steps[g->rstep];
+	void *dst = hop_sched_ptr(rs, rv->dbuf, rv->doff);
+	const void *src = hop_sched_ptr(ss, sd->sbuf, sd->soff);
+	double a, b;
+	int ret;
+
+	if ((ret = link_of(net, g->srank, g->rrank, &a, &b)))
+		return ret;
+	if (dst && src && sd->len)
+		memcpy(dst, src, sd->len);
+	g->started = 1;
+	net->tx[g->srank].busy = net->rx[g->rrank].busy = 1;
+	if (net->trace)
+		fprintf(net->trace, "%.9f %.9f %d -> %d tag %u %zu B\n", now,
+			now + a + (double)sd->len / b, g->srank, g->rrank,
+			sd->tag, sd->len);
+	net->messages++;
+	net->bytes += sd->len;
+	return ev_push(net, now + a + (double)sd->len / b, m, -1);
+}
+
+/* A free port takes its first waiting message whose other port is free
+ * too; entries of started messages are dropped on the way. */
+static int arbitrate(struct hop_simnet *net, double now, int code)
+{
+	int rank = code / 2, is_rx = code % 2, ret = 0;
+	struct hop_simnet_port *p = is_rx ? &net->rx[rank] : &net->tx[rank];
+	struct ent keep[64];
+	int nkeep = 0;
+
+	p->dirty = 0;
+	while (!p->busy && p->q.n && nkeep < 64) {
+		struct ent e = heap_pop(&p->q);
+		struct hop_simnet_msg *g = &net->msg[e.a];
+		int other_busy = is_rx ? net->tx[g->srank].busy
+				       : net->rx[g->rrank].busy;
+
+		if (g->started || g->gen != e.seq)
+			continue; /* started, or its slot now holds another */
+		if (other_busy)
+			keep[nkeep++] = e;
+		else if ((ret = msg_start(net, now, e.a)))
+			break;
+	}
+	for (int i = 0; i < nkeep; i++) /* cannot fail: popped room */
+		heap_push(&p->q, keep[i]);
+	return ret;
+}
+
+static int arbitrate_dirty(struct hop_simnet *net, double now)
+{
+	int ret = 0;
+
+	/* starting a message dirties nothing: only DONE frees ports */
+	for (int i = 0; !ret && i < net->ndirty; i++)
+		ret = arbitrate(net, now, net->dirty[i]);
+	net->ndirty = 0;
+	return ret;
+}
+
+/* ---- matching ---- */
+
+static unsigned wait_hash(int src, int dst, uint32_t tag, int nb)
+{
+	uint64_t h = ((uint64_t)(uint32_t)src << 32 | (uint32_t)dst) ^
+		     (uint64_t)tag * 0x9e3779b97f4a7c15ull;
+
+	/* splitmix64's finaliser: every input bit reaches the low bits
+	 * (ring neighbours and consecutive tags must not share buckets) */
+	h = (h ^ h >> 30) * 0xbf58476d1ce4e5b9ull;
+	h = (h ^ h >> 27) * 0x94d049bb133111ebull;
+	h ^= h >> 31;
+	return (unsigned)(h & (uint64_t)(nb - 1));
+}
+
+/* Index of a free slot of @arr (elements of @size, free list through
+ * the int at @next_off), growing it; -1 when out of memory. */
+static int slot_new(void **arr, int *n, int *cap, int *free_head,
+		    size_t size, size_t next_off)
+{
+	if (*free_head >= 0) {
+		int i = *free_head;
+
+		memcpy(free_head, (char *)*arr + (size_t)i * size + next_off,
+		       sizeof(int));
+		return i;
+	}
+	if (*n == *cap) {
+		int ncap = *cap ? *cap * 2 : 4096;
+		void *p = realloc(*arr, (size_t)ncap * size);
+
+		if (!p)
+			return -1;
+		*arr = p;
+		*cap = ncap;
+	}
+	return (*n)++;
+}
+
+/* A SEND met its RECV: queue the message at both ports. */
+static int matched(struct hop_simnet *net, int srank, int sstep, int rrank,
+		   int rstep)
+{
+	const struct hop_step *sd = &net->s[srank].steps[sstep];
+	const struct hop_step *rv = &net->s[rrank].steps[rstep];
+	int m, ret;
+
+	if (sd->len != rv->len) {
+		snprintf(net->err, sizeof(net->err), "rank %d step %d sends %zu "
+			 "bytes (tag %u) but rank %d step %d receives %zu",
+			 srank, sstep, sd->len, sd->tag, rrank, rstep, rv->len);
+		return HOP_ERR_INTERNAL;
+	}
+	m = slot_new((void **)&net->msg, &net->nmsg, &net->msg_cap,
+		     &net->msg_free, sizeof(*net->msg),
+		     offsetof(struct hop_simnet_msg, next_free));
+	if (m < 0)
+		return HOP_ERR_NO_MEMORY;
+	net->msg[m] = (struct hop_simnet_msg){ srank, sstep, rrank, rstep, 0,
+					       -1, net->seq++ };
+	if ((ret = heap_push(&net->tx[srank].q,
+			     (struct ent){ sstep, net->msg[m].gen, m, 0 })) ||
+	    (ret = heap_push(&net->rx[rrank].q,
+			     (struct ent){ rstep, net->msg[m].gen, m, 0 })) ||
+	    (ret = mark_dirty(net, srank, 0)))
+		return ret;
+	return mark_dirty(net, rrank, 1);
+}
+
+/* POST: match a waiting partner or wait for one. */
+static int post(struct hop_simnet *net, int me, int idx)
+{
+	const struct hop_step *st = &net->s[me].steps[idx];
+	int is_send = st->kind == HOP_STEP_SEND;
+	int src = is_send ? me : st->peer, dst = is_send ? st->peer : me;
+
+	if (st->peer < 0 || st->peer >= net->nranks || st->peer == me) {
+		snprintf(net->err, sizeof(net->err), "rank %d step %d: bad "
+			 "peer %d", me, idx, st->peer);
+		return HOP_ERR_INTERNAL;
+	}
+	unsigned h = wait_hash(src, dst, st->tag, net->nbucket);
+	int prev = -1, cur = net->bucket[h];
+	while (cur >= 0) {
+		struct hop_simnet_wait *w = &net->wait[cur];
+
+		if (w->src == src && w->dst == dst && w->tag == st->tag &&
+		    w->is_send != is_send) {
+			int prank = w->rank, pstep = w->step;
+
+			if (prev < 0)
+				net->bucket[h] = w->next;
+			else
+				net->wait[prev].next = w->next;
+			w->next = net->wait_free;
+			w->rank = -1;
+			net->wait_free = cur;
+			return is_send ? matched(net, me, idx, prank, pstep)
+				       : matched(net, prank, pstep, me, idx);
+		}
+		prev = cur;
+		cur = w->next;
+	}
+	int nw = slot_new((void **)&net->wait, &net->nwait, &net->wait_cap,
+			  &net->wait_free, sizeof(*net->wait),
+			  offsetof(struct hop_simnet_wait, next));
+	if (nw < 0)
+		return HOP_ERR_NO_MEMORY;
+	net->wait[nw] = (struct hop_simnet_wait){ src, dst, st->tag, is_send,
+						  me, idx, -1 };
+	if (prev < 0)
+		net->bucket[h] = nw;
+	else
+		net->wait[prev].next = nw;
+	return 0;
+}
+
+/* ---- the run ---- */
+
+static int setup(struct hop_simnet *net)
+{
+	int n = net->nranks, nb = 4096;
+
+	if (n < 1 || !net->s || (!net->topo && !(net->beta > 0)) ||
+	    !(net->alpha >= 0)) {
+		snprintf(net->err, sizeof(net->err), "simnet: nranks %d, beta "
+			 "%g, alpha %g: need nranks >= 1, beta > 0, alpha >= 0",
+			 n, net->beta, net->alpha);
+		return HOP_ERR_INVALID_ARG;
+	}
+	size_t steps = 0;
+
+	/* about one bucket per two steps: in an allgather phase every rank
+	 * posts all its receives at once */
+	for (int r = 0; r < n; r++)
+		steps += (size_t)net->s[r].nsteps;
+	while ((size_t)nb < steps / 2 && nb < (1 << 24))
+		nb *= 2;
+	hop_simnet_free(net);
+	net->tx = calloc((size_t)n, sizeof(*net->tx));
+	net->rx = calloc((size_t)n, sizeof(*net->rx));
+	net->events = calloc(1, sizeof(*net->events));
+	net->bucket = malloc((size_t)nb * sizeof(int));
+	if (!net->tx || !net->rx || !net->events || !net->bucket)
+		return HOP_ERR_NO_MEMORY;
+	net->nbucket = nb;
+	for (int i = 0; i < nb; i++)
+		net->bucket[i] = -1;
+	net->wait_free = net->msg_free = -1;
+	net->time = 0;
+	net->messages = net->bytes = net->events_run = 0;
+	net->seq = 0;
+	net->err[0] = 0;
+	return 0;
+}
+
+/* Name the first rank that did not finish and one step it waits on. */
+static void report_stuck(struct hop_simnet *net)
+{
+	for (int r = 0; r < net->nranks; r++) {
+		const struct hop_sched *s = &net->s[r];
+
+		if (s->finished)
+			continue;
+		snprintf(net->err, sizeof(net->err), "deadlock: rank %d "
+			 "finished %d of %d steps", r, s->ndone, s->nsteps);
+		for (int w = 0; w < net->nwait; w++) {
+			const struct hop_simnet_wait *e = &net->wait[w];
+			size_t l = strlen(net->err);
+
+			if (e->rank != r)
+				continue;
+			snprintf(net->err + l, sizeof(net->err) - l, "; %s step "
+				 "%d peer %d tag %u unmatched", e->is_send ?
+				 "send" : "recv", e->step, e->is_send ? e->dst
+				 : e->src, e->tag);
+			break;
+		}
+		return;
+	}
+}
+
+static int advance(struct hop_simnet *net, int r)
+{
+	int ret = hop_sched_advance(&net->s[r], net_start, net);
+
+	if (ret && !net->err[0])
+		snprintf(net->err, sizeof(net->err), "rank %d: %s", r,
+			 hop_strerror(ret));
+	return ret;
+}
+
+/* DONE: both steps complete, both ports free. */
+static int done(struct hop_simnet *net, double now, int m)
+{
+	struct hop_simnet_msg g = net->msg[m];
+	int ret;
+
+	net->msg[m].next_free = net->msg_free;
+	net->msg_free = m;
+	net->tx[g.srank].busy = net->rx[g.rrank].busy = 0;
+	net->s[g.srank].tdone[g.sstep] = net->s[g.rrank].tdone[g.rstep] = now;
+	hop_sched_complete(&net->s[g.srank], g.sstep);
+	hop_sched_complete(&net->s[g.rrank], g.rstep);
+	if ((ret = mark_dirty(net, g.srank, 0)) ||
+	    (ret = mark_dirty(net, g.rrank, 1)) ||
+	    (ret = advance(net, g.srank)))
+		return ret;
+	return advance(net, g.rrank);
+}
+
+int hop_simnet_run(struct hop_simnet *net)
+{
+	int ret = setup(net);
+	double now = 0;
+
+	for (int r = 0; !ret && r < net->nranks; r++) {
+		if (!net->s[r].tready) {
+			snprintf(net->err, sizeof(net->err), "rank %d: schedule "
+				 "not timed (hop_sim_timed)", r);
+			return HOP_ERR_INVALID_ARG;
+		}
+		ret = advance(net, r);
+	}
+	while (!ret && (net->events->n || net->ndirty)) {
+		/* an instant is over: its freed ports pick their next message */
+		if (!net->events->n || net->events->e[0].key > now) {
+			ret = arbitrate_dirty(net, now);
+			if (ret || !net->events->n)
+				continue;
+		}
+		struct ent e = heap_pop(net->events);
+
+		now = e.key;
+		net->events_run++;
+		ret = e.b >= 0 ? post(net, e.a, e.b) : done(net, now, e.a);
+	}
+	if (ret)
+		return ret;
+	for (int r = 0; r < net->nranks; r++) {
+		const struct hop_sched *s = &net->s[r];
+
+		if (!s->finished) {
+			report_stuck(net);
+			return HOP_ERR_INTERNAL;
+		}
+		for (int i = 0; i < s->nsteps; i++) /* inline steps end last too */
+			if (s->tdone[i] > net->time)
+				net->time = s->tdone[i];
+	}
+	return 0;
+}
+
+void hop_simnet_free(struct hop_simnet *net)
+{
+	for (int r = 0; r < net->nranks; r++) {
+		if (net->tx)
+			free(net->tx[r].q.e);
+		if (net->rx)
+			free(net->rx[r].q.e);
+	}
+	if (net->events)
+		free(net->events->e);
+	free(net->events);
+	free(net->tx);
+	free(net->rx);
+	free(net->msg);
+	free(net->dirty);
+	free(net->wait);
+	free(net->bucket);
+	net->tx = net->rx = NULL;
+	net->events = NULL;
+	net->msg = NULL;
+	net->dirty = NULL;
+	net->wait = NULL;
+	net->bucket = NULL;
+	net->nmsg = net->msg_cap = net->ndirty = net->dirty_cap = 0;
+	net->nwait = net->wait_cap = 0;
+	net->nbucket = 0;
+}

@@ -1,0 +1,80 @@
+/*
+ * simnet.h - the discrete-event simulator of hop-model: hop's real
+ * collective schedules (hop_sched_build(), the builders the collectives
+ * use) for all N ranks in one process, over a simulated network with a
+ * virtual clock.
+ *
+ * The network: every rank has one send port and one receive port (full
+ * duplex). A message is eligible once both its SEND and its RECV are
+ * posted (rendezvous); it starts when the sender's send port and the
+ * receiver's receive port are both free, holds both for alpha + bytes /
+ * beta of its link, then both steps complete. A port that frees takes,
+ * among the eligible messages that wait for it, the one its rank's
+ * schedule lists first (builders emit steps chunk by chunk, so an older
+ * chunk goes before a newer one, as a pipeline needs). alpha and beta are
+ * uniform, or per link from a HOP_TOPO file. Reductions and copies take
+ * gamma seconds per byte (the shared schedule driver times them,
+ * sched.h). The closed forms of src/model approximate this machine
+ * (docs/model.md, "The simulator"); duplex factors other than 1 and
+ * relays are not simulated.
+ *
+ * Bytes really move between the ranks' buffers unless the buffers are
+ * NULL (timing only), so a run can be checked bit for bit.
+ */
+#ifndef HOP_MODEL_SIMNET_H
+#define HOP_MODEL_SIMNET_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "coll/sched.h"
+
+struct hop_topo;
+struct hop_simnet_heap;
+struct hop_simnet_wait;
+struct hop_simnet_msg;
+struct hop_simnet_port;
+
+struct hop_simnet {
+	/* caller */
+	int nranks;
+	struct hop_sched *s;    /* nranks schedules, built and started */
+	double alpha;           /* seconds per message */
+	double beta;            /* bytes per second */
+	const struct hop_topo *topo; /* per-link alpha/beta, or NULL */
+	FILE *trace;            /* one line per message (start end src -> dst
+				 * tag bytes), or NULL */
+	/* results */
+	double time;            /* virtual seconds to the last completion */
+	uint64_t messages, bytes, events_run;
+	char err[256];
+	/* private */
+	struct hop_simnet_port *tx, *rx;  /* per rank */
+	struct hop_simnet_msg *msg;       /* matched messages */
+	int nmsg, msg_cap, msg_free;
+	int *dirty;                       /* ports to arbitrate: 2 r (+1 rx) */
+	int ndirty, dirty_cap;
+	struct hop_simnet_heap *events;   /* by virtual time */
+	uint64_t seq;
+	struct hop_simnet_wait *wait;     /* posted, unmatched SEND/RECV */
+	int nwait, wait_cap, wait_free;
+	int *bucket;
+	int nbucket;
+};
+
+/*
+ * hop_simnet_run() - Run every schedule of @net to completion in virtual
+ * time (hop_sched_start() must have been called on each, with
+ * hop_sim_timed() applied and tgamma set).
+ * Return: 0; HOP_ERR_INTERNAL when schedules deadlock or disagree on a
+ * message (size, peer), HOP_ERR_INVALID_ARG when a message has no link
+ * in @topo, with @net->err naming the rank, step, peer and tag;
+ * HOP_ERR_NO_MEMORY.
+ */
+int hop_simnet_run(struct hop_simnet *net);
+
+/* Free what hop_simnet_run() allocated (not the schedules). */
+void hop_simnet_free(struct hop_simnet *net);
+
+#endif /* HOP_MODEL_SIMNET_H */

@@ -1,0 +1,282 @@
+/*
+ * simrun.c - one simulated collective with real data (see simrun.h).
+ *
+ * Buffers follow the public API's conventions (what coll_api.c passes to
+ * the schedule): broadcast works in one buffer; reduce's non-roots have
+ * no receive buffer; in place, allgather's input is the rank's block of
+ * the output and reducescatter's output the rank's block of the input.
+ */
+#include "model/simrun.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <hop/common.h>
+
+#include "coll/sim.h"
+#include "model/simnet.h"
+
+struct bufs {
+	float *send, *recv, *scratch;   /* owned; any may be NULL */
+};
+
+/* Input element @i of rank @r: a small integer, so sums are exact. */
+static int in_val(int r, size_t i)
+{
+	uint64_t h = (uint64_t)r * 0x9e3779b97f4a7c15ull ^
+		     ((uint64_t)i + 0x632be59bd9b4e019ull) * 0xbf58476d1ce4e5b9ull;
+
+	h ^= h >> 31;
+	h *= 0xd6e8feb86659fd93ull;
+	h ^= h >> 32;
+	return (int)(h % 17) - 8;
+}
+
+static void fill(float *p, int r, size_t first, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (float)in_val(r, first + i);
+}
+
+static int check_args(struct hop_simrun *r)
+{
+	char lerr[128];
+
+	if (!hop_model_kind_name(r->kind))
+		snprintf(r->err, sizeof(r->err), "collective %d: unknown", r->kind);
+	else if (r->algo != HOP_ALGO_AUTO && !hop_model_algo_valid(r->kind, r->algo))
+		snprintf(r->err, sizeof(r->err), "algorithm %d is not one of %s",
+			 r->algo, hop_model_kind_name(r->kind));
+	else if (r->nranks < 1 || r->nranks > (1 << 20))
+		snprintf(r->err, sizeof(r->err), "nranks %d: must be in [1, "
+			 "1048576]", r->nranks);
+	else if (r->root < 0 || r->root >= r->nranks)
+		snprintf(r->err, sizeof(r->err), "root %d: must be in [0, %d)",
+			 r->root, r->nranks);
+	else if (r->kind != HOP_COLL_BARRIER && r->bytes % sizeof(float))
+		snprintf(r->err, sizeof(r->err), "bytes %zu: must be a multiple "
+			 "of 4 (float32 elements)", r->bytes);
+	else if (r->chunks < 0 || r->chunks > HOP_MODEL_MAX_CHUNKS)
+		snprintf(r->err, sizeof(r->err), "chunks %ld: must be in [0, "
+			 "%ld]", r->chunks, HOP_MODEL_MAX_CHUNKS);
+	else if (r->depth < 0 || r->depth > HOP_SCHED_MAX_DEPTH)
+		snprintf(r->err, sizeof(r->err), "depth %d: must be in [0, %d]",
+			 r->depth, HOP_SCHED_MAX_DEPTH);
+	else if (hop_model_link_check(&r->link, lerr, sizeof(lerr)))
+		snprintf(r->err, sizeof(r->err), "%s", lerr);
+	else
+		return 0;
+	return HOP_ERR_INVALID_ARG;
+}
+
+/* The model's algorithm and chunk count unless the caller fixed them. */
+static void plan(struct hop_simrun *r)
+{
+	long best = 1;
+
+	if (r->algo == HOP_ALGO_AUTO)
+		hop_model_choose(r->kind, r->bytes, r->nranks, &r->link, &r->algo,
+				 &best, NULL);
+	else
+		best = hop_model_best_chunks(r->kind, r->algo, r->bytes,
+					     r->nranks, &r->link);
+	r->chunks_used = !hop_model_pipelined(r->kind, r->algo) ? 1
+			 : r->chunks ? r->chunks : best;
+	r->chunk_bytes = hop_model_sched_chunk(r->kind, r->algo, r->bytes,
+					       r->nranks, r->chunks_used);
+	r->predicted = hop_model_predict(r->kind, r->algo, r->bytes, r->nranks,
+					 &r->link, r->chunks_used);
+}
+
+/* Allocate and fill rank @rk's buffers; point @base at them. */
+static int rank_bufs(const struct hop_simrun *r, int rk, struct bufs *b,
+		     void *base[HOP_BUF_COUNT], int *inplace)
+{
+	size_t cnt = r->bytes / sizeof(float), n = (size_t)r->nranks;
+	size_t in_el = r->kind == HOP_COLL_REDUCESCATTER ? cnt * n : cnt;
+	size_t out_el = r->kind == HOP_COLL_ALLGATHER ? cnt * n : cnt;
+	int has_out = !(r->kind == HOP_COLL_REDUCE && rk != r->root);
+
+	*inplace = r->inplace && has_out;
+	if (r->kind == HOP_COLL_BARRIER || !r->verify)
+		return 0;
+	if (r->kind == HOP_COLL_BROADCAST) {
+		if (!(b->recv = malloc(cnt * sizeof(float) + 1)))
+			return HOP_ERR_NO_MEMORY;
+		if (rk == r->root)
+			fill(b->recv, rk, 0, cnt);
+		base[HOP_BUF_SEND] = base[HOP_BUF_RECV] = b->recv;
+		return 0;
+	}
+	if (*inplace && r->kind == HOP_COLL_REDUCESCATTER) {
+		if (!(b->send = malloc(in_el * sizeof(float) + 1)))
+			return HOP_ERR_NO_MEMORY;
+		fill(b->send, rk, 0, in_el);
+		base[HOP_BUF_SEND] = b->send;
+		base[HOP_BUF_RECV] = b->send + (size_t)rk * cnt;
+		return 0;
+	}
+	if (has_out && !(b->recv = malloc(out_el * sizeof(float) + 1)))
+		return HOP_ERR_NO_MEMORY;
+	if (*inplace) {
+		size_t at = r->kind == HOP_COLL_ALLGATHER ? (size_t)rk * cnt : 0;
+
+		fill(b->recv + at, rk, 0, in_el);
+		base[HOP_BUF_SEND] = b->recv + at;
+		base[HOP_BUF_RECV] = b->recv;
+		return 0;
+	}
+	if (!(b->send = malloc(in_el * sizeof(float) + 1)))
+		return HOP_ERR_NO_MEMORY;
+	fill(b->send, rk, 0, in_el);
+	base[HOP_BUF_SEND] = b->send;
+	base[HOP_BUF_RECV] = b->recv;
+	return 0;
+}
+
+static int build_rank(struct hop_simrun *r, int rk, struct hop_sched *s,
+		      struct bufs *b)
+{
+	void *base[HOP_BUF_COUNT] = { NULL };
+	struct hop_coll_args a = {
+		.kind = r->kind, .algo = r->algo, .rank = rk,
+		.nranks = r->nranks, .root = r->root,
+		.count = r->kind == HOP_COLL_BARRIER ? 0 : r->bytes / sizeof(float),
+		.dtype = r->kind == HOP_COLL_BARRIER ? HOP_UINT8 : HOP_FLOAT32,
+		.op = HOP_SUM, .chunk_bytes = r->chunk_bytes,
+		.depth = r->depth ? r->depth : 4,
+	};
+	int ret;
+
+	if ((ret = rank_bufs(r, rk, b, base, &a.inplace)))
+		return ret;
+	if ((ret = hop_sched_build(s, &a))) {
+		snprintf(r->err, sizeof(r->err), "rank %d: building the "
+			 "schedule: %s", rk, hop_strerror(ret));
+		return ret;
+	}
+	if ((ret = hop_sim_timed(s)))
+		return ret;
+	s->tgamma = r->link.gamma;
+	if (r->verify && s->scratch_bytes &&
+	    !(b->scratch = malloc(s->scratch_bytes)))
+		return HOP_ERR_NO_MEMORY;
+	base[HOP_BUF_SCRATCH] = b->scratch;
+	hop_sched_start(s, base);
+	r->steps += (uint64_t)s->nsteps;
+	return 0;
+}
+
+/* Reference element @i of the whole result vector (for reducescatter the
+ * vector of all N blocks), from the inputs alone. */
+static float ref_at(const struct hop_simrun *r, size_t cnt, size_t i)
+{
+	long sum = 0;
+
+	switch (r->kind) {
+	case HOP_COLL_BROADCAST:
+		return (float)in_val(r->root, i);
+	case HOP_COLL_ALLGATHER:
+		return (float)in_val((int)(i / cnt), i % cnt);
+	default:
+		for (int q = 0; q < r->nranks; q++)
+			sum += in_val(q, i);
+		return (float)sum;
+	}
+}
+
+/* Count elements of every rank's result that differ from the reference
+ * (bit for bit). */
+static size_t verify(const struct hop_simrun *r, const struct hop_sched *s)
+{
+	size_t cnt = r->bytes / sizeof(float), n = (size_t)r->nranks;
+	size_t out_el = r->kind == HOP_COLL_ALLGATHER ? cnt * n : cnt;
+	size_t ref_el = r->kind == HOP_COLL_REDUCESCATTER ? cnt * n : out_el;
+	size_t wrong = 0;
+	float *ref;
+
+	if (r->kind == HOP_COLL_BARRIER)
+		return 0;
+	if (!(ref = malloc(ref_el * sizeof(float) + 1)))
+		return (size_t)-1;
+	for (size_t i = 0; i < ref_el; i++)
+		ref[i] = ref_at(r, cnt, i);
+	for (int rk = 0; rk < r->nranks; rk++) {
+		const float *got = s[rk].base[HOP_BUF_RECV];
+		const float *want = ref + (r->kind == HOP_COLL_REDUCESCATTER
+					   ? (size_t)rk * cnt : 0);
+
+		if (r->kind == HOP_COLL_REDUCE && rk != r->root)
+			continue;
+		for (size_t i = 0; i < out_el; i++)
+			wrong += memcmp(&got[i], &want[i], sizeof(float)) != 0;
+	}
+	free(ref);
+	return wrong;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int hop_simrun(struct hop_simrun *r)
+{
+	struct hop_simnet net = { 0 };
+	struct hop_sched *s = NULL;
+	struct bufs *b = NULL;
+	double t0 = now_s();
+	int ret, n;
+
+	r->err[0] = 0;
+	r->steps = r->messages = r->moved = r->events = 0;
+	r->wrong = 0;
+	if ((ret = check_args(r)))
+		return ret;
+	plan(r);
+	n = r->nranks;
+	s = calloc((size_t)n, sizeof(*s));
+	b = calloc((size_t)n, sizeof(*b));
+	ret = s && b ? 0 : HOP_ERR_NO_MEMORY;
+	for (int rk = 0; !ret && rk < n; rk++)
+		ret = build_rank(r, rk, &s[rk], &b[rk]);
+	if (ret)
+		goto out;
+	net.nranks = n;
+	net.s = s;
+	net.alpha = r->link.alpha;
+	net.beta = r->link.beta;
+	net.topo = r->topo;
+	net.trace = r->trace;
+	if ((ret = hop_simnet_run(&net))) {
+		snprintf(r->err, sizeof(r->err), "simulation: %s", net.err);
+		goto out;
+	}
+	r->sim_time = net.time;
+	r->messages = net.messages;
+	r->moved = net.bytes;
+	r->events = net.events_run;
+	if (r->verify && (r->wrong = verify(r, s)) == (size_t)-1)
+		ret = HOP_ERR_NO_MEMORY;
+out:
+	if (ret == HOP_ERR_NO_MEMORY && !r->err[0])
+		snprintf(r->err, sizeof(r->err), "out of memory (%d ranks, %zu "
+			 "B each)", n, r->bytes);
+	hop_simnet_free(&net);
+	for (int rk = 0; s && b && rk < n; rk++) {
+		hop_sched_free(&s[rk]);
+		free(b[rk].send);
+		free(b[rk].recv);
+		free(b[rk].scratch);
+	}
+	free(s);
+	free(b);
+	r->wall = now_s() - t0;
+	return ret;
+}
