@@ -12,10 +12,9 @@
  * clamped to m / min_chunk), the store-and-forward time beside
  * H (alpha + m/beta), and hop's own default k (hop_relay_plan()).
  *
- * Timing of one transfer: all ranks meet in a barrier; the source starts
- * its clock, runs hop_relay() and stops when the destination's 0-byte ack
- * arrives; the ack's one-way time (half a 0-byte round trip, measured
- * first) is subtracted. Medians of --iters samples after --warmup. The
+ * Timing of one transfer: all ranks meet in a barrier; the time runs from
+ * the source's start to the destination's end of hop_relay(), both read
+ * from CLOCK_MONOTONIC (local ranks share it; the bench is for one host). Medians of --iters samples after --warmup. The
  * destination checks the data of the last sample of every row byte for
  * byte (column "wrong").
  *
@@ -38,7 +37,6 @@
 
 #define TAG_ACK 11
 #define TAG_WRONG 12
-#define TAG_PING 13
 #define MAX_SIZES 16
 #define MAX_KS 64
 #define MAX_ITERS 1000
@@ -192,50 +190,29 @@ static uint8_t pat(size_t m, long k, size_t i)
 }
 
 /*
- * One timed transfer along @path; the source's time in us (0 elsewhere).
- * @ack_us: one-way time of the 0-byte ack, subtracted.
+ * One timed transfer along @path; the source's result in us (0 elsewhere):
+ * from the source's start to the destination's end, both read from
+ * CLOCK_MONOTONIC, which every process of one host shares (hop-run starts
+ * local ranks), so no message latency enters the time; the destination
+ * sends its end time back.
  */
 static double timed_relay(void *buf, size_t m, const int *path, int npath,
-			  const hop_relay_opts_t *o, double ack_us)
+			  const hop_relay_opts_t *o)
 {
 	int src = path[0], dst = path[npath - 1];
-	double t0;
+	double t0, t1 = 0;
 
 	CALL(hop_barrier(comm));
 	t0 = now_us();
 	CALL(hop_relay(comm, buf, m, src, dst, path, npath, o));
-	if (rank == dst)
-		CALL(hop_send(comm, NULL, 0, src, TAG_ACK));
+	if (rank == dst) {
+		t1 = now_us();
+		CALL(hop_send(comm, &t1, sizeof(t1), src, TAG_ACK));
+	}
 	if (rank != src)
 		return 0;
-	CALL(hop_recv(comm, NULL, 0, dst, TAG_ACK, NULL));
-	return now_us() - t0 - ack_us;
-}
-
-/* Median one-way time of a 0-byte message between 0 and @peer (rank 0). */
-static double ack_latency(int peer)
-{
-	double s[200];
-	struct hop_stats st;
-
-	CALL(hop_barrier(comm));
-	for (int i = -20; i < 200; i++) {
-		double t0 = now_us();
-
-		if (rank == 0) {
-			CALL(hop_send(comm, NULL, 0, peer, TAG_PING));
-			CALL(hop_recv(comm, NULL, 0, peer, TAG_PING, NULL));
-		} else if (rank == peer) {
-			CALL(hop_recv(comm, NULL, 0, 0, TAG_PING, NULL));
-			CALL(hop_send(comm, NULL, 0, 0, TAG_PING));
-		}
-		if (i >= 0)
-			s[i] = (now_us() - t0) / 2;
-	}
-	if (rank != 0)
-		return 0;
-	hop_stats_compute(s, 200, &st);
-	return st.median;
+	CALL(hop_recv(comm, &t1, sizeof(t1), dst, TAG_ACK, NULL));
+	return t1 - t0;
 }
 
 /*
@@ -244,7 +221,7 @@ static double ack_latency(int peer)
  * one and rank 0 learns its count of wrong bytes.
  */
 static double run_row(const struct opts *o, uint8_t *buf, size_t m,
-		      const int *path, int mode, long k, double ack_us,
+		      const int *path, int mode, long k,
 		      double *tmin, long *wrong)
 {
 	hop_relay_opts_t ro = { .mode = mode, .chunks = k, .tag = 1 };
@@ -258,7 +235,7 @@ static double run_row(const struct opts *o, uint8_t *buf, size_t m,
 
 		if (i == o->iters - 1 && rank == dst)
 			memset(buf, 0, m);      /* the checked sample */
-		t = timed_relay(buf, m, path, o->hops + 1, &ro, ack_us);
+		t = timed_relay(buf, m, path, o->hops + 1, &ro);
 		if (i >= 0)
 			s[i] = t;
 	}
@@ -306,7 +283,7 @@ static void fit_one(const char *what, const double *ms, const double *ts,
  * sweeps the same chunk counts.
  */
 static void fit_link(const struct opts *o, uint8_t *buf, size_t max,
-		     double ack_us, struct link_fit *med, struct link_fit *min)
+		     struct link_fit *med, struct link_fit *min)
 {
 	static const int one[] = { 0, 1 };
 	struct opts o1 = *o;
@@ -318,7 +295,7 @@ static void fit_link(const struct opts *o, uint8_t *buf, size_t max,
 	for (size_t m = 4096; m <= max && n < 32; m *= 4, n++) {
 		ms[n] = (double)m;
 		ts[n] = run_row(&o1, buf, m, one, HOP_RELAY_STORE_FORWARD, 1,
-				ack_us, &tm[n], &wrong);
+				&tm[n], &wrong);
 	}
 	if (rank == 0) {
 		fit_one("medians", ms, ts, n, ab);
@@ -391,8 +368,7 @@ static void print_row(size_t m, const char *mode, long k, double t,
 
 static void bench_size(const struct opts *o, uint8_t *buf, size_t m,
 		       const int *path, const struct link_fit *med,
-		       const struct link_fit *min, double min_chunk,
-		       double ack_us)
+		       const struct link_fit *min, double min_chunk)
 {
 	int h = o->hops, n;
 	long ks[MAX_KS], wrong = 0;
@@ -411,14 +387,14 @@ static void bench_size(const struct opts *o, uint8_t *buf, size_t m,
 		       "bytes", "mode", "k", "chunk", "T_med_us", "model_us",
 		       "err%", "T_min_us", "model_us", "err%", "wrong");
 	}
-	t = run_row(o, buf, m, path, HOP_RELAY_STORE_FORWARD, 1, ack_us, &tmin,
+	t = run_row(o, buf, m, path, HOP_RELAY_STORE_FORWARD, 1, &tmin,
 		    &wrong);
 	if (rank == 0)
 		print_row(m, "saf", 1, t, tmin, hop_model_saf(med->a, med->b,
 							      dm, h) * 1e6,
 			  hop_model_saf(min->a, min->b, dm, h) * 1e6, wrong, "");
 	for (int i = 0; i < n; i++) {
-		t = run_row(o, buf, m, path, HOP_RELAY_PIPELINED, ks[i], ack_us,
+		t = run_row(o, buf, m, path, HOP_RELAY_PIPELINED, ks[i],
 			    &tmin, &wrong);
 		if (rank != 0)
 			continue;
@@ -453,7 +429,6 @@ int main(int argc, char **argv)
 	int path[64], ret;
 	size_t max = 0;
 	struct link_fit med, min;
-	double ack_us;
 	uint8_t *buf;
 
 	if ((ret = parse(argc, argv, &o)))
@@ -475,16 +450,15 @@ int main(int argc, char **argv)
 	if (hop_model_link_default(hop_comm_transport(comm), &def))
 		hop_model_link_default("tcp", &def);
 	memset(buf, 0, max);
-	ack_us = ack_latency(o.hops);
 	if (rank == 0)
 		printf("# hop-relay-bench: %s, %d ranks, path 0..%d (%d hops), "
-		       "%d iters + %d warmup, 0-byte ack %.1f us\n",
+		       "%d iters + %d warmup\n",
 		       hop_comm_transport(comm), nranks, o.hops, o.hops,
-		       o.iters, o.warmup, ack_us);
-	fit_link(&o, buf, max, ack_us, &med, &min);
+		       o.iters, o.warmup);
+	fit_link(&o, buf, max, &med, &min);
 	for (int i = 0; i < o.nsizes; i++)
 		bench_size(&o, buf, o.sizes[i], path, &med, &min,
-			   def.min_chunk, ack_us);
+			   def.min_chunk);
 	free(buf);
 	CALL(hop_barrier(comm));
 	CALL(hop_comm_destroy(comm));
