@@ -65,6 +65,7 @@ ncclResult_t hn_fail(struct hn_comm *c, const char *call, int ret)
 struct hn_comm *hn_comm_new(hop_comm_t *hc, int send)
 {
 	struct hn_comm *c = calloc(1, sizeof(*c));
+	int ret;
 
 	if (!c)
 		return NULL;
@@ -73,7 +74,19 @@ struct hn_comm *hn_comm_new(hop_comm_t *hc, int send)
 	c->peer = 1 - hop_comm_rank(hc);
 	for (int i = 0; i < HN_MAX_REQS; i++)
 		c->free_idx[c->nfree++] = HN_MAX_REQS - 1 - i;
+	pthread_mutex_init(&c->lock, NULL);
+	if ((ret = hop_irecv(hc, NULL, 0, c->peer, HN_IDLE_TAG, &c->idle))) {
+		HN_WARN("posting the progress receive: %s",
+			hop_comm_last_error(hc));
+		goto err_free;
+	}
+	if (hn_drain_add(c))
+		goto err_free;
 	return c;
+err_free:
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+	return NULL;
 }
 
 void hn_comm_free(struct hn_comm *c)
@@ -91,7 +104,9 @@ void hn_comm_free(struct hn_comm *c)
 	if (leaked)
 		HN_INFO("close: freed %d registration(s) NCCL did not "
 			"deregister", leaked);
+	hn_drain_remove(c); /* the drainer no longer touches c */
 	hop_comm_destroy(c->hc); /* cancels requests still running */
+	pthread_mutex_destroy(&c->lock);
 	c->magic = 0;
 	free(c);
 }
@@ -211,7 +226,7 @@ static struct hn_comm *conn_wrap(hop_comm_t *hc, int send, const char *call)
 	struct hn_comm *c = hn_comm_new(hc, send);
 
 	if (!c) {
-		HN_WARN("%s: out of memory", call);
+		HN_WARN("%s: setting up the comm failed", call);
 		hop_comm_destroy(hc);
 		return NULL;
 	}
@@ -414,6 +429,7 @@ __attribute__((destructor)) static void hn_fini(void)
 		hop_comm_destroy(conn_finish(cn, "unload", &res));
 	}
 	pthread_mutex_unlock(&pending_lock);
+	hn_drain_fini();
 }
 
 /* Not const: NCCL's loaders take it as a writable ncclNet_v8_t *. */

@@ -64,11 +64,19 @@ struct hn_mr {
 	struct hn_mr *next;
 };
 
+/* Reserved: the drainer's receive that never matches (net_drain.c). */
+#define HN_IDLE_TAG HOP_TAG_MAX
+
 /* A send or receive comm (one direction of one NCCL connection). */
 struct hn_comm {
 	uint32_t magic;           /* HN_SEND_MAGIC or HN_RECV_MAGIC */
 	hop_comm_t *hc;
 	int peer;                 /* the other rank of the 2-rank comm */
+	pthread_mutex_t lock;     /* held around every hop call on hc */
+	hop_request_t *idle;      /* receive of HN_IDLE_TAG: progress handle */
+	uint64_t active_ns;       /* last isend/irecv/test (under lock) */
+	uint64_t polled_ns;       /* last drainer poll (under lock) */
+	struct hn_comm *next_live; /* the drainer's list */
 	int nfree;
 	int free_idx[HN_MAX_REQS];
 	struct hn_req req[HN_MAX_REQS];
@@ -92,6 +100,12 @@ struct hn_comm *hn_comm_new(hop_comm_t *hc, int send);
 void hn_comm_free(struct hn_comm *c);
 /* @c when it is a live comm of kind @magic (0: either), else NULL. */
 struct hn_comm *hn_comm_check(void *c, uint32_t magic);
+
+/* net_drain.c: progress of comms NCCL is not calling. */
+uint64_t hn_now_ns(void);
+int hn_drain_add(struct hn_comm *c);
+void hn_drain_remove(struct hn_comm *c);
+void hn_drain_fini(void);
 
 /* net_xfer.c: the data path and registration slots of the table. */
 ncclResult_t hn_regMr(void *comm, void *data, size_t size, int type,

@@ -119,6 +119,11 @@ static ncclResult_t check_buf(struct hn_comm *c, const char *call, int i,
 			size < 0 ? "size" : "tag", size < 0 ? size : tag);
 		return ncclInvalidArgument;
 	}
+	if (tag == HN_IDLE_TAG) {
+		HN_WARN("%s: buffer %d: tag %d is reserved by the plugin", call,
+			i, tag);
+		return ncclInvalidArgument;
+	}
 	if (!data && size) {
 		HN_WARN("%s: buffer %d: data is NULL with size %d", call, i,
 			size);
@@ -159,10 +164,14 @@ ncclResult_t hn_isend(void *sendComm, void *data, int size, int tag,
 		return res;
 	if (!(r = req_get(c, 1, 1)))
 		return ncclSuccess; /* pool full: NCCL calls again later */
+	pthread_mutex_lock(&c->lock);
+	c->active_ns = hn_now_ns();
 	ret = hop_isend(c->hc, data, (size_t)size, c->peer, tag, &r->sub[0]);
+	res = ret ? hn_fail(c, "isend", ret) : ncclSuccess;
+	pthread_mutex_unlock(&c->lock);
 	if (ret) {
 		req_put(r);
-		return hn_fail(c, "isend", ret);
+		return res;
 	}
 	r->sizes[0] = size;
 	*request = r;
@@ -209,6 +218,8 @@ ncclResult_t hn_irecv(void *recvComm, int n, void **data, int *sizes,
 		return res;
 	if (!(r = req_get(c, 0, n)))
 		return ncclSuccess; /* pool full: NCCL calls again later */
+	pthread_mutex_lock(&c->lock);
+	c->active_ns = hn_now_ns();
 	for (int i = 0; i < n; i++) {
 		ret = hop_irecv(c->hc, data[i], (size_t)sizes[i], c->peer,
 				tags[i], &r->sub[i]);
@@ -218,9 +229,12 @@ ncclResult_t hn_irecv(void *recvComm, int n, void **data, int *sizes,
 			 * back: the request stays out of the pool and closeRecv
 			 * cancels them with the hop comm.
 			 */
-			return hn_fail(c, "irecv", ret);
+			res = hn_fail(c, "irecv", ret);
+			pthread_mutex_unlock(&c->lock);
+			return res;
 		}
 	}
+	pthread_mutex_unlock(&c->lock);
 	*request = r;
 	return ncclSuccess;
 }
@@ -250,6 +264,8 @@ ncclResult_t hn_test(void *request, int *done, int *sizes)
 		return ncclInvalidArgument;
 	}
 	*done = 0;
+	pthread_mutex_lock(&r->comm->lock);
+	r->comm->active_ns = hn_now_ns();
 	for (int i = 0; i < r->n; i++) {
 		hop_status_t st;
 		int d = 0, ret;
@@ -257,14 +273,20 @@ ncclResult_t hn_test(void *request, int *done, int *sizes)
 		if (!r->sub[i])
 			continue;
 		ret = hop_test(&r->sub[i], &d, &st);
-		if (ret) /* the request stays out: close cleans it up */
-			return hn_fail(r->comm, r->send ? "test (send)"
-				       : "test (receive)", ret);
+		if (ret) { /* the request stays out: close cleans it up */
+			ncclResult_t res = hn_fail(r->comm, r->send ?
+						   "test (send)" :
+						   "test (receive)", ret);
+
+			pthread_mutex_unlock(&r->comm->lock);
+			return res;
+		}
 		if (!d)
 			pending++;
 		else if (!r->send)
 			r->sizes[i] = (int)st.bytes;
 	}
+	pthread_mutex_unlock(&r->comm->lock);
 	if (pending)
 		return ncclSuccess;
 	*done = 1;

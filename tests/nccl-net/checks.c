@@ -102,6 +102,8 @@ static int bad_transfers(struct harness *h, void *s, void *r)
 	       "outside");
 	EXPECT(h->net->isend(s, buf, 8, -5, mh, &req), ncclInvalidArgument,
 	       "tag -5");
+	EXPECT(h->net->isend(s, buf, 8, 0x7fffffff, mh, &req),
+	       ncclInvalidArgument, "reserved");
 	EXPECT(h->net->isend(r, buf, 8, 1, mh, &req), ncclInvalidArgument,
 	       "send comm");
 	EXPECT(h->net->isend(s, buf, 8, 1, NULL, &req), ncclInvalidArgument,
@@ -157,7 +159,7 @@ int run_checks(struct harness *h)
 	if (rc == 0)
 		rc = one_message(h, s, r, 1000, 3);
 	if (rc == 0)
-		rc = one_message(h, s, r, 1 << 20, 0x7fffffff);
+		rc = one_message(h, s, r, 1 << 20, 0x7ffffffe);
 	CHECK_RES(h->net->closeSend(s));
 	CHECK_RES(h->net->closeRecv(r));
 	if (rc == 0)

@@ -2,7 +2,8 @@
 # The NCCL net plugin through its harness (tests/nccl-net/nccl_net_test):
 # per transport (tcp and shm; NCCL_NET_TRANSPORTS overrides), two processes
 # with 2 connections each way, 200 messages of 0 B..4 MiB per connection and
-# direction, argument checks; then a peer that dies mid-traffic. Once:
+# direction, argument checks; 8 connections each way; then a peer that
+# dies mid-traffic. Once:
 # connect and accept with no peer fail after HOP_TIMEOUT (2 s here).
 set -u
 b=${top_builddir:?run through make check or set top_builddir}
@@ -32,6 +33,10 @@ run() { # name passes-wanted transport args...
 
 for t in ${NCCL_NET_TRANSPORTS:-tcp shm}; do
 	run "$t" 2 "$t" --msgs 200 --timeout 240
+	# 8 connections: with this seed a sender's last small messages sit in
+	# the provider's queue after their requests completed; only the
+	# plugin's progress thread delivers them (net_drain.c)
+	run "$t 8 conns" 2 "$t" --conns 8 --msgs 110 --seed 777 --timeout 240
 	run "$t peer-death" 1 "$t" --conns 1 --msgs 300 --die-after 150 --timeout 120
 done
 HOP_TIMEOUT=2 run "no peer" 1 tcp --timeouts 1 --timeout 120

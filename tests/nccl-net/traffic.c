@@ -50,7 +50,7 @@ static struct msg msg_of(const struct opts *o, int sender, int conn, int i)
 		m.size = (int)(r2 % ((1ull << e) + 1));
 	if (m.size > o->max_size)
 		m.size = o->max_size;
-	m.tag = r3 % 9 == 8 ? 0x7fffffff : (int)(r3 % 8);
+	m.tag = r3 % 9 == 8 ? 0x7ffffffe : (int)(r3 % 8); /* max is reserved */
 	m.slack = (int)((r3 >> 8) % 17);
 	return m;
 }
