@@ -1,0 +1,187 @@
+/*
+ * test_prov_ctx.c - what hop hands a provider (struct hop_prov_ctx): the
+ * job fields, the error/failure callbacks and where their messages land,
+ * the per-provider settings, the single-rank allgather; and the plugin
+ * loader's refusals that need no compiler (bad names, missing files, a file
+ * that is not a shared object), each with the message naming why.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "core/core.h"
+#include "transport/provider.h"
+
+static int setup(void **state)
+{
+	struct hop_comm *comm = calloc(1, sizeof(*comm));
+
+	assert_non_null(comm);
+	comm->magic = HOP_COMM_MAGIC;
+	comm->rank = 0;
+	comm->nranks = 1;
+	hop_config_defaults(&comm->cfg);
+	comm->cfg.timeout_ms = 1234;
+	hop_prov_ctx_init(comm, "my-prov");
+	*state = comm;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	free(*state);
+	return 0;
+}
+
+static void fields(void **state)
+{
+	struct hop_comm *comm = *state;
+	const struct hop_prov_ctx *ctx = &comm->prov_ctx;
+
+	assert_int_equal(ctx->size, sizeof(struct hop_prov_ctx));
+	assert_int_equal(ctx->rank, 0);
+	assert_int_equal(ctx->nranks, 1);
+	assert_int_equal(ctx->timeout_ms, 1234);
+	assert_string_equal(ctx->name, "my-prov");
+	assert_ptr_equal(hop_prov_comm(ctx), comm);
+}
+
+static void error_keeps_comm(void **state)
+{
+	struct hop_comm *comm = *state;
+	const struct hop_prov_ctx *ctx = &comm->prov_ctx;
+
+	assert_int_equal(ctx->error(ctx, HOP_ERR_INVALID_ARG, "bad %d", 42),
+			 HOP_ERR_INVALID_ARG);
+	assert_non_null(strstr(comm->last_error, "bad 42"));
+	assert_int_equal(ctx->failed(ctx), 0);
+	/* a non-negative code would pass for success: made a transport error */
+	assert_int_equal(ctx->error(ctx, 3, "odd"), HOP_ERR_TRANSPORT);
+}
+
+/* (ctx->fail): cmocka defines a macro fail() */
+static void fail_records_first(void **state)
+{
+	struct hop_comm *comm = *state;
+	const struct hop_prov_ctx *ctx = &comm->prov_ctx;
+
+	assert_int_equal((ctx->fail)(ctx, HOP_ERR_PEER_FAILED, "rank %d gone", 7),
+			 HOP_ERR_PEER_FAILED);
+	assert_int_equal(ctx->failed(ctx), HOP_ERR_PEER_FAILED);
+	assert_non_null(strstr(comm->fail_msg, "rank 7 gone"));
+	(ctx->fail)(ctx, HOP_ERR_PROTOCOL, "later cause");
+	assert_int_equal(ctx->failed(ctx), HOP_ERR_PEER_FAILED);
+	assert_null(strstr(comm->fail_msg, "later cause"));
+}
+
+static void fail_positive_code(void **state)
+{
+	struct hop_comm *comm = *state;
+	const struct hop_prov_ctx *ctx = &comm->prov_ctx;
+
+	assert_int_equal((ctx->fail)(ctx, 0, "zero"), HOP_ERR_TRANSPORT);
+	assert_int_equal(ctx->failed(ctx), HOP_ERR_TRANSPORT);
+}
+
+static void config_names(void **state)
+{
+	struct hop_comm *comm = *state;
+	const struct hop_prov_ctx *ctx = &comm->prov_ctx;
+
+	unsetenv("HOP_PROV_MY_PROV_DEPTH");
+	assert_null(ctx->config(ctx, "depth"));
+	setenv("HOP_PROV_MY_PROV_DEPTH", "17", 1);
+	assert_string_equal(ctx->config(ctx, "depth"), "17");
+	assert_string_equal(ctx->config(ctx, "DEPTH"), "17");
+	assert_null(ctx->config(ctx, ""));
+	assert_null(ctx->config(ctx, NULL));
+	unsetenv("HOP_PROV_MY_PROV_DEPTH");
+}
+
+static void allgather_one_rank(void **state)
+{
+	struct hop_comm *comm = *state;
+	const struct hop_prov_ctx *ctx = &comm->prov_ctx;
+	char mine[5] = "abcd", all[5] = "";
+
+	assert_int_equal(ctx->allgather(ctx, mine, all, sizeof(mine)), 0);
+	assert_memory_equal(all, mine, sizeof(mine));
+	assert_int_equal(ctx->allgather(ctx, mine, NULL, 4), HOP_ERR_INVALID_ARG);
+	assert_non_null(strstr(comm->last_error, "allgather of 4 bytes"));
+	assert_int_equal(ctx->allgather(ctx, mine, all, 0), HOP_ERR_INVALID_ARG);
+}
+
+static void load_refusals(void **state)
+{
+	const struct hop_prov_ops *ops = (void *)1;
+	char err[512], dir[] = "/tmp/hop-test-plugin-XXXXXX", file[600];
+	void *dl = (void *)1;
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(hop_plugin_load("../etc", "", &dl, &ops, err,
+					 sizeof(err)), HOP_ERR_CONFIG);
+	assert_null(dl);
+	assert_null(ops);
+	assert_non_null(strstr(err, "nor a plugin name"));
+	assert_int_equal(hop_plugin_load("", "", &dl, &ops, err, sizeof(err)),
+			 HOP_ERR_CONFIG);
+	assert_int_equal(hop_plugin_load("UPPER", "", &dl, &ops, err,
+					 sizeof(err)), HOP_ERR_CONFIG);
+
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(hop_plugin_load("absent", dir, &dl, &ops, err,
+					 sizeof(err)), HOP_ERR_CONFIG);
+	assert_non_null(strstr(err, "no libhop-provider-absent.so"));
+	assert_non_null(strstr(err, dir));
+	assert_non_null(strstr(err, HOP_PLUGIN_DIR));
+
+	snprintf(file, sizeof(file), "%s/libhop-provider-text.so", dir);
+	assert_non_null(f = fopen(file, "w"));
+	fputs("not an ELF file\n", f);
+	fclose(f);
+	assert_int_equal(hop_plugin_load("text", dir, &dl, &ops, err,
+					 sizeof(err)), HOP_ERR_SYSTEM);
+	assert_null(dl);
+	assert_non_null(strstr(err, file));
+	assert_non_null(strstr(err, "dlopen failed"));
+	unlink(file);
+	rmdir(dir);
+	hop_plugin_unload(NULL); /* allowed */
+}
+
+static void builtin_names(void **state)
+{
+	(void)state;
+	assert_true(hop_prov_builtin_name("auto"));
+	assert_true(hop_prov_builtin_name("tcp"));
+	assert_true(hop_prov_builtin_name("shm"));
+	assert_true(hop_prov_builtin_name("verbs"));
+	assert_false(hop_prov_builtin_name("example"));
+	assert_false(hop_prov_builtin_name(NULL));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(fields, setup, teardown),
+		cmocka_unit_test_setup_teardown(error_keeps_comm, setup, teardown),
+		cmocka_unit_test_setup_teardown(fail_records_first, setup, teardown),
+		cmocka_unit_test_setup_teardown(fail_positive_code, setup, teardown),
+		cmocka_unit_test_setup_teardown(config_names, setup, teardown),
+		cmocka_unit_test_setup_teardown(allgather_one_rank, setup, teardown),
+		cmocka_unit_test(load_refusals),
+		cmocka_unit_test(builtin_names),
+	};
+
+	setenv("HOP_DEBUG", "none", 1);
+	hop_log_init();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
