@@ -130,6 +130,26 @@ static void routed(int idx, size_t len, int src, int dst, int mode,
 	free(buf);
 }
 
+/* Without HOP_TOPO and HOP_PROFILE the plan uses the built-in link of
+ * this communicator's provider, and says so. */
+static void check_model_source(void)
+{
+	static const int p3[] = { 0, 1, 2, 3 };
+	hop_relay_plan_t pl;
+	char want[64];
+
+	if (getenv("HOP_TOPO") || getenv("HOP_PROFILE"))
+		return;
+	OK(hop_relay_plan(comm, 1 << 20, 0, 3, p3, 4, NULL, &pl));
+	snprintf(want, sizeof(want), "built-in %s", hop_comm_transport(comm));
+	if (strcmp(pl.model, want))
+		FAIL("plan's model is '%s', expected '%s'", pl.model, want);
+	if (pl.npath != 4 || pl.position != on_path(p3, 4) || pl.chunks < 1 ||
+	    !(pl.predicted > 0))
+		FAIL("plan: npath %d position %d chunks %ld predicted %g",
+		     pl.npath, pl.position, pl.chunks, pl.predicted);
+}
+
 /* The plan's k for a model-default case must honour HOP_PIPELINE_CHUNKS. */
 static void check_env_k(size_t len, const int *path, int npath)
 {
@@ -162,6 +182,7 @@ static void test_paths(void)
 	static const long ks[] = { 0, 7 };
 	int idx = 0;
 
+	check_model_source();
 	for (size_t p = 0; p < 4; p++) {
 		for (size_t s = 0; s < 5; s++) {
 			for (int mode = 0; mode < 2; mode++)
