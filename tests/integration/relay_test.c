@@ -372,6 +372,13 @@ static void test_mismatch(void)
 	if (rank < 2 && rc != HOP_ERR_MISMATCH)
 		FAIL("mismatched chunk counts: %s, expected HOP_ERR_MISMATCH",
 		     hop_err_name(rc));
+	/* a deadline names the transfer, the chunk and the peer */
+	if (rc == HOP_ERR_TIMEOUT &&
+	    !strstr(hop_comm_last_error(comm), "hop_relay (position 2 of 3 "
+					       "ranks, 100000 B in 4 chunks): "
+					       "chunk 0, recv from rank 1"))
+		FAIL("timeout message '%s' does not name the chunk and peer",
+		     hop_comm_last_error(comm));
 	printf("relay_test mismatch: rank %d got %s\n", rank,
 	       hop_err_name(rc));
 }
