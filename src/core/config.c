@@ -97,7 +97,8 @@ static const struct cfg_var cfg_vars[] = {
 };
 #define N_CFG_VARS (sizeof(cfg_vars) / sizeof(cfg_vars[0]))
 
-/* Read by the launcher and hop_comm_init_env(), not stored in hop_config. */
+/* Read by the launcher, hop_comm_init_env() or a provider itself, not
+ * stored in hop_config. */
 static const struct {
 	const char *name, *def, *help;
 } env_vars[] = {
@@ -108,6 +109,7 @@ static const struct {
 	{ "HOP_ADDR", "", "host:port where rank 0 listens, when HOP_UNIQUE_ID is not set" },
 	{ "HOP_SECRET", "", "32 hex digits shared by every rank, with HOP_ADDR; unset: derived from the job id (warned)" },
 	{ "HOP_BOOTSTRAP_FD", "", "rendezvous listening socket inherited by rank 0 from hop-run" },
+	{ "HOP_SHM_CMA", "1", "shm provider: 1 moves large writes with one process_vm_writev copy; 0 through the ring (read when the provider opens)" },
 };
 #define N_ENV_VARS (sizeof(env_vars) / sizeof(env_vars[0]))
 
@@ -405,6 +407,22 @@ static int is_known_name(const char *name, size_t len)
 	return 0;
 }
 
+/* HOP_PROV_<NAME>_*: a plugin's own settings (hop/provider.h); the rest
+ * are read by hop's scripts and tests (docs/config.md), not the library,
+ * and they reach every rank that a script starts. */
+static int is_other_owners_name(const char *name)
+{
+	static const char *const prefixes[] = {
+		"HOP_PROV_", "HOP_TEST_", "HOP_FUZZ_", "HOP_SOAK_", "HOP_PD_",
+		"HOP_SOFTROCE_", "HOP_VM_",
+	};
+
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
+			return 1;
+	return 0;
+}
+
 /* A typo such as HOP_TIMOUT would otherwise be silently ignored. */
 static void warn_unknown_vars(void)
 {
@@ -415,9 +433,8 @@ static void warn_unknown_vars(void)
 	for (char **e = environ; *e; e++) {
 		size_t len = strcspn(*e, "=");
 
-		/* HOP_PROV_<NAME>_*: a plugin's own settings (hop/provider.h) */
 		if (strncmp(*e, "HOP_", 4) == 0 && !is_known_name(*e, len) &&
-		    strncmp(*e, "HOP_PROV_", 9) != 0)
+		    !is_other_owners_name(*e))
 			HOP_WARN("unknown variable %.*s ignored (every HOP_* "
 				 "variable is listed in docs/config.md)",
 				 (int)len, *e);
