@@ -2,7 +2,7 @@
 # guest-suite.sh - the verbs tests of one rank inside a softroce-cluster VM.
 # Run by tests/vm/run.sh through scripts/softroce-cluster, once per rank, in
 # the build directory:  guest-suite.sh pair|loopback [--no-perf]
-# PERF lines: "PERF <perftest|hop> lat <bytes> <median us> <min us>" and
+# PERF lines: "PERF <perftest|hop|provider> lat <bytes> <median us> <min us>" and
 # "PERF <perftest|hop> bw <bytes> <MB/s, 1e6 B>".
 # Every step gets its own bootstrap port (HOP_ADDR) and a time limit, and
 # prints "STEP <name> PASS|FAIL|SKIP <seconds>"; perf lines start "PERF ".
@@ -119,6 +119,8 @@ if [ "$MODE" = pair ] && [ $PERF = 1 ] && want perf; then
 	havept=1; havehop=1
 	command -v ib_write_lat > /dev/null || { havept=0; skip perftest "perftest not installed"; }
 	[ -x "$B/tools/hop-p2p-bench" ] || { havehop=0; skip hop-bench "tools/hop-p2p-bench not built"; }
+	# the provider alone (no p2p layer): where hop's latency goes
+	step prov-lat 120 env HOP_IB_CM=rdmacm "$B/tests/vm/verbs_prov_test" lat
 	for round in $(seq 1 "${PERF_ROUNDS:-2}"); do
 		[ $havept = 1 ] && perftest_all lat
 		[ $havehop = 1 ] && hop_bench lat --min 2 --max 65536 --no-bw --iters 300 --warmup 30

@@ -105,6 +105,8 @@ perf_table() { # log
 					(p > 0 && h > 0) ? sprintf("%.2f", h / p) : "-"
 			}' <<< "$d"
 	done
+	awk '$1 == "provider" && $2 == "lat" {
+		printf "  hop provider alone (tests/vm/verbs_prov_test lat, %s B write+imm, busy poll): median %s, min %s\n", $3, $4, $5 }' <<< "$d"
 	echo "  bandwidth (MB/s = 1e6 B/s), best of the rounds: ib_write_bw average beside hop-p2p-bench streaming"
 	printf "  %9s %12s %12s %8s\n" bytes ib_write_bw hop hop/pt
 	for size in $(awk '$2 == "bw" {print $3}' <<< "$d" | sort -n -u); do
