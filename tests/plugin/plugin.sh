@@ -6,7 +6,8 @@
 #  3. run hop's p2p integration tests (tests/integration/p2p.sh: p2p_test on
 #     2 and 4 ranks, then the callback, truncation, timeout, abort and
 #     peer-exit cases) with HOP_TRANSPORT=example HOP_PLUGIN_PATH=<dir>,
-#     and once more with small fragments (the plugin's own setting);
+#     and once more with small fragments (the plugin's own setting), and an
+#     AllReduce (examples/dp_allreduce checks its sums);
 #  4. check that what hop must refuse is refused, rc != 0, with a message
 #     naming why: the example built for another ABI version, a missing
 #     plugin, a file that is not a shared object, one without the
@@ -82,6 +83,17 @@ if grep -q "3 ranks on example: all checks passed" <<< "$out"; then
 	echo "PASS: p2p_test on the plugin with HOP_PROV_EXAMPLE_FRAG=1000"
 else
 	echo "FAIL: p2p_test with HOP_PROV_EXAMPLE_FRAG=1000"
+	printf '%s\n' "$out" | tail -n 20 | sed 's/^/    /'
+	fail=1
+fi
+
+# collectives run on the same provider ops: an AllReduce that checks its sums
+out=$(HOP_TRANSPORT=example "$b/tools/hop-run" -n 3 --timeout 120 -- \
+	"$b/examples/dp_allreduce" --params 65536 2>&1)
+if [ $? = 0 ] && grep -q "3 ranks on example" <<< "$out"; then
+	echo "PASS: dp_allreduce (checked sums) on the plugin, 3 ranks"
+else
+	echo "FAIL: dp_allreduce on the plugin"
 	printf '%s\n' "$out" | tail -n 20 | sed 's/^/    /'
 	fail=1
 fi
