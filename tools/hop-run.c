@@ -64,7 +64,7 @@ static void on_signal(int sig)
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: hop-run -n N [--transport auto|verbs|tcp|shm] [--timeout S] [--] prog [args...]\n"
+"usage: hop-run -n N [--transport auto|verbs|tcp|shm|PLUGIN] [--timeout S] [--] prog [args...]\n"
 "\n"
 "Start N ranks of prog on this host, connected through a hop rendezvous.\n"
 "\n"
@@ -335,10 +335,14 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 't':
-			if (strcmp(optarg, "auto") && strcmp(optarg, "verbs") &&
-			    strcmp(optarg, "tcp") && strcmp(optarg, "shm")) {
-				fprintf(stderr, "hop-run: --transport '%s': not "
-					"one of auto, verbs, tcp, shm\n", optarg);
+			/* plugins too (libhop-provider-NAME.so): the
+			 * ranks judge the name, as HOP_TRANSPORT's rules */
+			if (!*optarg || strlen(optarg) > 15 ||
+			    strspn(optarg, "abcdefghijklmnopqrstuvwxyz0123456789_-") !=
+				    strlen(optarg)) {
+				fprintf(stderr, "hop-run: --transport '%s': not a "
+					"provider name (auto, verbs, tcp, shm or a "
+					"plugin's: up to 15 of a-z 0-9 _ -)\n", optarg);
 				return EXIT_HOPRUN;
 			}
 			transport = optarg;

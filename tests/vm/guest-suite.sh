@@ -37,7 +37,7 @@ step() { # name timeout command...
 	fi
 }
 skip() { echo "STEP $1 SKIP ($2)"; }
-# SUITE_ONLY=prov,p2p,coll,perf,nccl,kill runs only those groups (debugging)
+# SUITE_ONLY=prov,p2p,coll,perf,probe,nccl,kill runs only those groups (debugging)
 want() { [ -z "${SUITE_ONLY:-}" ] || [[ ",$SUITE_ONLY," == *",$1,"* ]]; }
 
 # 1. the provider itself, both connection managers
@@ -127,6 +127,21 @@ if [ "$MODE" = pair ] && [ $PERF = 1 ] && want perf; then
 		[ $havept = 1 ] && perftest_all bw
 		[ $havehop = 1 ] && hop_bench bw --min 65536 --max 4194304 --no-lat --iters 100
 	done
+fi
+
+# 4a. hop-probe over verbs (issue 5): the alpha decomposition and beta of
+# the link between the VMs; rank 0 prints it as PROBE lines (run.sh shows
+# them) and reads its JSON profile back with the model's reader
+if [ "$MODE" = pair ] && want probe; then
+	if [ -x "$B/tools/hop-probe" ] && [ -x "$B/tests/integration/probe_check" ]; then
+		step probe 400 bash -c '"$0" --sizes 1:1M --iters 200 --warmup 20 --budget 16 \
+			--json /tmp/probe.$$.json > /tmp/probe.$$.out 2>&1; rc=$?
+			[ "$HOP_RANK" = 0 ] && sed "s/^/PROBE /" /tmp/probe.$$.out
+			[ $rc = 0 ] && [ "$HOP_RANK" = 0 ] && { "$1" /tmp/probe.$$.json verbs 1 || rc=1; }
+			exit $rc' "$B/tools/hop-probe" "$B/tests/integration/probe_check"
+	else
+		skip probe "tools/hop-probe or tests/integration/probe_check not built"
+	fi
 fi
 
 # 4b. the NCCL net plugin over verbs (tests/nccl-net): its harness on both

@@ -37,7 +37,8 @@ if ! grep -q '^#define HOP_HAVE_VERBS 1' "$B/hop_autoconf.h" 2>/dev/null; then
 	echo "SKIP: $B has no verbs provider (configure found no libibverbs/librdmacm)"
 	exit 77
 fi
-PROGS="tests/vm/verbs_prov_test tests/integration/p2p_test tools/hop-p2p-bench"
+PROGS="tests/vm/verbs_prov_test tests/integration/p2p_test tools/hop-p2p-bench tools/hop-probe tests/integration/probe_check"
+[ -f "$S/tests/nccl-net/nccl_net_test.c" ] && PROGS="$PROGS tests/nccl-net/nccl_net_test"
 [ -f "$S/tests/integration/coll_matrix.c" ] && PROGS="$PROGS tests/integration/coll_matrix"
 missing=
 for p in $PROGS; do [ -x "$B/$p" ] || missing="$missing $p"; done
@@ -139,6 +140,10 @@ if [ -z "$ONLY" ] || [ "$ONLY" = pair ]; then
 	if [ $PERF = 1 ]; then
 		echo "== perftest comparison (2 VMs, same run; TCG: compare ratios, not absolute numbers) =="
 		perf_table "$LOGS/pair.log"
+	fi
+	if grep -qE '^\[n0 r0\] PROBE ' "$LOGS/pair.log"; then
+		echo "== hop-probe over verbs (2 VMs; TCG: the split, not the absolute times) =="
+		sed -n 's/^\[n0 r0\] PROBE /  /p' "$LOGS/pair.log"
 	fi
 fi
 echo "== verbs VM tests: $([ $RC = 0 ] && echo PASS || echo FAIL) in $(( $(date +%s) - T0 )) s (logs: $LOGS) =="
