@@ -102,6 +102,35 @@ static inline uint64_t hop_mrtab_key(uint32_t slot, uint32_t gen)
 }
 
 /* ------------------------------------------------------------------ */
+/* Regions handed out by mr_reg (emu_mr.c)                            */
+
+/* A registered region: the key in the MR table, on the provider's list of
+ * live regions so close() can free what the user never deregistered. */
+struct hop_emu_mr {
+	struct hop_prov_mr pub;
+	uint32_t magic;         /* the provider's, 0 once deregistered */
+	struct hop_emu_mr *prev, *next;
+};
+
+/* What a provider lends hop_emu_mr_*() for one call. */
+struct hop_emu_mr_set {
+	struct hop_comm *comm;  /* errors are recorded here */
+	const char *prov_name;  /* "tcp", "shm": starts every message */
+	uint32_t magic;         /* tells this provider's regions apart */
+	struct hop_mrtab_owner *tab;
+	struct hop_emu_mr **live;
+};
+
+/* mr_reg/mr_dereg of a software provider: add/retire the table entry and
+ * keep the live list; errors name the provider, the access bits or key. */
+int hop_emu_mr_reg(const struct hop_emu_mr_set *set, void *addr, size_t len,
+		   unsigned access, struct hop_prov_mr **out);
+int hop_emu_mr_dereg(const struct hop_emu_mr_set *set,
+		     struct hop_prov_mr *pub);
+/* Free every region still on *@live (their keys die with the table). */
+void hop_emu_mr_free_all(struct hop_emu_mr **live);
+
+/* ------------------------------------------------------------------ */
 /* Completion ring                                                    */
 
 struct hop_cqring {

@@ -214,14 +214,9 @@ struct hop_prov {
 	uint32_t polls;
 	uint64_t next_live;     /* next liveness check (ns) */
 	int use_cma;
-	struct shm_mr *mrs_live;
+	struct hop_emu_mr *mrs_live;
 };
 
-struct shm_mr {
-	struct hop_prov_mr pub;
-	uint32_t magic;
-	struct shm_mr *prev, *next;
-};
 #define SHM_MR_MAGIC 0x73686d72u /* "shmr" */
 
 /* shm_seg.c */

@@ -336,7 +336,7 @@ void shm_close(struct hop_prov *prov)
 	if (!prov)
 		return;
 	/* retire every key first, so a peer's check fails from now on */
-	for (struct shm_mr *mr = prov->mrs_live; mr; mr = mr->next)
+	for (struct hop_emu_mr *mr = prov->mrs_live; mr; mr = mr->next)
 		hop_mrtab_remove(&prov->mrs, mr->pub.key);
 	/* peers now treat our exit as orderly and refuse new posts to us */
 	atomic_store_explicit(&prov->seg->closed, 1, memory_order_release);

@@ -134,14 +134,9 @@ struct hop_prov {
 	int closing;
 	int epfd;               /* epoll set of peers (many peers), or -1 */
 	uint32_t rr;            /* first peer the next poll looks at */
-	struct tcp_mr *mrs_live;
+	struct hop_emu_mr *mrs_live;   /* freed by close() */
 };
 
-struct tcp_mr {
-	struct hop_prov_mr pub;
-	uint32_t magic;
-	struct tcp_mr *prev, *next; /* live regions, freed by close() */
-};
 #define TCP_MR_MAGIC 0x74636d72u /* "tcmr" */
 
 /* CQ entries kept at most before the receive path stops reading. */
