@@ -48,6 +48,12 @@ struct hop_simnet_msg {
 					 * earlier message carry an older one */
 };
 
+struct hop_simnet_route {
+	int valid, src, dst;
+	size_t len;
+	double t;
+};
+
 struct hop_simnet_wait {
 	int src, dst;
 	uint32_t tag;
@@ -140,26 +146,55 @@ static int mark_dirty(struct hop_simnet *net, int rank, int is_rx)
 	return 0;
 }
 
-/* The link of a message: uniform, or the topology's src-dst link. */
-static int link_of(struct hop_simnet *net, int src, int dst, double *a,
-		   double *b)
+/* Store-and-forward time of @len bytes from @src to @dst over the
+ * topology's best route (ranks without a direct link), remembered per
+ * (src, dst, len) in a direct-mapped cache. */
+static int routed_time(struct hop_simnet *net, int src, int dst, size_t len,
+		       double *t)
+{
+	uint64_t h = ((uint64_t)(uint32_t)src << 32 | (uint32_t)dst) ^
+		     (uint64_t)len * 0x9e3779b97f4a7c15ull;
+	struct hop_simnet_route *c;
+	struct hop_route r;
+	char err[160];
+
+	h = (h ^ h >> 31) * 0xbf58476d1ce4e5b9ull;
+	if (!net->routes &&
+	    !(net->routes = calloc(HOP_SIMNET_ROUTES, sizeof(*net->routes))))
+		return HOP_ERR_NO_MEMORY;
+	c = &net->routes[(h >> 20) % HOP_SIMNET_ROUTES];
+	if (c->valid && c->src == src && c->dst == dst && c->len == len) {
+		*t = c->t;
+		return 0;
+	}
+	if (hop_topo_route(net->topo, src, dst, (double)len, HOP_ROUTE_SAF, 1,
+			   &r, err, sizeof(err))) {
+		snprintf(net->err, sizeof(net->err), "topology: no route for "
+			 "a message from rank %d to rank %d: %s", src, dst, err);
+		return HOP_ERR_INVALID_ARG;
+	}
+	*t = r.t_saf;
+	hop_route_free(&r);
+	*c = (struct hop_simnet_route){ 1, src, dst, len, *t };
+	return 0;
+}
+
+/* Seconds a message of @len bytes holds its ports: its link's alpha +
+ * len / beta (uniform, or the topology's direct link), or the
+ * store-and-forward time of the best route when there is no direct link
+ * (the relays' ports are not simulated). */
+static int msg_time(struct hop_simnet *net, int src, int dst, size_t len,
+		    double *t)
 {
 	const struct hop_topo_link *l;
 
 	if (!net->topo) {
-		*a = net->alpha;
-		*b = net->beta;
+		*t = net->alpha + (double)len / net->beta;
 		return 0;
 	}
-	if (!(l = hop_topo_find(net->topo, src, dst))) {
-		snprintf(net->err, sizeof(net->err), "topology: ranks %d and "
-			 "%d exchange a message but have no link (the "
-			 "simulator needs a direct link for every pair the "
-			 "schedule uses)", src, dst);
-		return HOP_ERR_INVALID_ARG;
-	}
-	*a = l->alpha;
-	*b = l->beta;
+	if (!(l = hop_topo_find(net->topo, src, dst)))
+		return routed_time(net, src, dst, len, t);
+	*t = l->alpha + (double)len / l->beta;
 	return 0;
 }
 
@@ -172,10 +207,10 @@ static int msg_start(struct hop_simnet *net, double now, int m)
 	const struct hop_step *rv = &rs->steps[g->rstep];
 	void *dst = hop_sched_ptr(rs, rv->dbuf, rv->doff);
 	const void *src = hop_sched_ptr(ss, sd->sbuf, sd->soff);
-	double a, b;
+	double t;
 	int ret;
 
-	if ((ret = link_of(net, g->srank, g->rrank, &a, &b)))
+	if ((ret = msg_time(net, g->srank, g->rrank, sd->len, &t)))
 		return ret;
 	if (dst && src && sd->len)
 		memcpy(dst, src, sd->len);
@@ -183,11 +218,10 @@ static int msg_start(struct hop_simnet *net, double now, int m)
 	net->tx[g->srank].busy = net->rx[g->rrank].busy = 1;
 	if (net->trace)
 		fprintf(net->trace, "%.9f %.9f %d -> %d tag %u %zu B\n", now,
-			now + a + (double)sd->len / b, g->srank, g->rrank,
-			sd->tag, sd->len);
+			now + t, g->srank, g->rrank, sd->tag, sd->len);
 	net->messages++;
 	net->bytes += sd->len;
-	return ev_push(net, now + a + (double)sd->len / b, m, -1);
+	return ev_push(net, now + t, m, -1);
 }
 
 /* A free port takes its first waiting message whose other port is free
@@ -499,6 +533,8 @@ void hop_simnet_free(struct hop_simnet *net)
 	free(net->dirty);
 	free(net->wait);
 	free(net->bucket);
+	free(net->routes);
+	net->routes = NULL;
 	net->tx = net->rx = NULL;
 	net->events = NULL;
 	net->msg = NULL;

@@ -12,11 +12,13 @@
  * among the eligible messages that wait for it, the one its rank's
  * schedule lists first (builders emit steps chunk by chunk, so an older
  * chunk goes before a newer one, as a pipeline needs). alpha and beta are
- * uniform, or per link from a HOP_TOPO file. Reductions and copies take
+ * uniform, or per link from a HOP_TOPO file; ranks without a direct link
+ * take the store-and-forward time of the topology's best route (its
+ * relays' ports are not simulated). Reductions and copies take
  * gamma seconds per byte (the shared schedule driver times them,
  * sched.h). The closed forms of src/model approximate this machine
- * (docs/model.md, "The simulator"); duplex factors other than 1 and
- * relays are not simulated.
+ * (docs/model.md, "The simulator"); duplex factors other than 1 are not
+ * simulated.
  *
  * Bytes really move between the ranks' buffers unless the buffers are
  * NULL (timing only), so a run can be checked bit for bit.
@@ -35,6 +37,7 @@ struct hop_simnet_heap;
 struct hop_simnet_wait;
 struct hop_simnet_msg;
 struct hop_simnet_port;
+struct hop_simnet_route;
 
 struct hop_simnet {
 	/* caller */
@@ -61,14 +64,17 @@ struct hop_simnet {
 	int nwait, wait_cap, wait_free;
 	int *bucket;
 	int nbucket;
+	struct hop_simnet_route *routes;  /* HOP_SIMNET_ROUTES cached routes */
 };
+
+#define HOP_SIMNET_ROUTES 4096
 
 /*
  * hop_simnet_run() - Run every schedule of @net to completion in virtual
  * time (hop_sched_start() must have been called on each, with
  * hop_sim_timed() applied and tgamma set).
  * Return: 0; HOP_ERR_INTERNAL when schedules deadlock or disagree on a
- * message (size, peer), HOP_ERR_INVALID_ARG when a message has no link
+ * message (size, peer), HOP_ERR_INVALID_ARG when a message has no route
  * in @topo, with @net->err naming the rank, step, peer and tag;
  * HOP_ERR_NO_MEMORY.
  */

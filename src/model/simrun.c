@@ -8,7 +8,6 @@
  */
 #include "model/simrun.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -9,10 +9,12 @@
  *    broadcast algorithms too;
  *  - every result is exact: each rank's output equals the reference,
  *    computed independently from the inputs, bit for bit;
+ *  - per-link alpha/beta from a topology, relayed where no link exists;
  *  - a 512-rank ring AllReduce (hop-model sim reaches 4096; the CI keeps
  *    this one quick under load) completes, exact, and its wall time is
  *    printed.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,6 +25,7 @@
 #include <cmocka.h>
 
 #include "model/simrun.h"
+#include "model/topo.h"
 
 /* a = 2 us, b = 2 GB/s, g as given, full duplex, 4 KiB min chunk */
 static struct hop_simrun base(int kind, int algo, int n, size_t bytes,
@@ -168,6 +171,48 @@ static void test_large(void **state)
 	assert_int_equal(r.messages, 2ull * 511 * 512 * (uint64_t)r.chunks_used);
 }
 
+static void parse_topo(struct hop_topo *t, const char *text)
+{
+	char err[256];
+
+	if (hop_topo_parse(text, strlen(text), "t.topo", t, err, sizeof(err)))
+		fail_msg("topology: %s", err);
+}
+
+/* HOP_TOPO links: a ring of equal links reproduces the uniform ring
+ * AllReduce; one link 4x slower paces every step of it; a tree over
+ * the ring topology relays (store-and-forward time of the route) */
+static void test_topology(void **state)
+{
+	struct hop_topo ring, slow;
+	struct hop_simrun u = base(HOP_COLL_ALLREDUCE, HOP_ALGO_RING, 4, 1u << 20,
+				   0);
+	(void)state;
+
+	parse_topo(&ring, "hop-topo 1\ndefault 2 2\nlink 0 1\nlink 1 2\n"
+		   "link 2 3\nlink 3 0\n");
+	parse_topo(&slow, "hop-topo 1\ndefault 2 2\nlink 0 1\nlink 1 2\n"
+		   "link 2 3\nlink 3 0 2 0.5\n");
+	u.verify = 1;
+	check_run(&u, 0.01);
+	struct hop_simrun t = u;
+	t.topo = &ring;
+	check_run(&t, 0);
+	assert_true(t.sim_time == u.sim_time);
+	/* 2(N-1) steps, each waits for the slow link: 6 (a + (m/N)/(b/4)) */
+	t.topo = &slow;
+	check_run(&t, 0);
+	assert_true(fabs(t.sim_time - 6 * (2e-6 + 262144 / 0.5e9)) < 1e-9);
+	/* binomial tree: 0 <-> 2 has no link, two hops store-and-forward */
+	struct hop_simrun b = base(HOP_COLL_BROADCAST, HOP_ALGO_TREE, 4, 65536, 0);
+	b.verify = 1;
+	b.topo = &ring;
+	check_run(&b, 0);
+	assert_true(fabs(b.sim_time - 3 * (2e-6 + 65536 / 2e9)) < 1e-9);
+	hop_topo_free(&ring);
+	hop_topo_free(&slow);
+}
+
 /* bad arguments are named */
 static void test_invalid(void **state)
 {
@@ -192,6 +237,7 @@ int main(void)
 		cmocka_unit_test(test_forms_gamma),
 		cmocka_unit_test(test_exact),
 		cmocka_unit_test(test_large),
+		cmocka_unit_test(test_topology),
 		cmocka_unit_test(test_invalid),
 	};
 

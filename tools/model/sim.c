@@ -12,7 +12,6 @@
 #include "hop_model.h"
 
 #include <getopt.h>
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
