@@ -333,10 +333,10 @@ int ex_peer_lost(struct hop_prov *prov, int peer, int err)
 	if (bye)
 		return 0;
 	if (err)
-		return ctx->fail(ctx, HOP_ERR_PEER_FAILED, EX_NAME ": rank %d: "
+		return ctx->fail_comm(ctx, HOP_ERR_PEER_FAILED, EX_NAME ": rank %d: "
 				 "connection to rank %d lost (%s)", ctx->rank,
 				 peer, strerror(err));
-	return ctx->fail(ctx, HOP_ERR_PEER_FAILED, EX_NAME ": rank %d: rank %d "
+	return ctx->fail_comm(ctx, HOP_ERR_PEER_FAILED, EX_NAME ": rank %d: rank %d "
 			 "closed the connection (EOF) without saying goodbye",
 			 ctx->rank, peer);
 }

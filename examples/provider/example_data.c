@@ -127,7 +127,7 @@ static int ex_cqe(struct hop_prov *prov, int op, int peer, uint64_t wr_id)
 	struct hop_cqe *c = ex_cq_push(prov);
 
 	if (!c)
-		return prov->ctx->fail(prov->ctx, HOP_ERR_NO_MEMORY, EX_NAME
+		return prov->ctx->fail_comm(prov->ctx, HOP_ERR_NO_MEMORY, EX_NAME
 				       ": rank %d: out of memory for a "
 				       "completion", prov->rank);
 	c->op = op;
@@ -204,7 +204,7 @@ static int ex_post_check(struct hop_prov *prov, int peer, unsigned flags,
 				  "rank %d: unknown flags 0x%x", what, peer,
 				  flags);
 	if (peer != prov->rank && prov->peers[peer].fd < 0)
-		return ctx->fail(ctx, HOP_ERR_PEER_FAILED, EX_NAME ": %s to rank "
+		return ctx->fail_comm(ctx, HOP_ERR_PEER_FAILED, EX_NAME ": %s to rank "
 				 "%d, which %s", what, peer,
 				 prov->peers[peer].bye ? "closed its communicator"
 						       : "is not connected");
@@ -240,13 +240,13 @@ static int ex_self(struct hop_prov *prov, const struct ex_hdr *h,
 
 	if (h->op == EX_WRITE && len &&
 	    ex_mr_check(prov, h->rkey, h->raddr, len, why, sizeof(why)))
-		return ctx->fail(ctx, HOP_ERR_OUT_OF_BOUNDS, EX_NAME ": rank %d: "
+		return ctx->fail_comm(ctx, HOP_ERR_OUT_OF_BOUNDS, EX_NAME ": rank %d: "
 				 "write to itself rejected: %s", prov->rank, why);
 	if (h->op == EX_WRITE && len)
 		memmove((void *)(uintptr_t)h->raddr, src, len);
 	if (h->op == EX_SEND || (h->flags & EX_F_IMM)) {
 		if (!(c = ex_cq_push(prov)))
-			return ctx->fail(ctx, HOP_ERR_NO_MEMORY, EX_NAME ": out "
+			return ctx->fail_comm(ctx, HOP_ERR_NO_MEMORY, EX_NAME ": out "
 					 "of memory");
 		c->op = h->op == EX_SEND ? HOP_CQE_RECV : HOP_CQE_RECV_IMM;
 		c->peer = prov->rank;
@@ -268,7 +268,7 @@ static int ex_post(struct hop_prov *prov, int peer, const struct ex_hdr *h,
 	if (peer == prov->rank)
 		return ex_self(prov, h, src, len, cqe_op, wr_id);
 	if (!(o = calloc(1, sizeof(*o) + (copy ? len : 0))))
-		return prov->ctx->fail(prov->ctx, HOP_ERR_NO_MEMORY, EX_NAME
+		return prov->ctx->fail_comm(prov->ctx, HOP_ERR_NO_MEMORY, EX_NAME
 				       ": rank %d: out of memory queueing %zu "
 				       "bytes for rank %d", prov->rank, len,
 				       peer);
@@ -335,7 +335,7 @@ static int ex_reject(struct hop_prov *prov, int peer, const char *why)
 
 	(void)!send(prov->peers[peer].fd, &r, sizeof(r),
 		    MSG_DONTWAIT | MSG_NOSIGNAL);
-	return prov->ctx->fail(prov->ctx, HOP_ERR_OUT_OF_BOUNDS, EX_NAME
+	return prov->ctx->fail_comm(prov->ctx, HOP_ERR_OUT_OF_BOUNDS, EX_NAME
 			       ": rank %d: write from rank %d rejected: %s",
 			       prov->rank, peer, why);
 }
@@ -359,7 +359,7 @@ static int ex_rx_msg(struct hop_prov *prov, int peer, size_t n)
 		break;
 	case EX_SEND:
 		if (len > HOP_PROV_SEND_MAX)
-			return prov->ctx->fail(prov->ctx, HOP_ERR_PROTOCOL,
+			return prov->ctx->fail_comm(prov->ctx, HOP_ERR_PROTOCOL,
 					       EX_NAME ": rank %d sent a "
 					       "%zu-byte message", peer, len);
 		break;
@@ -367,17 +367,17 @@ static int ex_rx_msg(struct hop_prov *prov, int peer, size_t n)
 		prov->peers[peer].bye = 1;
 		return 0;
 	case EX_REJECT:
-		return prov->ctx->fail(prov->ctx, -(int)h->imm, EX_NAME ": rank "
+		return prov->ctx->fail_comm(prov->ctx, -(int)h->imm, EX_NAME ": rank "
 				       "%d rejected data from rank %d (code "
 				       "%d); its log names the cause", peer,
 				       prov->rank, -(int)h->imm);
 	default:
-		return prov->ctx->fail(prov->ctx, HOP_ERR_PROTOCOL, EX_NAME
+		return prov->ctx->fail_comm(prov->ctx, HOP_ERR_PROTOCOL, EX_NAME
 				       ": rank %d sent unknown op %u", peer,
 				       h->op);
 	}
 	if (!(c = ex_cq_push(prov)))
-		return prov->ctx->fail(prov->ctx, HOP_ERR_NO_MEMORY, EX_NAME
+		return prov->ctx->fail_comm(prov->ctx, HOP_ERR_NO_MEMORY, EX_NAME
 				       ": out of memory");
 	c->peer = peer;
 	if (h->op == EX_SEND) {
@@ -409,7 +409,7 @@ static int ex_rx(struct hop_prov *prov, int peer)
 			return ex_peer_lost(prov, peer, n < 0 ? errno : 0);
 		if ((size_t)n < sizeof(struct ex_hdr) ||
 		    (size_t)n > sizeof(struct ex_hdr) + EX_FRAG)
-			return prov->ctx->fail(prov->ctx, HOP_ERR_PROTOCOL, EX_NAME
+			return prov->ctx->fail_comm(prov->ctx, HOP_ERR_PROTOCOL, EX_NAME
 					       ": rank %d sent a %zd-byte "
 					       "message", peer, n);
 		if ((ret = ex_rx_msg(prov, peer, (size_t)n)))

@@ -31,10 +31,10 @@
  *      So does post_write with @lmr NULL (inline, @len <= max_inline).
  *   4. Zero-length writes are valid (an immediate alone).
  *   5. post_* return 0, HOP_PROV_AGAIN when a queue is full (hop polls, then
- *      retries), or a negative HOP_ERR_* code after ctx->fail() with a
+ *      retries), or a negative HOP_ERR_* code after ctx->fail_comm() with a
  *      message naming the peer rank and the cause.
  *   6. poll never blocks. A failed peer (EOF, reset, QP error, dead process)
- *      is reported by ctx->fail(ctx, HOP_ERR_PEER_FAILED, "... rank N ...")
+ *      is reported by ctx->fail_comm(ctx, HOP_ERR_PEER_FAILED, "... rank N ...")
  *      and poll returns that code.
  *   7. Writes into a region are checked against its bounds and access rights
  *      (by the hardware on verbs, by the target on tcp, by the writer against
@@ -143,7 +143,7 @@ struct hop_prov_ctx {
 	 * allgather() - Exchange @len bytes per rank through hop's bootstrap
 	 * (collective: every rank calls it with the same @len, in open()).
 	 * @mine: this rank's bytes; @all: nranks * @len bytes, rank order.
-	 * Return: 0, or a HOP_ERR_* code already described (ctx->fail() is
+	 * Return: 0, or a HOP_ERR_* code already described (ctx->fail_comm() is
 	 * not needed; return the code from open()).
 	 */
 	int (*allgather)(const struct hop_prov_ctx *ctx, const void *mine,
@@ -153,9 +153,9 @@ struct hop_prov_ctx {
 	 * fail() - The communicator has failed (peer gone, protocol error,
 	 * bounds violation, timeout): record @code and the message, which
 	 * names the rank/peer/size concerned. The first cause is kept.
-	 * Return: @code, so a provider writes `return ctx->fail(ctx, ...)`.
+	 * Return: @code, so a provider writes `return ctx->fail_comm(ctx, ...)`.
 	 */
-	int (*fail)(const struct hop_prov_ctx *ctx, int code,
+	int (*fail_comm)(const struct hop_prov_ctx *ctx, int code,
 		    const char *fmt, ...) HOP_PROV_PRINTF(3, 4);
 
 	/**
@@ -225,7 +225,7 @@ struct hop_prov_ops {
 	 * memory when @lmr is NULL and @len <= max_inline) to @raddr of the
 	 * region @rkey of @peer; with HOP_WR_IMM, @imm reaches @peer as a
 	 * HOP_CQE_RECV_IMM completion once the bytes are in place.
-	 * Return: 0, HOP_PROV_AGAIN, or a HOP_ERR_* code after ctx->fail().
+	 * Return: 0, HOP_PROV_AGAIN, or a HOP_ERR_* code after ctx->fail_comm().
 	 */
 	int (*post_write)(struct hop_prov *prov, int peer,
 			  struct hop_prov_mr *lmr, const void *laddr,

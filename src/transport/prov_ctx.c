@@ -121,7 +121,7 @@ void hop_prov_ctx_init(struct hop_comm *comm, const char *name)
 	c->timeout_ms = comm->cfg.timeout_ms;
 	c->name = name ? name : "provider";
 	c->allgather = ctx_allgather;
-	c->fail = ctx_fail;
+	c->fail_comm = ctx_fail;
 	c->error = ctx_error;
 	c->failed = ctx_failed;
 	c->log = ctx_log;
