@@ -1,14 +1,15 @@
 #!/bin/bash
 # guest-suite.sh - the verbs tests of one rank inside a softroce-cluster VM.
 # Run by tests/vm/run.sh through scripts/softroce-cluster, once per rank, in
-# the build directory:  guest-suite.sh pair|loopback [--no-perf]
+# the build directory:  guest-suite.sh pair|loopback|quad [--no-perf]
+# (quad: 2 VMs x 2 ranks, the collectives only)
 # PERF lines: "PERF <perftest|hop|provider> lat <bytes> <median us> <min us>" and
 # "PERF <perftest|hop> bw <bytes> <MB/s, 1e6 B>".
 # Every step gets its own bootstrap port (HOP_ADDR) and a time limit, and
 # prints "STEP <name> PASS|FAIL|SKIP <seconds>"; perf lines start "PERF ".
 # The exit status is non-zero when any step failed.
 set -u
-MODE=${1:?pair|loopback}
+MODE=${1:?pair|loopback|quad}
 PERF=1; [ "${2:-}" = --no-perf ] && PERF=0
 B=$(pwd)
 S=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -39,6 +40,7 @@ step() { # name timeout command...
 skip() { echo "STEP $1 SKIP ($2)"; }
 # SUITE_ONLY=prov,p2p,coll,perf,probe,nccl,kill runs only those groups (debugging)
 want() { [ -z "${SUITE_ONLY:-}" ] || [[ ",$SUITE_ONLY," == *",$1,"* ]]; }
+[ "$MODE" = quad ] && SUITE_ONLY=${SUITE_ONLY:-coll}
 
 # 1. the provider itself, both connection managers
 if want prov; then
@@ -55,12 +57,17 @@ else
 	skip p2p "tests/integration/p2p_test not built"
 fi
 
-# 3. the collectives' default matrix (2 ranks: every algorithm, 276 cases);
-# in the loopback VM only, to keep the stage short
-if ! want coll || [ "$MODE" != loopback ]; then
+# 3. the collectives' default matrix: 2 ranks in the loopback VM (every
+# algorithm), and 4 ranks over 2 VMs (quad: ranks on one host and across
+# the link in one ring; counts up to 64 Ki elements, to keep the stage short)
+if ! want coll || [ "$MODE" = pair ]; then
 	:
 elif [ -x "$B/tests/integration/coll_matrix" ]; then
-	step coll 300 "$B/tests/integration/coll_matrix"
+	if [ "$MODE" = quad ]; then
+		step coll-4 420 "$B/tests/integration/coll_matrix" --max-count 65536
+	else
+		step coll 300 "$B/tests/integration/coll_matrix"
+	fi
 else
 	skip coll "tests/integration/coll_matrix not built"
 fi

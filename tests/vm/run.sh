@@ -1,11 +1,12 @@
 #!/bin/bash
 # tests/vm/run.sh - hop on real verbs: SoftRoCE (rdma_rxe) in qemu VMs.
 #
-# usage: tests/vm/run.sh [--no-perf] [--perf-rounds N] [--only loopback|pair]
+# usage: tests/vm/run.sh [--no-perf] [--perf-rounds N] [--only loopback|quad|pair]
 #                        [--timeout S] [BUILD_DIR]
 #
 # Boots, with scripts/softroce-cluster,
 #   loopback: 1 VM running 2 ranks (rxe0 loops back to itself), then
+#   quad:     2 VMs with 2 ranks each, the collectives' matrix on 4 ranks, then
 #   pair:     2 VMs with 1 rank each (one qemu dgram link over AF_UNIX),
 # and runs tests/vm/guest-suite.sh on every rank with HOP_TRANSPORT=verbs: the
 # provider test on both connection managers (writes 0 B..16 MiB byte for
@@ -135,6 +136,7 @@ perf_table() { # log
 }
 
 [ -z "$ONLY" ] || [ "$ONLY" = loopback ] && run_cfg loopback 1 2 loopback
+[ -z "$ONLY" ] || [ "$ONLY" = quad ] && run_cfg quad 2 2 quad
 if [ -z "$ONLY" ] || [ "$ONLY" = pair ]; then
 	if [ $PERF = 1 ]; then run_cfg pair 2 1 pair; else run_cfg pair 2 1 pair --no-perf; fi
 	if [ $PERF = 1 ]; then
