@@ -347,9 +347,43 @@ static int op_done(void *arg)
 	return op->status || op->sched.finished;
 }
 
+/*
+ * At the deadline: the collective and the peers its posted steps still
+ * wait on, so a survivor of a silent peer (a cut link, a hung process)
+ * names it: "allreduce(ring, ...) waiting on rank 1 (receive of 4096 B),
+ * rank 3 (send of 4096 B)".
+ */
+static void describe_op(void *arg, char *buf, size_t len)
+{
+	const struct hop_coll_op *op = arg;
+	size_t o;
+	int shown = 0, more = 0;
+
+	o = (size_t)snprintf(buf, len, "%s", op->desc);
+	for (int i = 0; i < op->sched.nsteps && o < len; i++) {
+		const struct hop_step *st = &op->sched.steps[i];
+
+		if (!op->posted[i] || (st->kind != HOP_STEP_SEND &&
+				       st->kind != HOP_STEP_RECV))
+			continue;
+		if (shown == 4) {
+			more++;
+			continue;
+		}
+		o += (size_t)snprintf(buf + o, len - o, "%s rank %d (%s of %zu B)",
+				      shown ? "," : " waiting on", st->peer,
+				      st->kind == HOP_STEP_RECV ? "receive"
+								: "send",
+				      st->len);
+		shown++;
+	}
+	if (more && o < len)
+		snprintf(buf + o, len - o, " and %d more step(s)", more);
+}
+
 int hop_coll_wait(struct hop_comm *comm, struct hop_coll_op *op)
 {
-	int ret = hop_p2p_wait_until(comm, op_done, op, op->desc);
+	int ret = hop_p2p_wait_described(comm, op_done, op, describe_op, op);
 
 	if (ret && !op->status)
 		op->status = ret;

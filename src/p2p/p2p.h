@@ -92,6 +92,15 @@ int hop_p2p_progress(struct hop_comm *comm);
 int hop_p2p_wait_until(struct hop_comm *comm, int (*done)(void *arg),
 		       void *arg, const char *what);
 
+/* Writes what a wait is waiting for into @buf, when its deadline passed. */
+typedef void (*hop_p2p_describe_fn)(void *arg, char *buf, size_t len);
+
+/* hop_p2p_wait_until() whose timeout message comes from @describe, called
+ * only then: a collective names the peers it still waits on. */
+int hop_p2p_wait_described(struct hop_comm *comm, int (*done)(void *arg),
+			   void *arg, hop_p2p_describe_fn describe,
+			   void *darg);
+
 /* Wait for one request (uses hop_p2p_wait_until). */
 int hop_p2p_wait(struct hop_comm *comm, struct hop_p2p_req *req);
 

@@ -210,7 +210,7 @@ static inline int p2p_failed(const struct hop_comm *comm)
 		return HOP_ERR_ABORTED;
 	return 0;
 }
-typedef void (*p2p_describe_fn)(void *arg, char *buf, size_t len);
+typedef hop_p2p_describe_fn p2p_describe_fn;
 int p2p_wait_loop(struct hop_comm *comm, int (*done)(void *), void *arg,
 		  p2p_describe_fn describe, void *darg);
 void p2p_describe_req(const struct hop_p2p_req *r, char *buf, size_t len);

@@ -307,6 +307,15 @@ int hop_p2p_wait_until(struct hop_comm *comm, int (*done)(void *arg),
 	return p2p_wait_loop(comm, done, arg, describe_what, &w);
 }
 
+int hop_p2p_wait_described(struct hop_comm *comm, int (*done)(void *arg),
+			   void *arg, hop_p2p_describe_fn describe,
+			   void *darg)
+{
+	if (!comm || !done || !describe)
+		return HOP_ERR_INVALID_ARG;
+	return p2p_wait_loop(comm, done, arg, describe, darg);
+}
+
 static int req_done(void *arg)
 {
 	return ((struct hop_p2p_req *)arg)->done;
