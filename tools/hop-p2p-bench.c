@@ -22,6 +22,8 @@
 
 #include <hop/hop.h>
 
+#include "tool_util.h"
+
 #define TAG_LAT 1
 #define TAG_BW 2
 #define TAG_ACK 3
@@ -43,14 +45,6 @@ struct row {
 static hop_comm_t *comm;
 static int rank;
 
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
 static void die(const char *what, int ret)
 {
 	fprintf(stderr, "hop-p2p-bench rank %d: %s: %s: %s\n", rank, what,
@@ -64,29 +58,6 @@ static void die(const char *what, int ret)
 		if (r_)                                                       \
 			die(#x, r_);                                          \
 	} while (0)
-
-/* "4K", "64M", "1G": powers of 1024. 0 on a malformed value. */
-static int parse_size(const char *s, size_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || s[0] == '-')
-		return 0;
-	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
-	}
-	if (*end == 'B' || *end == 'b')
-		end++;
-	if (*end)
-		return 0;
-	*out = (size_t)v;
-	return 1;
-}
 
 static int parse_int(const char *s, int min, int max, int *out)
 {
@@ -135,8 +106,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		int ok = 1;
 
 		switch (c) {
-		case 'b': ok = parse_size(optarg, &o->min); break;
-		case 'e': ok = parse_size(optarg, &o->max); break;
+		case 'b': ok = tool_parse_size(optarg, &o->min); break;
+		case 'e': ok = tool_parse_size(optarg, &o->max); break;
 		case 'n': ok = parse_int(optarg, 1, 100000000, &o->iters); break;
 		case 'w': ok = parse_int(optarg, 0, 100000000, &o->warmup); break;
 		case 'W': ok = parse_int(optarg, 1, WINDOW_MAX, &o->window); break;
@@ -187,7 +158,7 @@ static void latency(const struct opts *o, size_t n, void *sbuf, void *rbuf,
 	int peer = 1 - rank;
 
 	for (int i = -warm; i < iters; i++) {
-		double t0 = now_us();
+		double t0 = tool_now_us();
 
 		if (rank == 0) {
 			CALL(hop_send(comm, sbuf, n, peer, TAG_LAT));
@@ -197,7 +168,7 @@ static void latency(const struct opts *o, size_t n, void *sbuf, void *rbuf,
 			CALL(hop_send(comm, sbuf, n, peer, TAG_LAT));
 		}
 		if (i >= 0)
-			samples[i] = (now_us() - t0) / 2;
+			samples[i] = (tool_now_us() - t0) / 2;
 	}
 	qsort(samples, (size_t)iters, sizeof(double), cmp_double);
 	row->lat_iters = iters;
@@ -220,7 +191,7 @@ static void bandwidth(const struct opts *o, size_t n, void *sbuf, void *rbuf,
 			 n * (size_t)w / 64, 3);
 	for (int i = -1; i < windows; i++) {
 		if (i == 0)
-			t0 = now_us();
+			t0 = tool_now_us();
 		for (int k = 0; k < w; k++) {
 			if (rank == 0)
 				CALL(hop_isend(comm, sbuf, n, peer, TAG_BW,
@@ -238,7 +209,7 @@ static void bandwidth(const struct opts *o, size_t n, void *sbuf, void *rbuf,
 	}
 	row->window = w;
 	row->bw_windows = windows;
-	row->bw_mbps = (double)n * w * windows / (now_us() - t0);
+	row->bw_mbps = (double)n * w * windows / (tool_now_us() - t0);
 }
 
 static void print_row(const struct opts *o, const struct row *r)

@@ -32,6 +32,8 @@
 
 #include <hop/hop.h>
 
+#include "tool_util.h"
+
 #include "model/fit.h"
 #include "model/model.h"
 
@@ -50,14 +52,6 @@ struct opts {
 static hop_comm_t *comm;
 static int rank, nranks;
 
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
 static void die(const char *what, int ret)
 {
 	fprintf(stderr, "hop-relay-bench rank %d: %s: %s: %s\n", rank, what,
@@ -72,25 +66,10 @@ static void die(const char *what, int ret)
 			die(#x, r_);                                          \
 	} while (0)
 
-/* "4K", "16M": powers of 1024; 0 on a malformed value. */
+/* Sizes 1 B .. 2 GiB. */
 static int parse_size(const char *s, size_t *out)
 {
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || s[0] == '-')
-		return 0;
-	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
-	}
-	if (*end || !v || v > (1ull << 31))
-		return 0;
-	*out = (size_t)v;
-	return 1;
+	return tool_parse_size(s, out) && *out && *out <= (size_t)1 << 31;
 }
 
 static int parse_long(const char *s, long min, long max, long *out)
@@ -203,10 +182,10 @@ static double timed_relay(void *buf, size_t m, const int *path, int npath,
 	double t0, t1 = 0;
 
 	CALL(hop_barrier(comm));
-	t0 = now_us();
+	t0 = tool_now_us();
 	CALL(hop_relay(comm, buf, m, src, dst, path, npath, o));
 	if (rank == dst) {
-		t1 = now_us();
+		t1 = tool_now_us();
 		CALL(hop_send(comm, &t1, sizeof(t1), src, TAG_ACK));
 	}
 	if (rank != src)

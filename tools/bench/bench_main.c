@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../tool_util.h"
 #include "bench.h"
 #include "bench_data.h"
 
@@ -41,27 +42,6 @@ static int lookup(const char *s, const char *const *names, int n)
 		if (strcmp(s, names[i]) == 0)
 			return i;
 	return -1;
-}
-
-static int parse_size(const char *s, size_t *out)
-{
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	unsigned long long mul = 1;
-
-	if (errno || end == s || *s == '-')
-		return -1;
-	switch (*end) {
-	case 'K': case 'k': mul = 1ull << 10; end++; break;
-	case 'M': case 'm': mul = 1ull << 20; end++; break;
-	case 'G': case 'g': mul = 1ull << 30; end++; break;
-	default: break;
-	}
-	if (*end || v > (~0ull) / mul)
-		return -1;
-	*out = (size_t)(v * mul);
-	return 0;
 }
 
 static void usage(FILE *f, const char *prog)
@@ -99,8 +79,8 @@ static int parse_args(int argc, char **argv, struct bench_opts *o,
 	while ((c = getopt_long(argc, argv, "b:e:f:t:o:r:a:n:w:ch", longopts,
 				NULL)) != -1) {
 		switch (c) {
-		case 'b': if (parse_size(optarg, &o->min_bytes)) return *why = "bad -b size", -1; break;
-		case 'e': if (parse_size(optarg, &o->max_bytes)) return *why = "bad -e size", -1; break;
+		case 'b': if (!tool_parse_size(optarg, &o->min_bytes)) return *why = "bad -b size", -1; break;
+		case 'e': if (!tool_parse_size(optarg, &o->max_bytes)) return *why = "bad -e size", -1; break;
 		case 'f': o->factor = atof(optarg); if (o->factor <= 1) return *why = "-f must be > 1", -1; break;
 		case 't': if ((c = lookup(optarg, type_names, BT_COUNT)) < 0) return *why = "unknown -t type", -1; o->type = c; break;
 		case 'o': if ((c = lookup(optarg, op_names, BO_COUNT)) < 0) return *why = "unknown -o op", -1; o->op = c; break;
