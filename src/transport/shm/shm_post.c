@@ -3,8 +3,9 @@
  *
  * A write is checked against the target's published MR table first (key,
  * generation, bounds, access: HOP_ERR_OUT_OF_BOUNDS on the writer), then:
- *   - len <= inline_max (4 KiB): one ring entry with the payload; the
- *     target's poll copies it into place (no system call);
+ *   - len <= inline_max (ring / 16: 16 KiB up to 8 ranks): one ring
+ *     entry with the payload; the target's poll copies it into place (no
+ *     system call);
  *   - larger, CMA allowed: process_vm_writev straight into the target
  *     (one copy), then an entry announcing the immediate, if any;
  *   - larger, no CMA: chunks copied through the ring.
