@@ -123,7 +123,7 @@ if go exec-failure 127 -n 2 -- /nonexistent/prog; then
 	grep -q "^\[[01]\] hop-run: cannot run '/nonexistent/prog'" "$tmp/err" && ok "missing program: 127" ||
 		bad "exec failure message"
 fi
-for args in "" "-n 0 true" "-n 65537 true" "-n 2" "-n x true" "-n 2 --transport ib true" \
+for args in "" "-n 0 true" "-n 65537 true" "-n 2" "-n x true" "-n 2 --transport ib/x true" \
 	    "-n 2 --timeout abc true" "-n 2 --timeout 0 true" "-n 2 --bogus true"; do
 	# shellcheck disable=SC2086
 	if go "usage '$args'" 125 $args; then
