@@ -32,6 +32,7 @@ int hop_comm_init_rank(hop_comm_t **commp, int nranks, hop_unique_id_t id,
 	const struct hop_prov_ops *ops;
 	char msg[HOP_MSG_LEN];
 	const char *stage;
+	char prov_stage[32];    /* the provider's name, outliving comm */
 	uint64_t deadline;
 	int ret;
 
@@ -90,7 +91,10 @@ int hop_comm_init_rank(hop_comm_t **commp, int nranks, hop_unique_id_t id,
 	}
 	comm->prov_ops = ops;
 
-	stage = comm->prov_ctx.name; /* not ops->name: unloaded with a plugin */
+	/* a copy: ops->name is unloaded with a plugin, and prov_ctx is freed
+	 * with comm before the error below is written */
+	snprintf(prov_stage, sizeof(prov_stage), "%s", comm->prov_ctx.name);
+	stage = prov_stage;
 	if ((ret = hop_prov_open(comm))) {
 		snprintf(msg, sizeof(msg), "%s", layer_msg(comm, ret));
 		goto err_prov;

@@ -114,6 +114,9 @@ refused() { # what dir transport expected-code expected-text...
 		echo "PASS: $what refused (exit $rc): $(grep -m1 -oF -- "$1" <<< "$out")"
 	else
 		echo "FAIL: $what: exit $rc, expected $code and: $*"
+		# a sanitizer's report first (its legend fills the tail)
+		grep -E 'ERROR: |SUMMARY: |#[0-9]+ 0x|runtime error' <<< "$out" |
+			head -n 30 | sed 's/^/    /'
 		printf '%s\n' "$out" | tail -n 10 | sed 's/^/    /'
 		fail=1
 	fi
