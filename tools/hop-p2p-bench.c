@@ -59,19 +59,6 @@ static void die(const char *what, int ret)
 			die(#x, r_);                                          \
 	} while (0)
 
-static int parse_int(const char *s, int min, int max, int *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
-		return 0;
-	*out = (int)v;
-	return 1;
-}
-
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -108,9 +95,9 @@ static int parse(int argc, char **argv, struct opts *o)
 		switch (c) {
 		case 'b': ok = tool_parse_size(optarg, &o->min); break;
 		case 'e': ok = tool_parse_size(optarg, &o->max); break;
-		case 'n': ok = parse_int(optarg, 1, 100000000, &o->iters); break;
-		case 'w': ok = parse_int(optarg, 0, 100000000, &o->warmup); break;
-		case 'W': ok = parse_int(optarg, 1, WINDOW_MAX, &o->window); break;
+		case 'n': ok = tool_parse_int(optarg, 1, 100000000, &o->iters); break;
+		case 'w': ok = tool_parse_int(optarg, 0, 100000000, &o->warmup); break;
+		case 'W': ok = tool_parse_int(optarg, 1, WINDOW_MAX, &o->window); break;
 		case 'j': o->json = optarg; break;
 		case 'L': o->lat = 0; break;
 		case 'B': o->bw = 0; break;

@@ -72,19 +72,6 @@ static int parse_size(const char *s, size_t *out)
 	return tool_parse_size(s, out) && *out && *out <= (size_t)1 << 31;
 }
 
-static int parse_long(const char *s, long min, long max, long *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
-		return 0;
-	*out = v;
-	return 1;
-}
-
 /* Comma-separated list into @sizes (is_size) or @ks; count or -1. */
 static int parse_list(char *s, int is_size, size_t *sizes, long *ks, int max)
 {
@@ -94,7 +81,7 @@ static int parse_list(char *s, int is_size, size_t *sizes, long *ks, int max)
 		if (n == max)
 			return -1;
 		if (is_size ? !parse_size(tok, &sizes[n])
-			    : !parse_long(tok, 1, 1 << 20, &ks[n]))
+			    : !tool_parse_long(tok, 1, 1 << 20, &ks[n]))
 			return -1;
 		n++;
 	}
@@ -125,7 +112,6 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, li = 0;
-	long v;
 
 	*o = (struct opts){ .hops = 3, .iters = 7, .warmup = 2, .nsizes = 3,
 			    .sizes = { 1u << 20, 4u << 20, 16u << 20 } };
@@ -133,7 +119,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		int ok = 1;
 
 		switch (c) {
-		case 'H': ok = parse_long(optarg, 2, 63, &v); o->hops = (int)v; break;
+		case 'H': ok = tool_parse_int(optarg, 2, 63, &o->hops); break;
 		case 's':
 			o->nsizes = parse_list(optarg, 1, o->sizes, NULL,
 					       MAX_SIZES);
@@ -143,8 +129,8 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->nks = parse_list(optarg, 0, NULL, o->ks, MAX_KS - 3);
 			ok = o->nks > 0;
 			break;
-		case 'n': ok = parse_long(optarg, 1, MAX_ITERS, &v); o->iters = (int)v; break;
-		case 'w': ok = parse_long(optarg, 0, MAX_ITERS, &v); o->warmup = (int)v; break;
+		case 'n': ok = tool_parse_int(optarg, 1, MAX_ITERS, &o->iters); break;
+		case 'w': ok = tool_parse_int(optarg, 0, MAX_ITERS, &o->warmup); break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return 2;
 		}

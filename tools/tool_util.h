@@ -1,7 +1,7 @@
 /*
  * tool_util.h - small helpers shared by hop's command-line tools
  * (hop-p2p-bench, hop-relay-bench, hop-bench): a monotonic clock and the
- * size syntax of their options.
+ * size and number syntax of their options.
  */
 #ifndef HOP_TOOL_UTIL_H
 #define HOP_TOOL_UTIL_H
@@ -44,6 +44,33 @@ static inline int tool_parse_size(const char *s, size_t *out)
 	if (*end || v > (unsigned long long)(size_t)-1 / mul)
 		return 0;
 	*out = (size_t)(v * mul);
+	return 1;
+}
+
+/* A decimal in [@min, @max] into *@out. Returns 1, or 0 when malformed or
+ * out of range. */
+static inline int tool_parse_long(const char *s, long min, long max,
+				  long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		return 0;
+	*out = v;
+	return 1;
+}
+
+/* tool_parse_long() into an int. */
+static inline int tool_parse_int(const char *s, int min, int max, int *out)
+{
+	long v;
+
+	if (!tool_parse_long(s, min, max, &v))
+		return 0;
+	*out = (int)v;
 	return 1;
 }
 
