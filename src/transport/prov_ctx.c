@@ -40,31 +40,43 @@ static int ctx_allgather(const struct hop_prov_ctx *ctx, const void *mine,
 	return 0;
 }
 
+/* ctx->fail_comm() and ctx->error(): the message formatted once, the
+ * comm failed (@fail) or only told. A positive or zero code would read as
+ * success to every caller. */
+static int ctx_report(const struct hop_prov_ctx *ctx, int fail, int code,
+		      const char *fmt, va_list ap)
+{
+	char msg[HOP_MSG_LEN];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (code >= 0)
+		code = HOP_ERR_TRANSPORT;
+	return fail ? hop_comm_fail(hop_prov_comm(ctx), code, "%s", msg)
+		    : hop_set_error(hop_prov_comm(ctx), code, "%s", msg);
+}
+
 static int ctx_fail(const struct hop_prov_ctx *ctx, int code,
 		    const char *fmt, ...)
 {
-	char msg[HOP_MSG_LEN];
 	va_list ap;
+	int ret;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	ret = ctx_report(ctx, 1, code, fmt, ap);
 	va_end(ap);
-	/* a positive or zero code would read as success to every caller */
-	return hop_comm_fail(hop_prov_comm(ctx),
-			     code < 0 ? code : HOP_ERR_TRANSPORT, "%s", msg);
+	return ret;
 }
 
 static int ctx_error(const struct hop_prov_ctx *ctx, int code,
 		     const char *fmt, ...)
 {
-	char msg[HOP_MSG_LEN];
 	va_list ap;
+	int ret;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	ret = ctx_report(ctx, 0, code, fmt, ap);
 	va_end(ap);
-	return hop_set_error(hop_prov_comm(ctx),
-			     code < 0 ? code : HOP_ERR_TRANSPORT, "%s", msg);
+	return ret;
 }
 
 static int ctx_failed(const struct hop_prov_ctx *ctx)
