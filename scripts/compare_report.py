@@ -19,7 +19,7 @@ COLORS = {"hop": "#d62728", "ompi": "#1f77b4", "mpich": "#2ca02c"}
 
 def load(out):
     runs = {}
-    pat = re.compile(r"(\w+)-n(\d+)-(\w+)-(hop|ompi|mpich)-r(\d+)\.json$")
+    pat = re.compile(r"(\w+)-n(\d+)-(\w+)-(hop|ompi|mpich)-r(\d+)(?:-\w+)?\.json$")
     for path in glob.glob(os.path.join(out, "*.json")):
         m = pat.search(os.path.basename(path))
         if not m:

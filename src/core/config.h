@@ -16,7 +16,8 @@ struct hop_config {
 	char transport[16];             /* HOP_TRANSPORT auto|verbs|tcp|shm|plugin, default auto */
 	char plugin_path[HOP_CFG_STR];  /* HOP_PLUGIN_PATH folders of provider plugins, default "" */
 	char socket_ifname[64];         /* HOP_SOCKET_IFNAME, default "" (first non-loopback, else lo) */
-	int spin_count;                 /* HOP_SPIN polls before a waiter yields, default 2000 */
+	int spin_count;                 /* HOP_SPIN polls before a waiter yields, default -1 = auto */
+	int yield_us;                   /* HOP_YIELD_US polling with sched_yield() before blocking, default -1 = auto */
 	/* p2p */
 	size_t eager_size;              /* HOP_EAGER_SIZE payload bytes per eager slot, default 8192 */
 	int eager_slots;                /* HOP_EAGER_SLOTS slots per peer, default 16 */

@@ -5,6 +5,7 @@
  * (spin, then bounded provider waits, until the comm deadline); failing
  * every outstanding request when the communicator fails.
  */
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -250,7 +251,7 @@ int p2p_wait_loop(struct hop_comm *comm, int (*done)(void *), void *arg,
 {
 	struct hop_p2p *p = comm->p2p;
 	unsigned spins = 0, iter = 0, spin_max;
-	uint64_t deadline;
+	uint64_t deadline, yield_ns, quiet_since = 0;
 	char what[256];
 	int ret;
 
@@ -260,6 +261,8 @@ int p2p_wait_loop(struct hop_comm *comm, int (*done)(void *), void *arg,
 		return HOP_ERR_INVALID_HANDLE;
 	spin_max = comm->cfg.spin_count > 0 ? (unsigned)comm->cfg.spin_count
 					    : 0;
+	yield_ns = comm->cfg.yield_us > 0 ? (uint64_t)comm->cfg.yield_us * 1000u
+					  : 0;
 	deadline = hop_comm_deadline(comm);
 	for (;;) {
 		ret = hop_p2p_progress(comm);
@@ -267,8 +270,10 @@ int p2p_wait_loop(struct hop_comm *comm, int (*done)(void *), void *arg,
 			return ret;
 		if (done(arg))
 			return 0;
-		if (ret > 0)
+		if (ret > 0) {
 			spins = 0;
+			quiet_since = 0;
+		}
 		if ((++iter & 1023) == 0 || spins >= spin_max) {
 			if (hop_deadline_passed(deadline))
 				break;
@@ -276,6 +281,16 @@ int p2p_wait_loop(struct hop_comm *comm, int (*done)(void *), void *arg,
 		if (spins < spin_max) {
 			spins++;
 			continue;
+		}
+		if (yield_ns) {
+			uint64_t now = hop_now_ns();
+
+			if (!quiet_since)
+				quiet_since = now;
+			if (now - quiet_since < yield_ns) {
+				sched_yield();
+				continue;
+			}
 		}
 		int left = hop_deadline_ms_left(deadline);
 		p->ops->wait(p->prov, left >= 1 ? P2P_WAIT_US : 100);

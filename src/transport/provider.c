@@ -201,6 +201,10 @@ static int sel_decide(struct hop_comm *comm, const struct sel_rec *all,
 	int n = comm->nranks, choice, same_host = 1, all_usable[SEL_N];
 	uint8_t want = all[0].want;
 
+	comm->local_ranks = 0;  /* the wait policy needs it (comm.c) */
+	for (int r = 0; r < n; r++)
+		if (all[r].host == all[comm->rank].host)
+			comm->local_ranks++;
 	for (int r = 1; r < n; r++)
 		if (all[r].want != want ||
 		    strncmp(all[r].plugin, all[0].plugin, sizeof(all[0].plugin)))

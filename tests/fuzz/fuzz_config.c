@@ -12,6 +12,7 @@
 
 static const char *const vars[] = {
 	"HOP_TIMEOUT", "HOP_TRANSPORT", "HOP_SOCKET_IFNAME", "HOP_SPIN",
+	"HOP_YIELD_US",
 	"HOP_EAGER_SIZE", "HOP_EAGER_SLOTS", "HOP_RNDV_CHUNK", "HOP_ALGO",
 	"HOP_CHUNK_SIZE", "HOP_PIPELINE_DEPTH", "HOP_PIPELINE_CHUNKS",
 	"HOP_PROFILE", "HOP_TOPO", "HOP_IB_DEVICE", "HOP_IB_PORT",
@@ -28,7 +29,8 @@ static void check_ranges(const struct hop_config *c)
 	FUZZ_CHECK(c->eager_slots >= 1 && c->eager_slots <= 1024,
 		   "eager_slots %d", c->eager_slots);
 	FUZZ_CHECK(c->rndv_chunk >= 4096, "rndv_chunk %zu", c->rndv_chunk);
-	FUZZ_CHECK(c->spin_count >= 0, "spin %d", c->spin_count);
+	FUZZ_CHECK(c->spin_count >= -1, "spin %d", c->spin_count);
+	FUZZ_CHECK(c->yield_us >= -1, "yield %d", c->yield_us);
 	FUZZ_CHECK(memchr(c->transport, '\0', sizeof(c->transport)) &&
 		   memchr(c->algo, '\0', sizeof(c->algo)) &&
 		   memchr(c->socket_ifname, '\0', sizeof(c->socket_ifname)) &&

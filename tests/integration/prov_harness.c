@@ -273,7 +273,7 @@ static int ph_child(const char *prov, int rank, int n,
 	if (!getenv("HOP_TIMEOUT"))
 		ph.comm->cfg.timeout_ms = 20000;
 	ph.wait_ms = ph.comm->cfg.timeout_ms;
-	ph.spin = ph.comm->cfg.spin_count;
+	ph.spin = ph.comm->cfg.spin_count < 0 ? 2000 : ph.comm->cfg.spin_count;
 	ph.ops = hop_prov_find(prov);
 	if (!ph.ops) {
 		fprintf(stderr, "[rank %d] provider %s not built\n", rank, prov);

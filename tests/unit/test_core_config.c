@@ -51,7 +51,8 @@ static void test_defaults(void **state)
 	assert_int_equal(c.timeout_ms, 60000);
 	assert_string_equal(c.transport, "auto");
 	assert_string_equal(c.socket_ifname, "");
-	assert_int_equal(c.spin_count, 2000);
+	assert_int_equal(c.spin_count, -1);
+	assert_int_equal(c.yield_us, -1);
 	assert_int_equal(c.eager_size, 8192);
 	assert_int_equal(c.eager_slots, 16);
 	assert_int_equal(c.rndv_chunk, 1 << 20);
@@ -205,9 +206,11 @@ static void test_malformed(void **state)
 		{ "HOP_TRANSPORT", "a-very-long-provider", "longer than 15" },
 		{ "HOP_PLUGIN_PATH", "", "up to 255 characters" },
 		{ "HOP_IB_CM", "cm", "rdmacm, oob" },
-		{ "HOP_SPIN", "", "0..100000000" },
-		{ "HOP_SPIN", "12abc", "0..100000000" },
-		{ "HOP_SPIN", "-1", "0..100000000" },
+		{ "HOP_SPIN", "", "-1..100000000" },
+		{ "HOP_SPIN", "12abc", "-1..100000000" },
+		{ "HOP_SPIN", "-2", "-1..100000000" },
+		{ "HOP_YIELD_US", "-2", "-1..1000000000" },
+		{ "HOP_YIELD_US", "1e3", "-1..1000000000" },
 		{ "HOP_EAGER_SLOTS", "0", "1..1024" },
 		{ "HOP_EAGER_SLOTS", "1025", "1..1024" },
 		{ "HOP_EAGER_SLOTS", "1.5", "1..1024" },

@@ -216,6 +216,24 @@ static void print_row(const struct bench_opts *o, const struct row *r)
 	fflush(stdout);
 }
 
+/* @s as the body of a JSON string: a library's version text may hold
+ * tabs or quotes (MPICH's does). */
+static void json_escaped(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c == '\t')
+			fputc(' ', f);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+}
+
 static void write_json(const struct bench_opts *o, const char *label,
 		       int n, const struct row *rows, int nrows)
 {
@@ -225,10 +243,13 @@ static void write_json(const struct bench_opts *o, const char *label,
 		fprintf(stderr, "hop-bench: cannot write %s: %s\n", o->json, strerror(errno));
 		return;
 	}
-	fprintf(f, "{\n  \"collective\": \"%s\", \"backend\": \"%s\", \"nranks\": %d,\n"
+	fprintf(f, "{\n  \"collective\": \"%s\", \"backend\": \"",
+		coll_names[o->coll]);
+	json_escaped(f, label);
+	fprintf(f, "\", \"nranks\": %d,\n"
 		"  \"type\": \"%s\", \"op\": \"%s\", \"root\": %d, \"inplace\": %d,\n"
 		"  \"iters\": %d, \"warmup\": %d,\n  \"results\": [\n",
-		coll_names[o->coll], label, n, type_names[o->type], op_names[o->op],
+		n, type_names[o->type], op_names[o->op],
 		o->root, o->inplace, o->iters, o->warmup);
 	for (int i = 0; i < nrows; i++)
 		fprintf(f, "    {\"size\": %zu, \"count\": %zu, \"time_us\": %.3f, "
