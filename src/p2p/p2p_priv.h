@@ -196,18 +196,18 @@ const char *p2p_tag_str(uint64_t tag, char *buf, size_t len);
 /* progress.c */
 void p2p_complete(struct hop_p2p *p, struct hop_p2p_req *r, int status);
 void p2p_fail_all(struct hop_p2p *p, int code);
+int p2p_failed_recording(const struct hop_comm *comm);
+/* 0, or the code that failed @comm; its fail_msg is then complete. */
 static inline int p2p_failed(const struct hop_comm *comm)
 {
 	int f = atomic_load_explicit(&((struct hop_comm *)comm)->failed,
-				     memory_order_relaxed);
+				     memory_order_acquire);
 
 	if (f < 0)
 		return f;
-	if (f > 0)       /* a cause is being recorded */
-		return HOP_ERR_COMM_FAILED;
-	if (atomic_load_explicit(&((struct hop_comm *)comm)->aborted,
-				 memory_order_relaxed))
-		return HOP_ERR_ABORTED;
+	if (f > 0 || atomic_load_explicit(&((struct hop_comm *)comm)->aborted,
+					  memory_order_relaxed))
+		return p2p_failed_recording(comm);
 	return 0;
 }
 typedef hop_p2p_describe_fn p2p_describe_fn;

@@ -196,6 +196,30 @@ static int dispatch(struct hop_p2p *p, const struct hop_cqe *c)
 			     "unknown kind %d from rank %d", c->op, c->peer);
 }
 
+/*
+ * Another thread (hop_comm_abort()) has claimed the failure and is writing
+ * its cause. Returning now would hand the waiter a code without the
+ * message ("aborted by hop_comm_abort()" read as an empty fail_msg), so
+ * wait the microseconds until it is published; a writer descheduled for
+ * longer than a second still cannot hang us.
+ */
+int p2p_failed_recording(const struct hop_comm *comm)
+{
+	struct hop_comm *c = (struct hop_comm *)comm;
+	uint64_t give_up = hop_deadline_after(1000);
+	int f;
+
+	for (;;) {
+		f = atomic_load_explicit(&c->failed, memory_order_acquire);
+		if (f < 0)
+			return f;
+		if (hop_deadline_passed(give_up))
+			return atomic_load(&c->aborted) ? HOP_ERR_ABORTED
+							: HOP_ERR_COMM_FAILED;
+		sched_yield();
+	}
+}
+
 int hop_p2p_progress(struct hop_comm *comm)
 {
 	struct hop_p2p *p = comm->p2p;
