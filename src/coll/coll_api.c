@@ -212,9 +212,6 @@ static int coll_call(struct hop_comm *comm, struct call *c,
 		hop_request_put(r);
 		return HOP_ERR_NO_MEMORY;
 	}
-	snprintf(op->desc, sizeof(op->desc), "%s(%s, count %zu, %s, %s, root "
-		 "%d)", hop_coll_kind_name(a.kind), hop_coll_algo_name(a.algo),
-		 a.count, hop_dtype_name(a.dtype), hop_op_name(a.op), a.root);
 	if ((ret = hop_coll_op_start(op, &a, c->sendbuf, c->recvbuf))) {
 		hop_request_put(r);
 		return ret;

@@ -24,7 +24,9 @@ struct hop_coll_op {
 	int status;                     /* first error, 0 */
 	int outstanding;                /* p2p requests in flight */
 	int state;                      /* OP_FREE / OP_ACTIVE / OP_ZOMBIE */
-	char desc[160];                 /* "allreduce(ring, count 5, f32, sum)" */
+	struct hop_coll_args dargs;     /* what the caller asked, for desc */
+	char desc[160];                 /* op_desc(): formatted only for a
+					 * message, not on every call */
 	struct hop_coll_op *next;
 };
 

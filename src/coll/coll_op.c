@@ -280,6 +280,17 @@ static int grow_op(struct hop_coll_op *op)
 	return 0;
 }
 
+/* "allreduce(ring, count 5, f32, sum, root 0)", for messages only. */
+static const char *op_desc(struct hop_coll_op *op)
+{
+	const struct hop_coll_args *a = &op->dargs;
+
+	snprintf(op->desc, sizeof(op->desc), "%s(%s, count %zu, %s, %s, root "
+		 "%d)", hop_coll_kind_name(a->kind), hop_coll_algo_name(a->algo),
+		 a->count, hop_dtype_name(a->dtype), hop_op_name(a->op), a->root);
+	return op->desc;
+}
+
 int hop_coll_op_start(struct hop_coll_op *op, const struct hop_coll_args *a,
 		      const void *sendbuf, void *recvbuf)
 {
@@ -287,16 +298,17 @@ int hop_coll_op_start(struct hop_coll_op *op, const struct hop_coll_args *a,
 	void *base[HOP_BUF_COUNT] = { NULL };
 	int ret;
 
+	op->dargs = *a;
 	if ((ret = hop_sched_build(&op->sched, a)) || (ret = grow_op(op))) {
 		hop_coll_release(comm, op);
 		if (ret == HOP_ERR_NO_MEMORY)
 			return hop_set_error(comm, ret, "rank %d: %s: out of "
 					     "memory for its schedule (%d steps, "
 					     "%zu B scratch)", comm->rank,
-					     op->desc, op->sched.nsteps,
+					     op_desc(op), op->sched.nsteps,
 					     op->sched.scratch_bytes);
 		return hop_set_error(comm, ret, "rank %d: %s: cannot build the "
-				     "schedule: %s", comm->rank, op->desc,
+				     "schedule: %s", comm->rank, op_desc(op),
 				     hop_strerror(ret));
 	}
 	if (op->sched.nsteps)
@@ -308,7 +320,7 @@ int hop_coll_op_start(struct hop_coll_op *op, const struct hop_coll_args *a,
 	base[HOP_BUF_SCRATCH] = op->scratch;
 	hop_sched_start(&op->sched, base);
 	HOP_TRACE("rank %d: %s seq %u: %d steps, %zu B scratch", comm->rank,
-		  op->desc, op->seq, op->sched.nsteps, op->sched.scratch_bytes);
+		  op_desc(op), op->seq, op->sched.nsteps, op->sched.scratch_bytes);
 	op_advance(op);
 	return 0;
 }
@@ -318,7 +330,7 @@ static int op_failed(struct hop_comm *comm, struct hop_coll_op *op)
 	int code = op->status;
 
 	return hop_set_error(comm, code, "rank %d: %s failed: %s", comm->rank,
-			     op->desc, comm->fail_msg[0] ? comm->fail_msg
+			     op_desc(op), comm->fail_msg[0] ? comm->fail_msg
 							 : hop_strerror(code));
 }
 
@@ -355,11 +367,11 @@ static int op_done(void *arg)
  */
 static void describe_op(void *arg, char *buf, size_t len)
 {
-	const struct hop_coll_op *op = arg;
+	struct hop_coll_op *op = arg;
 	size_t o;
 	int shown = 0, more = 0;
 
-	o = (size_t)snprintf(buf, len, "%s", op->desc);
+	o = (size_t)snprintf(buf, len, "%s", op_desc(op));
 	for (int i = 0; i < op->sched.nsteps && o < len; i++) {
 		const struct hop_step *st = &op->sched.steps[i];
 
