@@ -362,6 +362,7 @@ int vrb_open(const struct hop_prov_ctx *ctx, struct hop_prov **out)
 				   "connecting: %s", prov->rank, hop_bootstrap_error(bs));
 		goto err_close;
 	}
+	vrb_live_init(prov);
 	*out = prov;
 	return 0;
 err_close:

@@ -197,6 +197,8 @@ struct vrb_peer {
 	int attempts;
 	uint64_t retry_at_ns;
 	char last_err[128];
+	/* liveness.c: 1 + sequence number of the newest probe, 0: none */
+	uint64_t probe_end;
 };
 
 struct vrb_mr {
@@ -249,6 +251,12 @@ struct hop_prov {
 	int ndisc;              /* peers with disconnected set, not yet judged */
 	int cm_pending;         /* wait() saw the CM channel readable */
 	uint64_t last_event_ns; /* last poll() that returned completions */
+	/* liveness.c */
+	uint64_t live_ns;       /* HOP_IB_LIVENESS_MS in ns, 0: no probes */
+	uint64_t live_next_ns;  /* no probe round before this */
+	unsigned live_polls;    /* empty polls since the last check */
+	int live_waited;        /* wait() ran since the last check */
+	int async_ok;           /* the device's async fd is non-blocking */
 	/* rdmacm */
 	struct rdma_event_channel *cm_ch;
 	struct rdma_cm_id *listen_id;
@@ -290,6 +298,20 @@ int vrb_oob_connect_all(struct hop_prov *prov, struct hop_bootstrap *bs,
 /* Non-blocking: handle CM events after set-up (DISCONNECTED). */
 int vrb_cm_progress(struct hop_prov *prov);
 void vrb_cm_close(struct hop_prov *prov);
+
+/* liveness.c */
+/* After connecting: arm the probe clock, make async events pollable. */
+void vrb_live_init(struct hop_prov *prov);
+/*
+ * vrb_live_tick() - Called by poll() when nothing arrived: handle the
+ * device's async events (port down, QP fatal), and after
+ * prov->live_ns without a completion post a zero-length write to every
+ * connected peer with nothing outstanding, so a silent peer fails with
+ * IBV_WC_RETRY_EXC_ERR naming it. Return: 0 or the comm's error.
+ */
+int vrb_live_tick(struct hop_prov *prov);
+/* Is the send completion @wc of @p the liveness probe? */
+int vrb_live_is_probe(const struct vrb_peer *p, const struct ibv_wc *wc);
 
 /* mr.c */
 int vrb_mr_reg(struct hop_prov *prov, void *addr, size_t len, unsigned access,
