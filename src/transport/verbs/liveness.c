@@ -16,10 +16,13 @@
  * completes with IBV_WC_RETRY_EXC_ERR after
  *   (HOP_IB_RETRY_CNT + 1) x 4.096 us x 2^HOP_IB_TIMEOUT
  * (default 8 x 1.07 s = 8.6 s), which poll.c turns into
- * HOP_ERR_PEER_FAILED naming that peer. Peers with WRs outstanding need no
- * probe: those fail the same way. The probe is signalled, so a live
- * peer's ACK also retires it and the next round (one per HOP_IB_LIVENESS_MS
- * while the wait goes on) may probe again. Cost: one 0-byte packet per
+ * HOP_ERR_PEER_FAILED naming that peer. A peer with a signalled WR in
+ * flight needs no probe: that one fails the same way, or completes and
+ * lets the next round probe. Unsignalled WRs do not count: with selective
+ * signalling they stay "outstanding" in the send-queue accounting long
+ * after the peer ACKed them, and nothing would ever complete or fail them
+ * (the probe, signalled, retires them in order). One round per
+ * HOP_IB_LIVENESS_MS while the wait goes on. Cost: one 0-byte packet per
  * idle peer and second, only while this rank waits.
  *
  * The rank whose own link is cut learns it sooner: the device raises
@@ -128,7 +131,7 @@ static int probe_round(struct hop_prov *prov)
 		struct vrb_peer *p = &prov->peers[r];
 
 		if (r == prov->rank || p->state != VRB_PEER_RTS || p->disconnected ||
-		    p->sq.posted != p->sq.done)
+		    p->sq.sig_end > p->sq.done)
 			continue;
 		p->probe_end = p->sq.posted + 1;
 		rc = vrb_post_flush(prov, p);
