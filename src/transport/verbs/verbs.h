@@ -151,6 +151,15 @@ void vrb_hello_pack(const struct vrb_hello *h, uint8_t *buf);
 int vrb_hello_parse(const void *buf, size_t len, struct vrb_hello *out,
 		    char *why, size_t whylen);
 
+/*
+ * liveness.c: the transport retry count to program. Soft-RoCE (rxe, vendor
+ * id 0xffffff) takes retry_cnt 7 as "retry forever", as the spec does only
+ * for rnr_retry: its completer never decrements a 7, so a write to a cut
+ * link would never fail. There 7 becomes 6.
+ */
+#define VRB_RXE_VENDOR_ID 0xffffffu
+int vrb_retry_cnt(int want, uint32_t vendor_id);
+
 /* mr.c: hop access bits -> ibv access flags (least needed) */
 int vrb_access_flags(unsigned access);
 
@@ -225,6 +234,7 @@ struct hop_prov {
 	int active_mtu;         /* enum ibv_mtu of the port */
 	int mtu;                /* enum ibv_mtu used (cfg.ib_mtu or active) */
 	int rd_atom;            /* max_qp_rd_atom, capped at 1 */
+	int retry_cnt;          /* HOP_IB_RETRY_CNT, or 6 for rxe's 7 */
 	uint64_t max_msg;
 	/* resources */
 	struct ibv_pd *pd;
