@@ -21,6 +21,11 @@
  * (RC completes in order), or after a zero-length signalled "flush" write
  * when the caller keeps polling with nothing else in flight.
  *
+ * Liveness (liveness.c): a waiter that saw no completion for
+ * HOP_IB_LIVENESS_MS sends every idle peer a zero-length write, so a peer
+ * behind a cut link fails with a retry error naming it; async events
+ * (port down) fail the cut rank itself.
+ *
  * Connections: librdmacm (HOP_IB_CM=rdmacm, default) with the QPs kept in
  * our hands (rdma_init_qp_attr + our overrides of MTU, timeout, retry
  * count), private data carrying rank and the bootstrap secret both ways; or
