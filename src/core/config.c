@@ -96,6 +96,8 @@ static const struct cfg_var cfg_vars[] = {
 	  "connection setup: rdmacm, or oob (QP numbers exchanged through the bootstrap)" },
 	{ "HOP_IB_SIGNAL_EVERY", CFG_INT, "16", 1, 4096, NULL, FIELD(ib_signal_every),
 	  "request a hardware completion every this many posts (selective signalling)" },
+	{ "HOP_IB_LIVENESS_MS", CFG_INT, "1000", 0, 3600000, NULL, FIELD(ib_liveness_ms),
+	  "a waiter that saw no completion for this many ms sends a zero-length RDMA write to every idle peer, so a cut link fails after HOP_IB_TIMEOUT x HOP_IB_RETRY_CNT naming the peer; 0: off" },
 };
 #define N_CFG_VARS (sizeof(cfg_vars) / sizeof(cfg_vars[0]))
 

@@ -38,6 +38,7 @@ struct hop_config {
 	int ib_mtu;                     /* HOP_IB_MTU bytes (256..4096), default 0 = port's active MTU */
 	char ib_cm[16];                 /* HOP_IB_CM rdmacm|oob, default rdmacm */
 	int ib_signal_every;            /* HOP_IB_SIGNAL_EVERY selective signalling period, default 16 */
+	int ib_liveness_ms;             /* HOP_IB_LIVENESS_MS idle time before a probe, default 1000, 0 = off */
 };
 
 /*

@@ -425,6 +425,16 @@ static void access_least(void **state)
 /* ------------------------------------------------------------------ */
 /* usable() here                                                      */
 
+/* rxe retries forever with retry_cnt 7: a cut link would never fail */
+static void retry_cnt_rxe(void **state)
+{
+	(void)state;
+	assert_int_equal(vrb_retry_cnt(7, VRB_RXE_VENDOR_ID), 6);
+	assert_int_equal(vrb_retry_cnt(6, VRB_RXE_VENDOR_ID), 6);
+	assert_int_equal(vrb_retry_cnt(0, VRB_RXE_VENDOR_ID), 0);
+	assert_int_equal(vrb_retry_cnt(7, 0x02c9), 7);     /* Mellanox: 7 retries */
+}
+
 static void usable_without_devices(void **state)
 {
 	struct hop_comm comm;
@@ -470,6 +480,7 @@ int main(void)
 		cmocka_unit_test(hello_round_trip),
 		cmocka_unit_test(access_least),
 		cmocka_unit_test(usable_without_devices),
+		cmocka_unit_test(retry_cnt_rxe),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

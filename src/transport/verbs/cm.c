@@ -168,7 +168,7 @@ static void hello_param(struct hop_prov *prov, struct vrb_peer *p,
 	cp->private_data_len = VRB_HELLO_LEN;
 	cp->responder_resources = (uint8_t)prov->rd_atom;
 	cp->initiator_depth = (uint8_t)prov->rd_atom;
-	cp->retry_count = (uint8_t)prov->comm->cfg.ib_retry_cnt;
+	cp->retry_count = (uint8_t)prov->retry_cnt;
 	cp->rnr_retry_count = 7;
 	cp->qp_num = p->qp->qp_num;
 }

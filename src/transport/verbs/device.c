@@ -382,6 +382,11 @@ int vrb_port_setup(struct hop_prov *prov, uint32_t pref_ipv4)
 				     "verbs: rank %d: %s port %d does not fit%s",
 				     prov->rank, prov->devname, prov->port, seen);
 	prov->rd_atom = da.max_qp_rd_atom > 0 ? 1 : 0;
+	prov->retry_cnt = vrb_retry_cnt(cfg->ib_retry_cnt, da.vendor_id);
+	if (prov->retry_cnt != cfg->ib_retry_cnt)
+		HOP_INFO("verbs: rank %d: %s is Soft-RoCE, which retries forever "
+			 "with retry_cnt 7: using %d so a dead link fails",
+			 prov->rank, prov->devname, prov->retry_cnt);
 	prov->mtu = prov->active_mtu;
 	if (cfg->ib_mtu) {
 		int want = vrb_mtu_from_bytes(cfg->ib_mtu);

@@ -81,14 +81,14 @@ int vrb_qp_rts(struct hop_prov *prov, struct vrb_peer *p,
 
 	a->qp_state = IBV_QPS_RTS;
 	a->timeout = (uint8_t)cfg->ib_timeout;
-	a->retry_cnt = (uint8_t)cfg->ib_retry_cnt;
+	a->retry_cnt = (uint8_t)prov->retry_cnt;
 	a->rnr_retry = 7;               /* infinite: a receiver reposts */
 	mask |= IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY;
 	rc = ibv_modify_qp(p->qp, a, mask);
 	if (rc)
 		return vrb_peer_fail(prov, p, HOP_ERR_TRANSPORT,
 				     "ibv_modify_qp(RTS, timeout %d, retry_cnt %d): %s",
-				     cfg->ib_timeout, cfg->ib_retry_cnt, strerror(rc));
+				     cfg->ib_timeout, prov->retry_cnt, strerror(rc));
 	return 0;
 }
 
@@ -362,6 +362,7 @@ int vrb_open(const struct hop_prov_ctx *ctx, struct hop_prov **out)
 				   "connecting: %s", prov->rank, hop_bootstrap_error(bs));
 		goto err_close;
 	}
+	vrb_live_init(prov);
 	*out = prov;
 	return 0;
 err_close:

@@ -97,6 +97,7 @@ static int wc_fail(struct hop_prov *prov, struct vrb_peer *p,
 		   const struct ibv_wc *wc, int recv)
 {
 	int code = vrb_wc_status_to_hop(wc->status);
+	int probe = !recv && vrb_live_is_probe(p, wc);
 	const char *hint = "";
 
 	if (wc->status == IBV_WC_REM_ACCESS_ERR)
@@ -110,7 +111,9 @@ static int wc_fail(struct hop_prov *prov, struct vrb_peer *p,
 	else if (wc->status == IBV_WC_WR_FLUSH_ERR)
 		hint = ": the QP had failed before";
 	return vrb_peer_fail(prov, p, code, "%s completion failed: %s (status %d, "
-			     "vendor_err 0x%x)%s", recv ? "receive" :
+			     "vendor_err 0x%x)%s", recv ? "receive" : probe ?
+			     "liveness probe (zero-length RDMA write after "
+			     "HOP_IB_LIVENESS_MS without a completion)" :
 			     "send queue (RDMA write/send)",
 			     ibv_wc_status_str(wc->status), wc->status,
 			     wc->vendor_err, hint);
@@ -174,8 +177,15 @@ static int handle_wc(struct hop_prov *prov, const struct ibv_wc *wc,
 		}
 		return vrb_post_recv(prov, p, slot);
 	}
-	if (wc->status != IBV_WC_SUCCESS)
+	if (wc->status != IBV_WC_SUCCESS) {
+		/* a probe raced the peer's orderly close (its BYE came first):
+		 * no failure, and nothing is sent to a closed peer again */
+		if (p->state == VRB_PEER_CLOSED && vrb_live_is_probe(p, wc)) {
+			p->sq.done = p->sq.posted;
+			return 0;
+		}
 		return wc_fail(prov, p, wc, 0);
+	}
 	vrb_sq_complete(&p->sq, vrb_sq_seq(&p->sq, (uint32_t)wc->wr_id));
 	if (p->sq.pend_count && p->sq.pend[p->sq.pend_head].seq < p->sq.done)
 		vrb_mark_ready(prov, p);
@@ -274,7 +284,7 @@ int vrb_poll(struct hop_prov *prov, struct hop_cqe *cqe, int max)
 	}
 	if (prov->ndisc && (rc = judge_disconnects(prov)) < 0)
 		return rc;
-	return 0;
+	return vrb_live_tick(prov);
 }
 
 void vrb_wait(struct hop_prov *prov, int timeout_us)
@@ -287,6 +297,7 @@ void vrb_wait(struct hop_prov *prov, int timeout_us)
 		return;
 	if (prov->ndirty)
 		(void)flush_dirty(prov, 0);     /* a waiter wants them now */
+	prov->live_waited = 1;          /* poll() checks the probe clock */
 	if (timeout_us <= 0) {
 		sched_yield();
 		return;

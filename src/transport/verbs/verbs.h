@@ -21,6 +21,11 @@
  * (RC completes in order), or after a zero-length signalled "flush" write
  * when the caller keeps polling with nothing else in flight.
  *
+ * Liveness (liveness.c): a waiter that saw no completion for
+ * HOP_IB_LIVENESS_MS sends every idle peer a zero-length write, so a peer
+ * behind a cut link fails with a retry error naming it; async events
+ * (port down) fail the cut rank itself.
+ *
  * Connections: librdmacm (HOP_IB_CM=rdmacm, default) with the QPs kept in
  * our hands (rdma_init_qp_attr + our overrides of MTU, timeout, retry
  * count), private data carrying rank and the bootstrap secret both ways; or
@@ -151,6 +156,15 @@ void vrb_hello_pack(const struct vrb_hello *h, uint8_t *buf);
 int vrb_hello_parse(const void *buf, size_t len, struct vrb_hello *out,
 		    char *why, size_t whylen);
 
+/*
+ * liveness.c: the transport retry count to program. Soft-RoCE (rxe, vendor
+ * id 0xffffff) takes retry_cnt 7 as "retry forever", as the spec does only
+ * for rnr_retry: its completer never decrements a 7, so a write to a cut
+ * link would never fail. There 7 becomes 6.
+ */
+#define VRB_RXE_VENDOR_ID 0xffffffu
+int vrb_retry_cnt(int want, uint32_t vendor_id);
+
 /* mr.c: hop access bits -> ibv access flags (least needed) */
 int vrb_access_flags(unsigned access);
 
@@ -197,6 +211,8 @@ struct vrb_peer {
 	int attempts;
 	uint64_t retry_at_ns;
 	char last_err[128];
+	/* liveness.c: 1 + sequence number of the newest probe, 0: none */
+	uint64_t probe_end;
 };
 
 struct vrb_mr {
@@ -223,6 +239,7 @@ struct hop_prov {
 	int active_mtu;         /* enum ibv_mtu of the port */
 	int mtu;                /* enum ibv_mtu used (cfg.ib_mtu or active) */
 	int rd_atom;            /* max_qp_rd_atom, capped at 1 */
+	int retry_cnt;          /* HOP_IB_RETRY_CNT, or 6 for rxe's 7 */
 	uint64_t max_msg;
 	/* resources */
 	struct ibv_pd *pd;
@@ -249,6 +266,12 @@ struct hop_prov {
 	int ndisc;              /* peers with disconnected set, not yet judged */
 	int cm_pending;         /* wait() saw the CM channel readable */
 	uint64_t last_event_ns; /* last poll() that returned completions */
+	/* liveness.c */
+	uint64_t live_ns;       /* HOP_IB_LIVENESS_MS in ns, 0: no probes */
+	uint64_t live_next_ns;  /* no probe round before this */
+	unsigned live_polls;    /* empty polls since the last check */
+	int live_waited;        /* wait() ran since the last check */
+	int async_ok;           /* the device's async fd is non-blocking */
 	/* rdmacm */
 	struct rdma_event_channel *cm_ch;
 	struct rdma_cm_id *listen_id;
@@ -290,6 +313,20 @@ int vrb_oob_connect_all(struct hop_prov *prov, struct hop_bootstrap *bs,
 /* Non-blocking: handle CM events after set-up (DISCONNECTED). */
 int vrb_cm_progress(struct hop_prov *prov);
 void vrb_cm_close(struct hop_prov *prov);
+
+/* liveness.c */
+/* After connecting: arm the probe clock, make async events pollable. */
+void vrb_live_init(struct hop_prov *prov);
+/*
+ * vrb_live_tick() - Called by poll() when nothing arrived: handle the
+ * device's async events (port down, QP fatal), and after
+ * prov->live_ns without a completion post a zero-length write to every
+ * connected peer with nothing outstanding, so a silent peer fails with
+ * IBV_WC_RETRY_EXC_ERR naming it. Return: 0 or the comm's error.
+ */
+int vrb_live_tick(struct hop_prov *prov);
+/* Is the send completion @wc of @p the liveness probe? */
+int vrb_live_is_probe(const struct vrb_peer *p, const struct ibv_wc *wc);
 
 /* mr.c */
 int vrb_mr_reg(struct hop_prov *prov, void *addr, size_t len, unsigned access,

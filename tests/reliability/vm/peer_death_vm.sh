@@ -12,7 +12,8 @@
 #       loses the link); afterwards it brings eth0 back and waits until its
 #       RoCE port is ACTIVE again.
 # Every survivor must return an error naming the victim within PD_TIMEOUT
-# (HOP_TIMEOUT, default 10 s) plus grace. Each run starts together on every
+# (HOP_TIMEOUT, default 10 s; run.sh passes 20 s for link runs, as the
+# liveness probe names a cut link only after ~10 s) plus grace. Each run starts together on every
 # rank (a barrier through files in the job folder all VMs share) and uses
 # its own bootstrap port. Prints per run and rank:
 #   PDRUN <mode> <run> rank <r> victim <v> rc <rc>   (rc 0: named in time)
