@@ -304,7 +304,8 @@ int main(int argc, char **argv)
 	}
 	sbuf = malloc(o.max ? o.max : 1);
 	rbuf = malloc(o.max ? o.max : 1);
-	samples = malloc(sizeof(double) * (size_t)(o.iters + 1));
+	/* latency() times at least 20 round trips (scaled()'s floor) */
+	samples = malloc(sizeof(double) * (size_t)(o.iters > 20 ? o.iters : 20));
 	if (!sbuf || !rbuf || !samples) {
 		fprintf(stderr, "hop-p2p-bench: out of memory\n");
 		return 1;
