@@ -79,7 +79,7 @@ fi
 # size, next to each other: in every round (PERF_ROUNDS, default 3) each
 # size runs ib_write_* and hop-p2p-bench back to back, perftest first in odd
 # rounds and hop first in even ones (drift cancels), with the same counts:
-#   latency:   N ping-pongs (1000 up to 4 KiB, 300 at 16 KiB, 100 at
+#   latency:   N ping-pongs (500 up to 4 KiB, 200 at 16 KiB, 100 at
 #              64 KiB); both report the median half round trip (perftest's
 #              t_typical) and the minimum; hop adds 20 untimed ones first
 #   bandwidth: N = min(64 MiB / size, 1000) writes / isends, a window of
@@ -89,7 +89,7 @@ fi
 # and "PERF <tool> bw <bytes> <MB/s> <round>"; run.sh pairs them by round.
 LAT_SIZES="2 8 64 512 4096 16384 65536"
 BW_SIZES="65536 262144 1048576 4194304"
-lat_iters() { [ "$1" -le 4096 ] && echo 1000 && return; [ "$1" -le 16384 ] && echo 300 && return; echo 100; }
+lat_iters() { [ "$1" -le 4096 ] && echo 500 && return; [ "$1" -le 16384 ] && echo 200 && return; echo 100; }
 bw_msgs() { local n=$(( (64 << 20) / $1 )); [ $n -gt 1000 ] && n=1000; echo $n; }
 bw_window() { local n; n=$(bw_msgs "$1"); [ $n -gt 128 ] && n=128; echo $n; }
 perftest() { # lat|bw size round
@@ -148,6 +148,9 @@ if [ "$MODE" = pair ] && [ $PERF = 1 ] && want perf; then
 	havept=1; havehop=1
 	command -v ib_write_lat > /dev/null || { havept=0; skip perftest "perftest not installed"; }
 	[ -x "$B/tools/hop-p2p-bench" ] || { havehop=0; skip hop-bench "tools/hop-p2p-bench not built"; }
+	# the guest's clock source: under TCG anything but tsc makes every
+	# clock_gettime() an emulated device read
+	[ "$R" = 0 ] && echo "PERFINFO guest clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
 	# the provider alone (no p2p layer): where hop's latency goes
 	step prov-lat 120 env HOP_IB_CM=rdmacm "$B/tests/vm/verbs_prov_test" lat
 	for round in $(seq 1 "${PERF_ROUNDS:-3}"); do
