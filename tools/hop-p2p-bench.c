@@ -5,12 +5,17 @@
  * Latency: ping-pong (rank 0 sends, rank 1 answers with the same size);
  * each sample is half a round trip; min / median / p99 over --iters
  * samples after --warmup untimed round trips.
- * Bandwidth: rank 0 keeps a window of W hop_isend()s in flight, rank 1 the
- * matching hop_irecv()s, then rank 1 answers with a 0-byte ack; bandwidth
- * is bytes / time over several windows (after one untimed window).
+ * Bandwidth (streaming, ib_write_bw's method): rank 0 keeps W
+ * hop_isend()s in flight and posts the next one as soon as the oldest
+ * completes, rank 1 does the same with hop_irecv()s, until M messages went;
+ * then rank 1 answers with a 0-byte ack. Bandwidth = M x bytes / (time from
+ * the first timed isend to the ack), after 2 untimed messages (which also
+ * register both buffers, as perftest does before it starts its clock).
+ * The window never drains between messages, so the link never idles on
+ * a handshake.
  *
  * Run: hop-run -n 2 hop-p2p-bench [--min B] [--max B] [--iters N]
- *      [--warmup N] [--window W] [--json FILE]
+ *      [--warmup N] [--window W] [--bw-msgs M] [--json FILE]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -31,14 +36,14 @@
 
 struct opts {
 	size_t min, max;
-	int iters, warmup, window;
+	int iters, warmup, window, bw_msgs;
 	const char *json;
 	int lat, bw;
 };
 
 struct row {
 	size_t bytes;
-	int lat_iters, bw_windows, window;
+	int lat_iters, bw_msgs, window;
 	double lat_min, lat_med, lat_p99, bw_mbps;
 };
 
@@ -68,6 +73,8 @@ static void usage(FILE *f)
 "  --iters N       timed ping-pongs per size (default 1000; fewer above 64K)\n"
 "  --warmup N      untimed ping-pongs per size (default 100)\n"
 "  --window W      isends in flight for bandwidth (default 64)\n"
+"  --bw-msgs M     messages per bandwidth size (default: 64 MiB / size,\n"
+"                  at most iters / 10 windows, at least 3)\n"
 "  --no-lat        bandwidth only      --no-bw   latency only\n"
 "  --json FILE     also write the table as JSON (rank 0)\n");
 }
@@ -80,6 +87,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "iters", required_argument, NULL, 'n' },
 		{ "warmup", required_argument, NULL, 'w' },
 		{ "window", required_argument, NULL, 'W' },
+		{ "bw-msgs", required_argument, NULL, 'M' },
 		{ "json", required_argument, NULL, 'j' },
 		{ "no-lat", no_argument, NULL, 'L' },
 		{ "no-bw", no_argument, NULL, 'B' },
@@ -88,7 +96,7 @@ static int parse(int argc, char **argv, struct opts *o)
 	};
 	int c, li = 0;
 
-	*o = (struct opts){ 1, 64u << 20, 1000, 100, 64, NULL, 1, 1 };
+	*o = (struct opts){ 1, 64u << 20, 1000, 100, 64, 0, NULL, 1, 1 };
 	while ((c = getopt_long(argc, argv, "h", lo, &li)) != -1) {
 		int ok = 1;
 
@@ -98,6 +106,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'n': ok = tool_parse_int(optarg, 1, 100000000, &o->iters); break;
 		case 'w': ok = tool_parse_int(optarg, 0, 100000000, &o->warmup); break;
 		case 'W': ok = tool_parse_int(optarg, 1, WINDOW_MAX, &o->window); break;
+		case 'M': ok = tool_parse_int(optarg, 1, 100000000, &o->bw_msgs); break;
 		case 'j': o->json = optarg; break;
 		case 'L': o->lat = 0; break;
 		case 'B': o->bw = 0; break;
@@ -164,39 +173,66 @@ static void latency(const struct opts *o, size_t n, void *sbuf, void *rbuf,
 	row->lat_p99 = samples[(int)((iters - 1) * 0.99)];
 }
 
+/* Post the next message of the stream (rank 0 sends, rank 1 receives). */
+static void bw_post(size_t n, void *sbuf, void *rbuf, hop_request_t **req)
+{
+	int peer = 1 - rank;
+
+	if (rank == 0)
+		CALL(hop_isend(comm, sbuf, n, peer, TAG_BW, req));
+	else
+		CALL(hop_irecv(comm, rbuf, n, peer, TAG_BW, req));
+}
+
+/* @msgs messages of @n bytes, @w in flight, refilled as each completes;
+ * ends with rank 1's ack, so both ranks leave it together. */
+static void bw_stream(size_t n, void *sbuf, void *rbuf, int msgs, int w)
+{
+	hop_request_t *req[WINDOW_MAX];
+	int peer = 1 - rank, posted = 0;
+
+	if (w > msgs)
+		w = msgs;
+	for (; posted < w; posted++)
+		bw_post(n, sbuf, rbuf, &req[posted]);
+	for (int done = 0; done < msgs; done++) {
+		int k = done % w;
+
+		CALL(hop_wait(&req[k], NULL));
+		if (posted < msgs) {
+			bw_post(n, sbuf, rbuf, &req[k]);
+			posted++;
+		}
+	}
+	if (rank == 0)
+		CALL(hop_recv(comm, NULL, 0, peer, TAG_ACK, NULL));
+	else
+		CALL(hop_send(comm, NULL, 0, peer, TAG_ACK));
+}
+
 static void bandwidth(const struct opts *o, size_t n, void *sbuf, void *rbuf,
 		      struct row *row)
 {
-	hop_request_t *req[WINDOW_MAX];
-	int w = o->window, peer = 1 - rank, windows;
-	double t0 = 0;
+	int w = o->window, msgs = o->bw_msgs;
+	double t0;
 
-	/* big messages: a few in flight are enough, and bounded time */
-	while (w > 2 && (size_t)w * n > (64u << 20))
-		w /= 2;
-	windows = scaled(o->iters / 10 > 10 ? o->iters / 10 : 10,
-			 n * (size_t)w / 64, 3);
-	for (int i = -1; i < windows; i++) {
-		if (i == 0)
-			t0 = tool_now_us();
-		for (int k = 0; k < w; k++) {
-			if (rank == 0)
-				CALL(hop_isend(comm, sbuf, n, peer, TAG_BW,
-					       &req[k]));
-			else
-				CALL(hop_irecv(comm, rbuf, n, peer, TAG_BW,
-					       &req[k]));
-		}
-		for (int k = 0; k < w; k++)
-			CALL(hop_wait(&req[k], NULL));
-		if (rank == 0)
-			CALL(hop_recv(comm, NULL, 0, peer, TAG_ACK, NULL));
-		else
-			CALL(hop_send(comm, NULL, 0, peer, TAG_ACK));
+	if (!msgs) {
+		/* about 64 MiB, at most iters / 10 windows' worth */
+		size_t m = (64u << 20) / (n ? n : 1);
+		size_t cap = (size_t)(o->iters / 10 > 10 ? o->iters / 10 : 10) *
+			     (size_t)w;
+
+		m = m > cap ? cap : m;
+		msgs = m < 3 ? 3 : (int)m;
 	}
+	if (w > msgs)
+		w = msgs;
+	bw_stream(n, sbuf, rbuf, 2, 2);         /* untimed: registration */
+	t0 = tool_now_us();
+	bw_stream(n, sbuf, rbuf, msgs, w);
 	row->window = w;
-	row->bw_windows = windows;
-	row->bw_mbps = (double)n * w * windows / (tool_now_us() - t0);
+	row->bw_msgs = msgs;
+	row->bw_mbps = (double)n * msgs / (tool_now_us() - t0);
 }
 
 static void print_row(const struct opts *o, const struct row *r)
@@ -233,8 +269,8 @@ static int write_json(const struct opts *o, const struct row *rows, int n)
 				r->lat_iters, r->lat_min, r->lat_med,
 				r->lat_p99);
 		if (o->bw)
-			fprintf(f, ", \"bw_window\": %d, \"bw_windows\": %d, "
-				"\"bw_MBps\": %.1f", r->window, r->bw_windows,
+			fprintf(f, ", \"bw_window\": %d, \"bw_msgs\": %d, "
+				"\"bw_MBps\": %.1f", r->window, r->bw_msgs,
 				r->bw_mbps);
 		fprintf(f, "}%s\n", i + 1 < n ? "," : "");
 	}
@@ -268,7 +304,8 @@ int main(int argc, char **argv)
 	}
 	sbuf = malloc(o.max ? o.max : 1);
 	rbuf = malloc(o.max ? o.max : 1);
-	samples = malloc(sizeof(double) * (size_t)(o.iters + 1));
+	/* latency() times at least 20 round trips (scaled()'s floor) */
+	samples = malloc(sizeof(double) * (size_t)(o.iters > 20 ? o.iters : 20));
 	if (!sbuf || !rbuf || !samples) {
 		fprintf(stderr, "hop-p2p-bench: out of memory\n");
 		return 1;

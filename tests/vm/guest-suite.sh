@@ -3,8 +3,9 @@
 # Run by tests/vm/run.sh through scripts/softroce-cluster, once per rank, in
 # the build directory:  guest-suite.sh pair|loopback|quad [--no-perf]
 # (quad: 2 VMs x 2 ranks, the collectives only)
-# PERF lines: "PERF <perftest|hop|provider> lat <bytes> <median us> <min us>" and
-# "PERF <perftest|hop> bw <bytes> <MB/s, 1e6 B>".
+# PERF lines: "PERF <perftest|hop> lat <bytes> <median us> <min us> <round>",
+# "PERF <perftest|hop> bw <bytes> <MB/s, 1e6 B> <round>" and
+# "PERF provider lat <bytes> <median us> <min us>".
 # Every step gets its own bootstrap port (HOP_ADDR) and a time limit, and
 # prints "STEP <name> PASS|FAIL|SKIP <seconds>"; perf lines start "PERF ".
 # The exit status is non-zero when any step failed.
@@ -73,66 +74,88 @@ else
 fi
 
 # 4. perftest beside hop, same VMs (pair only: rank 0 serves, rank 1
-# connects). The host is shared and TCG timing is noisy, so the tools take
-# turns, PERF_ROUNDS times (default 2); the table keeps each one's best.
+# connects). The host is shared and TCG timing swings by whole factors from
+# one second to the next, so both tools are measured the same way, size by
+# size, next to each other: in every round (PERF_ROUNDS, default 3) each
+# size runs ib_write_* and hop-p2p-bench back to back, perftest first in odd
+# rounds and hop first in even ones (drift cancels), with the same counts:
+#   latency:   N ping-pongs (500 up to 4 KiB, 200 at 16 KiB, 100 at
+#              64 KiB); both report the median half round trip (perftest's
+#              t_typical) and the minimum; hop adds 20 untimed ones first
+#   bandwidth: N = min(64 MiB / size, 1000) writes / isends, a window of
+#              W = min(128, N) kept full (perftest's -t, hop's --window),
+#              MB/s = 1e6 B/s over the whole stream
+# PERF lines carry the round: "PERF <tool> lat <bytes> <median> <min> <round>"
+# and "PERF <tool> bw <bytes> <MB/s> <round>"; run.sh pairs them by round.
 LAT_SIZES="2 8 64 512 4096 16384 65536"
 BW_SIZES="65536 262144 1048576 4194304"
-perftest() { # lat|bw size
-	local tool=ib_write_lat n=500 out=/tmp/pt.$$ tries=0
-	[ "$1" = bw ] && { tool=ib_write_bw; n=$(( (64 << 20) / $2 )); [ $n -gt 1000 ] && n=1000; }
-	local args=(-d rxe0 -x "$GIDX" -u 18 -s "$2" -n "$n" -p $((18515 + STEPNO)))
+lat_iters() { [ "$1" -le 4096 ] && echo 500 && return; [ "$1" -le 16384 ] && echo 200 && return; echo 100; }
+bw_msgs() { local n=$(( (64 << 20) / $1 )); [ $n -gt 1000 ] && n=1000; echo $n; }
+bw_window() { local n; n=$(bw_msgs "$1"); [ $n -gt 128 ] && n=128; echo $n; }
+perftest() { # lat|bw size round
+	local tool=ib_write_lat n out=/tmp/pt.$$ tries=0 t0 rc=0
+	local args=(-d rxe0 -x "$GIDX" -u 18 -s "$2" -p $((18515 + STEPNO)))
+	if [ "$1" = bw ]; then
+		tool=ib_write_bw; n=$(bw_msgs "$2"); args+=(-n "$n" -t "$(bw_window "$2")")
+	else
+		args+=(-n "$(lat_iters "$2")")
+	fi
+	t0=$(date +%s)
 	if [ "$R" = 0 ]; then
 		timeout 120 "$tool" "${args[@]}" > $out 2>&1
 	else
 		until timeout 120 "$tool" "${args[@]}" "$HOST" > $out 2>&1; do
 			tries=$((tries + 1))
-			[ $tries -ge 100 ] && { cat $out; return 1; }
+			[ $tries -ge 100 ] && break
 			sleep 0.3
 		done
 	fi
 	# the data line follows the "#bytes" header; perftest's MB is 2^20 B
 	if [ "$1" = lat ]; then
-		awk -v s="$2" '/#bytes/{h=1; next} h && $1==s {print "PERF perftest lat", s, $5, $3; exit}' $out
+		awk -v s="$2" -v r="$3" '/#bytes/{h=1; next} h && $1==s {print "PERF perftest lat", s, $5, $3, r; exit}' $out
 	else
-		awk -v s="$2" '/#bytes/{h=1; next} h && $1==s {printf "PERF perftest bw %s %.1f\n", s, $4 * 1.048576; exit}' $out
+		awk -v s="$2" -v r="$3" '/#bytes/{h=1; next} h && $1==s {printf "PERF perftest bw %s %.1f %s\n", s, $4 * 1.048576, r; exit}' $out
 	fi
-	grep -q "^ *$2 " $out || { cat $out; return 1; }
+	grep -q "^ *$2 " $out || { cat $out; rc=1; FAILS=$((FAILS + 1)); }
+	echo "STEP perftest-$1 $([ $rc = 0 ] && echo PASS || echo FAIL) $(( $(date +%s) - t0 ))s"
 }
-perftest_all() { # lat|bw
-	local s rc=0 sizes=$LAT_SIZES t0
-	[ "$1" = bw ] && sizes=$BW_SIZES
-	t0=$(date +%s)
-	for s in $sizes; do STEPNO=$((STEPNO + 1)); perftest "$1" "$s" || rc=1; done
-	if [ $rc = 0 ]; then
-		echo "STEP perftest-$1 PASS $(( $(date +%s) - t0 ))s"
+hop_bench() { # lat|bw size round: rank 0 turns the row into a PERF line
+	local kind=$1 s=$2 out=/tmp/hb.$$ args
+	if [ "$kind" = lat ]; then
+		args=(--no-bw --iters "$(lat_iters "$s")" --warmup 20)
 	else
-		echo "STEP perftest-$1 FAIL $(( $(date +%s) - t0 ))s"
-		FAILS=$((FAILS + 1))
+		args=(--no-lat --bw-msgs "$(bw_msgs "$s")" --window "$(bw_window "$s")")
 	fi
-}
-hop_bench() { # lat|bw args...: rank 0 turns the table into PERF lines
-	local kind=$1 out=/tmp/hb.$$
-	shift
 	step hop-$kind 300 bash -c '"$0" "$@" > '$out' 2>&1; rc=$?; cat '$out'; exit $rc' \
-		"$B/tools/hop-p2p-bench" "$@"
+		"$B/tools/hop-p2p-bench" --min "$s" --max "$s" "${args[@]}"
 	[ "$R" = 0 ] || return 0
 	if [ "$kind" = lat ]; then
-		awk '/^ *[0-9]/{print "PERF hop lat", $1, $3, $2}' $out
+		awk -v r="$3" '/^ *[0-9]/{print "PERF hop lat", $1, $3, $2, r}' $out
 	else
-		awk '/^ *[0-9]/{print "PERF hop bw", $1, $2}' $out
+		awk -v r="$3" '/^ *[0-9]/{print "PERF hop bw", $1, $2, r}' $out
+	fi
+}
+pair_run() { # lat|bw size round
+	if [ $(($3 % 2)) = 1 ]; then
+		[ $havept = 1 ] && { STEPNO=$((STEPNO + 1)); perftest "$@"; }
+		[ $havehop = 1 ] && hop_bench "$@"
+	else
+		[ $havehop = 1 ] && hop_bench "$@"
+		[ $havept = 1 ] && { STEPNO=$((STEPNO + 1)); perftest "$@"; }
 	fi
 }
 if [ "$MODE" = pair ] && [ $PERF = 1 ] && want perf; then
 	havept=1; havehop=1
 	command -v ib_write_lat > /dev/null || { havept=0; skip perftest "perftest not installed"; }
 	[ -x "$B/tools/hop-p2p-bench" ] || { havehop=0; skip hop-bench "tools/hop-p2p-bench not built"; }
+	# the guest's clock source: under TCG anything but tsc makes every
+	# clock_gettime() an emulated device read
+	[ "$R" = 0 ] && echo "PERFINFO guest clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
 	# the provider alone (no p2p layer): where hop's latency goes
 	step prov-lat 120 env HOP_IB_CM=rdmacm "$B/tests/vm/verbs_prov_test" lat
-	for round in $(seq 1 "${PERF_ROUNDS:-2}"); do
-		[ $havept = 1 ] && perftest_all lat
-		[ $havehop = 1 ] && hop_bench lat --min 2 --max 65536 --no-bw --iters 300 --warmup 30
-		[ $havept = 1 ] && perftest_all bw
-		[ $havehop = 1 ] && hop_bench bw --min 65536 --max 4194304 --no-lat --iters 100
+	for round in $(seq 1 "${PERF_ROUNDS:-3}"); do
+		for s in $LAT_SIZES; do pair_run lat "$s" "$round"; done
+		for s in $BW_SIZES; do pair_run bw "$s" "$round"; done
 	done
 fi
 

@@ -18,10 +18,13 @@
 # non-zero when a step failed or a VM did not finish. BUILD_DIR (default
 # $top_builddir, else the current directory) is a configured build with the
 # verbs provider; the test programs are built there when missing.
+# --perf-rounds N (default 3): rounds of the perftest comparison; the table
+# shows medians over them. SUITE_ONLY=perf,... in the environment runs only
+# those groups of tests/vm/guest-suite.sh (debugging, measuring).
 # Logs: BUILD_DIR/test-logs/vm/. Exit 77 (skip) without the verbs provider.
 set -u
 S=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-PERF=1; ONLY=; TIMEOUT=600; ROUNDS=2
+PERF=1; ONLY=; TIMEOUT=1200; ROUNDS=3
 while [ $# -gt 0 ]; do
 	case $1 in
 	--no-perf) PERF=0; shift;;
@@ -57,7 +60,7 @@ run_cfg() { # name nodes ranks_per_node suite-args...
 	shift 3
 	echo "== $name: $n VM(s) x $r rank(s) =="
 	(cd "$B" && "$S/scripts/softroce-cluster" -n "$n" -r "$r" --timeout "$TIMEOUT" \
-		-e PERF_ROUNDS="$ROUNDS" -- \
+		-e PERF_ROUNDS="$ROUNDS" ${SUITE_ONLY:+-e SUITE_ONLY="$SUITE_ONLY"} -- \
 		"$S/tests/vm/guest-suite.sh" "$@") > "$log" 2>&1
 	local rc=$? nranks=$((n * r))
 	# one line per step: PASS only when every rank passed it
@@ -86,52 +89,85 @@ run_cfg() { # name nodes ranks_per_node suite-args...
 	fi
 }
 
+# The PERF lines of rank 0 (tests/vm/guest-suite.sh): per size and round,
+# perftest and hop measured back to back with the same counts. Per size the
+# table shows the median over the rounds of each tool's figure, and the
+# ratio hop / perftest as the median over the rounds of each round's own
+# ratio (the two runs of a round saw the same host load), with its range.
 perf_table() { # log
 	local d
 	d=$(grep -E '^\[n0 r0\] PERF ' "$1" | sed 's/.*PERF //')
 	[ -n "$d" ] || { echo "  (no perftest/hop measurements)"; return; }
-	echo "  latency, half round trip (us), best of the rounds: ib_write_lat t_typical / t_min"
-	echo "  beside hop-p2p-bench median / min"
-	printf "  %9s %12s %10s %12s %10s %8s\n" bytes pt_typical pt_min hop_median hop_min hop/pt
-	for size in $(awk '$2 == "lat" {print $3}' <<< "$d" | sort -n -u); do
-		awk -v s="$size" '
-			$2 == "lat" && $3 == s {
-				if (!($1 in m) || $4 < m[$1]) m[$1] = $4
-				if ($5 != "" && (!($1 in n) || $5 < n[$1])) n[$1] = $5
-			}
-			END {
-				p = m["perftest"]; h = m["hop"]
-				printf "  %9s %12s %10s %12s %10s %8s\n", s, p == "" ? "-" : p,
-					n["perftest"] == "" ? "-" : n["perftest"], h == "" ? "-" : h,
-					n["hop"] == "" ? "-" : n["hop"],
-					(p > 0 && h > 0) ? sprintf("%.2f", h / p) : "-"
-			}' <<< "$d"
-	done
-	awk '$1 == "provider" && $2 == "lat" {
-		printf "  hop provider alone (tests/vm/verbs_prov_test lat, %s B write+imm, busy poll): median %s, min %s\n", $3, $4, $5 }' <<< "$d"
-	echo "  bandwidth (MB/s = 1e6 B/s), best of the rounds: ib_write_bw average beside hop-p2p-bench streaming"
-	printf "  %9s %12s %12s %8s\n" bytes ib_write_bw hop hop/pt
-	for size in $(awk '$2 == "bw" {print $3}' <<< "$d" | sort -n -u); do
-		awk -v s="$size" '
-			$2 == "bw" && $3 == s && (!($1 in v) || $4 > v[$1]) { v[$1] = $4 }
-			END {
-				p = v["perftest"]; h = v["hop"]
-				printf "  %9s %12s %12s %8s\n", s, p == "" ? "-" : p, h == "" ? "-" : h,
-					(p > 0 && h > 0) ? sprintf("%.2f", h / p) : "-"
-			}' <<< "$d"
-	done
 	awk '
-		{ x = $1 " " $2 " " $3
-		  if (!(x in v) || ($2 == "lat" ? $4 < v[x] : $4 > v[x])) v[x] = $4 }
+		function med(a, n,   i, j, t) {   # median of a[1..n], sorts a
+			for (i = 2; i <= n; i++)
+				for (j = i; j > 1 && a[j - 1] > a[j]; j--) {
+					t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
+				}
+			return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+		}
+		function row(k, s,   r, n, np, nh, nr, p, h, q, lo, hi, mp, mh) {
+			n = split(rounds[k, s], rs, " ")
+			np = nh = nr = 0; lo = hi = ""
+			for (r = 1; r <= n; r++) {
+				p = v["perftest", k, s, rs[r]]; h = v["hop", k, s, rs[r]]
+				if (p != "") pa[++np] = p
+				if (h != "") ha[++nh] = h
+				if (p > 0 && h > 0) {
+					q = h / p; qa[++nr] = q
+					if (lo == "" || q < lo) lo = q
+					if (hi == "" || q > hi) hi = q
+				}
+				if (k == "lat") {
+					p = m["perftest", s, rs[r]]; h = m["hop", s, rs[r]]
+					if (p != "" && (!(s in pmin) || p < pmin[s])) pmin[s] = p
+					if (h != "" && (!(s in hmin) || h < hmin[s])) hmin[s] = h
+				}
+			}
+			mp = np ? sprintf("%.1f", med(pa, np)) : "-"
+			mh = nh ? sprintf("%.1f", med(ha, nh)) : "-"
+			ratio[k, s] = nr ? med(qa, nr) : ""
+			if (k == "lat")
+				printf "  %9s %11s %9s %11s %9s %7s %13s %3d\n", s, mp,
+					(s in pmin) ? pmin[s] : "-", mh, (s in hmin) ? hmin[s] : "-",
+					nr ? sprintf("%.2f", ratio[k, s]) : "-",
+					nr ? sprintf("%.2f..%.2f", lo, hi) : "-", nr
+			else
+				printf "  %9s %11s %11s %7s %13s %3d\n", s, mp, mh,
+					nr ? sprintf("%.2f", ratio[k, s]) : "-",
+					nr ? sprintf("%.2f..%.2f", lo, hi) : "-", nr
+		}
+		$1 == "provider" { prov = sprintf("median %s, min %s (%s B write+imm, busy poll)", $4, $5, $3); next }
+		{
+			k = $2; s = $3; r = $(k == "lat" ? 6 : 5)
+			if (r == "") r = 1
+			v[$1, k, s, r] = $4
+			if (k == "lat") m[$1, s, r] = $5
+			if (!((k, s) in seen)) { seen[k, s] = 1; sizes[k] = sizes[k] " " s }
+			if (!((k, s, r) in seenr)) { seenr[k, s, r] = 1; rounds[k, s] = rounds[k, s] " " r }
+		}
 		END {
-			l = v["perftest lat 2"]; h = v["hop lat 2"]
-			if (l > 0 && h > 0)
+			print "  latency, half round trip (us): ib_write_lat t_typical (median of its"
+			print "  iterations) beside hop-p2p-bench median, each the median over the rounds;"
+			print "  min = lowest single iteration of any round; hop/pt = median over the rounds"
+			print "  of the round ratio (both tools back to back, same counts), range = its spread"
+			printf "  %9s %11s %9s %11s %9s %7s %13s %3s\n", "bytes", "pt_typical", "pt_min",
+				"hop_median", "hop_min", "hop/pt", "range", "n"
+			ns = split(sizes["lat"], ls, " ")
+			for (i = 1; i <= ns; i++) row("lat", ls[i])
+			if (prov != "")
+				print "  hop provider alone (tests/vm/verbs_prov_test lat): " prov
+			print "  bandwidth (MB/s = 1e6 B/s): ib_write_bw average beside hop-p2p-bench"
+			print "  streaming, same message count and window; medians over the rounds as above"
+			printf "  %9s %11s %11s %7s %13s %3s\n", "bytes", "ib_write_bw", "hop", "hop/pt", "range", "n"
+			ns = split(sizes["bw"], bs, " ")
+			for (i = 1; i <= ns; i++) row("bw", bs[i])
+			if (ratio["lat", 2] != "")
 				printf "  target: hop 2 B latency <= 1.10 x ib_write_lat: %.2f x (%s)\n",
-					h / l, (h / l <= 1.10) ? "met" : "missed"
-			l = v["perftest bw 1048576"]; h = v["hop bw 1048576"]
-			if (l > 0 && h > 0)
+					ratio["lat", 2], (ratio["lat", 2] <= 1.10) ? "met" : "missed"
+			if (ratio["bw", 1048576] != "")
 				printf "  target: hop 1 MiB bandwidth >= 0.90 x ib_write_bw: %.2f x (%s)\n",
-					h / l, (h / l >= 0.90) ? "met" : "missed"
+					ratio["bw", 1048576], (ratio["bw", 1048576] >= 0.90) ? "met" : "missed"
 		}' <<< "$d"
 }
 
@@ -142,6 +178,7 @@ if [ -z "$ONLY" ] || [ "$ONLY" = pair ]; then
 	if [ $PERF = 1 ]; then
 		echo "== perftest comparison (2 VMs, same run; TCG: compare ratios, not absolute numbers) =="
 		perf_table "$LOGS/pair.log"
+		sed -n 's/^\[n0 r0\] \(PERFINFO\|LAT provider\) /  /p' "$LOGS/pair.log"
 	fi
 	if grep -qE '^\[n0 r0\] PROBE ' "$LOGS/pair.log"; then
 		echo "== hop-probe over verbs (2 VMs; TCG: the split, not the absolute times) =="
