@@ -46,19 +46,19 @@ static int usable_cores(void)
  */
 static void resolve_wait_policy(struct hop_comm *comm)
 {
-	int cores = usable_cores();
+	int cores = usable_cores(), over;
 
 	if (comm->local_ranks < 1)
 		comm->local_ranks = 1;
-	comm->oversubscribed = comm->local_ranks > cores;
+	over = comm->local_ranks > cores;
 	if (comm->cfg.spin_count < 0)
-		comm->cfg.spin_count = comm->oversubscribed ? 0 : 2000;
+		comm->cfg.spin_count = over ? 0 : 2000;
 	if (comm->cfg.yield_us < 0)
-		comm->cfg.yield_us = comm->oversubscribed ? 10000 : 0;
+		comm->cfg.yield_us = over ? 10000 : 0;
 	HOP_INFO("%d ranks on this host, %d usable cores%s: a waiter spins "
 		 "%d polls, yields for %d us, then sleeps",
 		 comm->local_ranks, cores,
-		 comm->oversubscribed ? " (oversubscribed)" : "",
+		 over ? " (oversubscribed)" : "",
 		 comm->cfg.spin_count, comm->cfg.yield_us);
 }
 
