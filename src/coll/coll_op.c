@@ -319,6 +319,8 @@ int hop_coll_op_start(struct hop_coll_op *op, const struct hop_coll_args *a,
 	base[HOP_BUF_RECV] = recvbuf;
 	base[HOP_BUF_SCRATCH] = op->scratch;
 	hop_sched_start(&op->sched, base);
+	/* a mismatch already known fails the op; its steps are not posted */
+	op->status = hop_p2p_coll_begin(comm, op->seq, op->sig);
 	HOP_TRACE("rank %d: %s seq %u: %d steps, %zu B scratch", comm->rank,
 		  op_desc(op), op->seq, op->sched.nsteps, op->sched.scratch_bytes);
 	op_advance(op);

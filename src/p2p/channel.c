@@ -275,6 +275,7 @@ void hop_p2p_fini(struct hop_comm *comm)
 	p->tearing_down = 1;
 	if (p->peers)
 		p2p_fail_all(p, HOP_ERR_ABORTED);
+	free(p->probe);
 	while ((c = p->ctl_free)) {
 		p->ctl_free = c->next;
 		free(c);

@@ -352,6 +352,7 @@ int p2p_eager_arrived(struct hop_p2p *p, const struct hop_cqe *c)
 		if (h.len)
 			memcpy(ux->data, s + HOP_EAGER_HDR, h.len);
 		hop_match_add_unexp(&pp->mq, ux);
+		p2p_collsig_unexpected(p, q, h.tag, h.len, h.sig);
 	}
 	p2p_credit_freed(p, q);
 	return 0;

@@ -78,6 +78,16 @@ int hop_p2p_isend(struct hop_comm *comm, struct hop_p2p_req *req, int peer,
 int hop_p2p_irecv(struct hop_comm *comm, struct hop_p2p_req *req, int peer,
 		  uint64_t tag, void *buf, size_t len, uint32_t sig);
 
+/*
+ * A collective with sequence number @seq (the tag's middle 24 bits) and
+ * signature @sig begins on this rank. Messages of #seq that no receive
+ * takes are compared with @sig, before and after this call, so ranks that
+ * run different collectives fail with HOP_ERR_MISMATCH even when no tag
+ * matches. Returns 0, or HOP_ERR_MISMATCH (the comm failed) when a peer
+ * already sent a message of another collective #seq.
+ */
+int hop_p2p_coll_begin(struct hop_comm *comm, uint32_t seq, uint32_t sig);
+
 /* Poll the provider once and advance every protocol. Returns >= 0 (events
  * handled) or the comm's failure code. */
 int hop_p2p_progress(struct hop_comm *comm);

@@ -125,6 +125,15 @@ struct p2p_req_chunk {
 };
 #define P2P_REQ_CHUNK 64
 
+/* What this rank knows of one collective's signature (collsig.c). */
+struct p2p_collsig {
+	uint32_t seq, sig;
+	int peer;                /* who sent it first, when not begun here */
+	int state;
+	uint64_t tag, len;       /* that first message */
+};
+#define P2P_COLLSIG_SLOTS 64
+
 struct hop_p2p {
 	struct hop_comm *comm;
 	const struct hop_prov_ops *ops;
@@ -170,6 +179,8 @@ struct hop_p2p {
 	int fail_code;           /* set once every request was failed */
 	int tearing_down;        /* fini: no callbacks */
 	struct hop_cqe cqe[P2P_POLL_BATCH];
+	struct p2p_collsig collsig[P2P_COLLSIG_SLOTS];
+	struct hop_p2p_req *probe;  /* per peer, sent at a deadline */
 };
 
 /* Has @peer closed its comm in order? (optional provider op) */
@@ -223,6 +234,11 @@ void p2p_deliver_ux(struct hop_p2p *p, struct hop_p2p_req *r,
 int p2p_check_match(struct hop_p2p *p, struct hop_p2p_req *r, int peer,
 		    uint64_t len, uint32_t sig, uint32_t sid);
 int p2p_self_send(struct hop_p2p *p, struct hop_p2p_req *r);
+
+/* collsig.c: a collective's message that no receive took */
+void p2p_collsig_unexpected(struct hop_p2p *p, int peer, uint64_t tag,
+			    uint64_t len, uint32_t sig);
+int p2p_collsig_probe(struct hop_p2p *p);
 
 /* rndv.c */
 int p2p_rts_post(struct hop_p2p *p, struct hop_p2p_req *r);

@@ -270,6 +270,15 @@ void p2p_describe_req(const struct hop_p2p_req *r, char *buf, size_t len)
 		 p2p_tag_str(r->tag, tag, sizeof(tag)), r->len);
 }
 
+/* How long a wait that reached its deadline still listens for the answer
+ * to its mismatch probe (collsig.c): an eighth of HOP_TIMEOUT, 50-500 ms. */
+static int probe_grace_ms(const struct hop_comm *comm)
+{
+	int64_t g = comm->cfg.timeout_ms / 8;
+
+	return (int)(g < 50 ? 50 : g > 500 ? 500 : g);
+}
+
 int p2p_wait_loop(struct hop_comm *comm, int (*done)(void *), void *arg,
 		  p2p_describe_fn describe, void *darg)
 {
@@ -277,7 +286,7 @@ int p2p_wait_loop(struct hop_comm *comm, int (*done)(void *), void *arg,
 	unsigned spins = 0, iter = 0, spin_max;
 	uint64_t deadline, yield_ns, quiet_since = 0;
 	char what[256];
-	int ret;
+	int ret, probed = 0;
 
 	if (done(arg))
 		return 0;
@@ -299,8 +308,11 @@ int p2p_wait_loop(struct hop_comm *comm, int (*done)(void *), void *arg,
 			quiet_since = 0;
 		}
 		if ((++iter & 1023) == 0 || spins >= spin_max) {
-			if (hop_deadline_passed(deadline))
-				break;
+			if (hop_deadline_passed(deadline)) {
+				if (probed++ || !p2p_collsig_probe(p))
+					break;
+				deadline = hop_deadline_after(probe_grace_ms(comm));
+			}
 		}
 		if (spins < spin_max) {
 			spins++;

@@ -61,6 +61,7 @@ int p2p_rts_arrived(struct hop_p2p *p, int peer, const struct hop_ctl *m)
 	ux->sig = m->u.rts.sig;
 	ux->sid = m->u.rts.sid;
 	hop_match_add_unexp(&pp->mq, ux);
+	p2p_collsig_unexpected(p, peer, ux->tag, ux->len, ux->sig);
 	return 0;
 }
 
@@ -227,8 +228,8 @@ int p2p_nak_arrived(struct hop_p2p *p, int peer, const struct hop_ctl *m)
 	if (code == HOP_ERR_MISMATCH)
 		hop_comm_fail(p->comm, code, "p2p: mismatched operations: rank "
 			      "%d sent to rank %d tag %s with signature "
-			      "0x%08x (%llu B), rank %d posted the receive "
-			      "with signature 0x%08x", p->rank, peer, tag,
+			      "0x%08x (%llu B), rank %d expected signature "
+			      "0x%08x", p->rank, peer, tag,
 			      m->u.nak.ssig,
 			      (unsigned long long)m->u.nak.slen, peer,
 			      m->u.nak.rsig);
