@@ -179,6 +179,22 @@ static inline int rel_fork_ranks(int nranks, rel_rank_fn fn, void *arg,
  * (-1 when it was killed here, 128 + signal when killed by a signal).
  * Return: the number killed here (hung).
  */
+/*
+ * Reap @pid, killed, within @ms. A process inside an uninterruptible
+ * kernel call dies only when the call returns: one whose RDMA link was cut
+ * can sit for minutes in the kernel's connection teardown (the RDMA CM
+ * waits for its DREQ to time out). The test must not wait for the kernel;
+ * an unreaped child is left to init when we exit.
+ */
+#define REL_REAP_MS 10000
+static inline void rel_reap(pid_t pid, uint64_t ms)
+{
+	uint64_t deadline = rel_now_ms() + ms;
+
+	while (waitpid(pid, NULL, WNOHANG) == 0 && rel_now_ms() < deadline)
+		usleep(1000);
+}
+
 static inline int rel_wait(pid_t *pids, int n, uint64_t deadline_ms,
 			   int *status)
 {
@@ -208,7 +224,7 @@ static inline int rel_wait(pid_t *pids, int n, uint64_t deadline_ms,
 			for (int i = 0; i < n; i++)
 				if (pids[i] > 0) {
 					kill(pids[i], SIGKILL);
-					waitpid(pids[i], NULL, 0);
+					rel_reap(pids[i], REL_REAP_MS);
 					pids[i] = 0;
 					hung++;
 				}
