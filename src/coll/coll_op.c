@@ -46,6 +46,14 @@ int hop_coll_init(struct hop_comm *comm)
 		free(c);
 		return hop_set_error(comm, ret, "%s", err);
 	}
+	if (comm->local_ranks > comm->usable_cores && comm->usable_cores > 0) {
+		hop_model_link_oversubscribed(&c->tune.link, comm->local_ranks,
+					      comm->usable_cores);
+		HOP_INFO("cost model: %d ranks on %d cores: alpha %.2f us, "
+			 "beta %.3f GB/s", comm->local_ranks,
+			 comm->usable_cores, c->tune.link.alpha * 1e6,
+			 c->tune.link.beta / 1e9);
+	}
 	comm->coll = c;
 	return 0;
 }

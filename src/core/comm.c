@@ -46,7 +46,7 @@ static int usable_cores(void)
  */
 static void resolve_wait_policy(struct hop_comm *comm)
 {
-	int cores = usable_cores(), over;
+	int cores = comm->usable_cores = usable_cores(), over;
 
 	if (comm->local_ranks < 1)
 		comm->local_ranks = 1;

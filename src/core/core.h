@@ -43,6 +43,7 @@ struct hop_comm {
 	struct hop_p2p *p2p;            /* owned by src/p2p */
 	struct hop_coll *coll;          /* owned by src/coll */
 	int local_ranks;                /* ranks on this rank's host (>= 1) */
+	int usable_cores;               /* of this process (sched_getaffinity) */
 	atomic_int failed;              /* 0, or the code that failed it */
 	atomic_int aborted;             /* set by hop_comm_abort() */
 	char fail_msg[HOP_MSG_LEN];     /* first cause, kept */

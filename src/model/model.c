@@ -254,6 +254,15 @@ int hop_model_link_from_profile(const struct hop_profile *p,
 	return 0;
 }
 
+void hop_model_link_oversubscribed(struct hop_model_link *l, int ranks,
+				   int cores)
+{
+	if (!l || cores < 1 || ranks <= cores)
+		return;
+	l->alpha += HOP_MODEL_OVERSUB_ALPHA;
+	l->beta *= (double)cores / ranks;
+}
+
 int hop_model_link_load(const char *profile_path, const char *provider,
 			struct hop_model_link *out, char *src, size_t srclen,
 			char *err, size_t errlen)

@@ -80,6 +80,19 @@ int hop_model_link_from_profile(const struct hop_profile *p,
 				size_t errlen);
 
 /*
+ * hop_model_link_oversubscribed() - The link as seen by @ranks ranks that
+ * share @cores cores of one host (ranks > cores; otherwise @l is left
+ * alone). Every step then waits for its peer to be scheduled, which
+ * costs about a wake-up and a time-slice share (HOP_MODEL_OVERSUB_ALPHA,
+ * measured: a 2-step AllReduce of 8 B over 4 ranks on 2 cores takes about
+ * 40 us on shm and tcp), and a rank moves data only while it has a core
+ * (beta scaled by cores / ranks). Algorithms with fewer steps win sooner.
+ */
+#define HOP_MODEL_OVERSUB_ALPHA 20e-6
+void hop_model_link_oversubscribed(struct hop_model_link *l, int ranks,
+				   int cores);
+
+/*
  * hop_model_link_load() - The link a communicator should use: HOP_PROFILE
  * (@profile_path, via the probe's strict reader) when not NULL or empty,
  * else the defaults of @provider ("auto" or NULL means "tcp"; a provider

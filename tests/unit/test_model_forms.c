@@ -474,6 +474,34 @@ static void test_choose_known(void **state)
 	EQ(t, 0);
 }
 
+/* 4 ranks on 2 cores: each step waits for a scheduling round, data
+ * moves at half the rate; fewer steps win at mid sizes (measured on shm:
+ * Rabenseifner 255 us against the ring's 557 us at 256 KiB) */
+static void test_oversubscribed(void **state)
+{
+	struct hop_model_link l, base;
+	int algo;
+	long k;
+	double t;
+
+	(void)state;
+	assert_int_equal(hop_model_link_default("shm", &base), 0);
+	l = base;
+	hop_model_link_oversubscribed(&l, 2, 2);        /* not oversubscribed */
+	hop_model_link_oversubscribed(&l, 4, 0);        /* unknown cores */
+	assert_memory_equal(&l, &base, sizeof(l));
+	hop_model_link_oversubscribed(&l, 4, 2);
+	EQ(l.alpha, base.alpha + HOP_MODEL_OVERSUB_ALPHA);
+	EQ(l.beta, base.beta / 2);
+	EQ(l.gamma, base.gamma);
+	assert_int_equal(hop_model_choose(HOP_COLL_ALLREDUCE, 256 << 10, 4,
+					  &base, &algo, &k, &t), 0);
+	assert_int_equal(algo, HOP_ALGO_RING);
+	assert_int_equal(hop_model_choose(HOP_COLL_ALLREDUCE, 256 << 10, 4, &l,
+					  &algo, &k, &t), 0);
+	assert_int_equal(algo, HOP_ALGO_RABENSEIFNER);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -488,6 +516,7 @@ int main(void)
 		cmocka_unit_test(test_chunk_bytes),
 		cmocka_unit_test(test_best_chunks_brute),
 		cmocka_unit_test(test_choose_known),
+		cmocka_unit_test(test_oversubscribed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
