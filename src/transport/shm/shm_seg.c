@@ -199,6 +199,24 @@ static int shm_attach(struct hop_prov *prov, int r, const struct shm_info *in)
 	return 0;
 }
 
+/*
+ * Map a ring's pages into this process now. Each page's first touch is a
+ * page fault on the message path: one per 4 KiB of ring for the first
+ * 256 KiB of traffic, which made the first few thousand small messages
+ * 2-20x slower than the rest (8 B AllReduce, 2 ranks: 1.8 us over 500
+ * calls, 0.9 us over 20000). MADV_POPULATE_WRITE changes no data, so a
+ * peer may already be using the ring; kernels before 5.14 fault lazily.
+ */
+static void shm_prefault(void *ring, uint64_t len)
+{
+#ifdef MADV_POPULATE_WRITE
+	(void)madvise(ring, len, MADV_POPULATE_WRITE);
+#else
+	(void)ring;
+	(void)len;
+#endif
+}
+
 static void shm_peer_setup(struct hop_prov *prov, int r, pid_t pid)
 {
 	struct shm_peer *p = &prov->peers[r];
@@ -213,6 +231,8 @@ static void shm_peer_setup(struct hop_prov *prov, int r, pid_t pid)
 					      p->seg->mrtab_off);
 	shm_prod_init(&p->out, shm_seg_ring(p->seg, prov->rank), ring);
 	shm_cons_init(&p->in, shm_seg_ring(prov->seg, r), ring);
+	shm_prefault(shm_seg_ring(p->seg, prov->rank), prov->seg->ring_stride);
+	shm_prefault(shm_seg_ring(prov->seg, r), prov->seg->ring_stride);
 #ifdef SYS_pidfd_open
 	if (r != prov->rank)
 		p->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
