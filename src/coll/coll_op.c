@@ -46,7 +46,7 @@ int hop_coll_init(struct hop_comm *comm)
 		free(c);
 		return hop_set_error(comm, ret, "%s", err);
 	}
-	if (comm->local_ranks > comm->usable_cores && comm->usable_cores > 0) {
+	if (hop_comm_oversubscribed(comm)) {
 		hop_model_link_oversubscribed(&c->tune.link, comm->local_ranks,
 					      comm->usable_cores);
 		HOP_INFO("cost model: %d ranks on %d cores: alpha %.2f us, "

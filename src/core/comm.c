@@ -46,18 +46,19 @@ static int usable_cores(void)
  */
 static void resolve_wait_policy(struct hop_comm *comm)
 {
-	int cores = comm->usable_cores = usable_cores(), over;
+	int over;
 
+	comm->usable_cores = usable_cores();
 	if (comm->local_ranks < 1)
 		comm->local_ranks = 1;
-	over = comm->local_ranks > cores;
+	over = hop_comm_oversubscribed(comm);
 	if (comm->cfg.spin_count < 0)
 		comm->cfg.spin_count = over ? 0 : 2000;
 	if (comm->cfg.yield_us < 0)
 		comm->cfg.yield_us = over ? 10000 : 0;
 	HOP_INFO("%d ranks on this host, %d usable cores%s: a waiter spins "
 		 "%d polls, yields for %d us, then sleeps",
-		 comm->local_ranks, cores,
+		 comm->local_ranks, comm->usable_cores,
 		 over ? " (oversubscribed)" : "",
 		 comm->cfg.spin_count, comm->cfg.yield_us);
 }

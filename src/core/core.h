@@ -69,6 +69,13 @@ int hop_comm_fail(struct hop_comm *comm, int code, const char *fmt, ...)
  */
 int hop_comm_check(struct hop_comm *comm);
 
+/* More ranks on this host than this process has cores (wait policy, cost
+ * model); false before the comm counted them. */
+static inline int hop_comm_oversubscribed(const struct hop_comm *comm)
+{
+	return comm->usable_cores > 0 && comm->local_ranks > comm->usable_cores;
+}
+
 /* Deadline for a blocking call that starts now (cfg.timeout_ms). */
 static inline uint64_t hop_comm_deadline(const struct hop_comm *comm)
 {

@@ -471,7 +471,7 @@ int p2p_flush_backlog(struct hop_p2p *p)
 
 const char *p2p_tag_str(uint64_t tag, char *buf, size_t len)
 {
-	unsigned ctx = (unsigned)(tag >> 56);
+	unsigned ctx = HOP_TAG_CTX(tag);
 
 	if (ctx == HOP_CTX_USER && (tag >> 32) == 0)
 		snprintf(buf, len, "%u", (unsigned)tag);
@@ -479,6 +479,6 @@ const char *p2p_tag_str(uint64_t tag, char *buf, size_t len)
 		snprintf(buf, len, "%s:0x%06x:%u",
 			 ctx == HOP_CTX_COLL ? "coll" :
 			 ctx == HOP_CTX_INTERNAL ? "internal" : "ctx?",
-			 (unsigned)((tag >> 32) & 0xffffff), (unsigned)tag);
+			 HOP_TAG_HI24(tag), HOP_TAG_LO32(tag));
 	return buf;
 }

@@ -50,11 +50,11 @@ static void nak_sender(struct hop_p2p *p, int peer, uint64_t tag,
 void p2p_collsig_unexpected(struct hop_p2p *p, int peer, uint64_t tag,
 			    uint64_t len, uint32_t sig)
 {
-	uint32_t seq = (uint32_t)(tag >> 32) & 0xffffffu;
+	uint32_t seq = HOP_TAG_HI24(tag);
 	struct p2p_collsig *cs = slot_of(p, seq);
 	char t[48];
 
-	if (tag >> 56 != HOP_CTX_COLL || peer == p->rank)
+	if (HOP_TAG_CTX(tag) != HOP_CTX_COLL || peer == p->rank)
 		return;
 	if (cs->state == CS_EMPTY || (cs->seq != seq && cs->state == CS_SEEN)) {
 		*cs = (struct p2p_collsig){ seq, sig, peer, CS_SEEN, tag, len };
@@ -63,21 +63,23 @@ void p2p_collsig_unexpected(struct hop_p2p *p, int peer, uint64_t tag,
 	if (cs->seq != seq || cs->sig == sig)
 		return;
 	p2p_tag_str(tag, t, sizeof(t));
-	if (cs->state == CS_BEGUN && (uint32_t)tag == PROBE_STEP) {
+	if (cs->state == CS_BEGUN) {
 		nak_sender(p, peer, tag, len, sig, cs->sig);
-		hop_comm_fail(p->comm, HOP_ERR_MISMATCH, "p2p: mismatched "
-			      "collectives: rank %d, still waiting in "
-			      "collective #%u with signature 0x%08x, asked "
-			      "rank %d, which ran it with signature 0x%08x",
-			      peer, seq, sig, p->rank, cs->sig);
-	} else if (cs->state == CS_BEGUN) {
-		nak_sender(p, peer, tag, len, sig, cs->sig);
-		hop_comm_fail(p->comm, HOP_ERR_MISMATCH, "p2p: mismatched "
-			      "collectives: rank %d ran collective #%u with "
-			      "signature 0x%08x, rank %d sent it a message "
-			      "(tag %s, %llu B) of a collective with signature "
-			      "0x%08x", p->rank, seq, cs->sig, peer, t,
-			      (unsigned long long)len, sig);
+		if (HOP_TAG_LO32(tag) == PROBE_STEP)
+			hop_comm_fail(p->comm, HOP_ERR_MISMATCH, "p2p: "
+				      "mismatched collectives: rank %d, still "
+				      "waiting in collective #%u with signature "
+				      "0x%08x, asked rank %d, which ran it with "
+				      "signature 0x%08x", peer, seq, sig,
+				      p->rank, cs->sig);
+		else
+			hop_comm_fail(p->comm, HOP_ERR_MISMATCH, "p2p: "
+				      "mismatched collectives: rank %d ran "
+				      "collective #%u with signature 0x%08x, "
+				      "rank %d sent it a message (tag %s, %llu "
+				      "B) of a collective with signature "
+				      "0x%08x", p->rank, seq, cs->sig, peer, t,
+				      (unsigned long long)len, sig);
 	} else {
 		hop_comm_fail(p->comm, HOP_ERR_MISMATCH, "p2p: mismatched "
 			      "collectives: rank %d sent rank %d a message of "
@@ -122,14 +124,14 @@ int p2p_collsig_probe(struct hop_p2p *p)
 	for (int q = 0; q < p->nranks; q++) {
 		struct hop_p2p_req *r = p->peers[q].mq.posted.head;
 
-		while (r && (r->tag >> 56 != HOP_CTX_COLL || !r->sig))
+		while (r && (HOP_TAG_CTX(r->tag) != HOP_CTX_COLL || !r->sig))
 			r = r->next;
 		if (!r || q == p->rank || p->probe[q].kind)
 			continue;
 		p->probe[q].cb = NULL;
 		if (!hop_p2p_isend(p->comm, &p->probe[q], q,
-				   (r->tag & ~0xffffffffull) | PROBE_STEP, NULL,
-				   0, r->sig))
+				   HOP_TAG(HOP_CTX_COLL, HOP_TAG_HI24(r->tag),
+					   PROBE_STEP), NULL, 0, r->sig))
 			sent++;
 	}
 	return sent;

@@ -27,6 +27,11 @@ enum hop_p2p_ctx {
 #define HOP_TAG(ctx, hi24, lo32)                                              \
 	(((uint64_t)(ctx) << 56) | (((uint64_t)(hi24) & 0xffffffull) << 32) | \
 	 (uint64_t)(uint32_t)(lo32))
+/* The parts of a HOP_TAG: context, the middle 24 bits (a collective's
+ * sequence number), the low 32 (its step). */
+#define HOP_TAG_CTX(tag) ((unsigned)((uint64_t)(tag) >> 56))
+#define HOP_TAG_HI24(tag) ((uint32_t)((uint64_t)(tag) >> 32) & 0xffffffu)
+#define HOP_TAG_LO32(tag) ((uint32_t)(tag))
 
 struct hop_p2p_req;
 typedef void (*hop_p2p_cb)(struct hop_p2p_req *req, void *arg);

@@ -174,12 +174,6 @@ static inline int rel_fork_ranks(int nranks, rel_rank_fn fn, void *arg,
 }
 
 /*
- * Wait for the @n processes of @pids until @deadline_ms (rel_now_ms
- * clock); kill the rest with SIGKILL. @status receives each exit status
- * (-1 when it was killed here, 128 + signal when killed by a signal).
- * Return: the number killed here (hung).
- */
-/*
  * Reap @pid, killed, within @ms. A process inside an uninterruptible
  * kernel call dies only when the call returns: one whose RDMA link was cut
  * can sit for minutes in the kernel's connection teardown (the RDMA CM
@@ -195,6 +189,12 @@ static inline void rel_reap(pid_t pid, uint64_t ms)
 		usleep(1000);
 }
 
+/*
+ * Wait for the @n processes of @pids until @deadline_ms (rel_now_ms
+ * clock); kill the rest with SIGKILL. @status receives each exit status
+ * (-1 when it was killed here, 128 + signal when killed by a signal).
+ * Return: the number killed here (hung).
+ */
 static inline int rel_wait(pid_t *pids, int n, uint64_t deadline_ms,
 			   int *status)
 {
