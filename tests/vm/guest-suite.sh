@@ -2,7 +2,7 @@
 # guest-suite.sh - the verbs tests of one rank inside a softroce-cluster VM.
 # Run by tests/vm/run.sh through scripts/softroce-cluster, once per rank, in
 # the build directory:  guest-suite.sh pair|loopback|quad [--no-perf]
-# (quad: 2 VMs x 2 ranks, the collectives only)
+# (quad: 2 VMs x 2 ranks, the collectives and the multi-hop relay only)
 # PERF lines: "PERF <perftest|hop> lat <bytes> <median us> <min us> <round>",
 # "PERF <perftest|hop> bw <bytes> <MB/s, 1e6 B> <round>" and
 # "PERF provider lat <bytes> <median us> <min us>".
@@ -39,9 +39,9 @@ step() { # name timeout command...
 	fi
 }
 skip() { echo "STEP $1 SKIP ($2)"; }
-# SUITE_ONLY=prov,p2p,coll,perf,probe,nccl,kill runs only those groups (debugging)
+# SUITE_ONLY=prov,p2p,coll,relay,perf,probe,nccl,kill runs only those groups (debugging)
 want() { [ -z "${SUITE_ONLY:-}" ] || [[ ",$SUITE_ONLY," == *",$1,"* ]]; }
-[ "$MODE" = quad ] && SUITE_ONLY=${SUITE_ONLY:-coll}
+[ "$MODE" = quad ] && SUITE_ONLY=${SUITE_ONLY:-coll,relay}
 
 # 1. the provider itself, both connection managers
 if want prov; then
@@ -71,6 +71,17 @@ elif [ -x "$B/tests/integration/coll_matrix" ]; then
 	fi
 else
 	skip coll "tests/integration/coll_matrix not built"
+fi
+
+# 3b. multi-hop transfers (hop_relay) on verbs: 4 ranks, so quad only; the
+# 1-, 2- and 3-hop paths cross the VMs' link and the loopback both ways,
+# store-and-forward and pipelined, 0 B .. 3 MiB checked byte for byte
+if ! want relay || [ "$MODE" != quad ]; then
+	:
+elif [ -x "$B/tests/integration/relay_test" ]; then
+	step relay 300 "$B/tests/integration/relay_test"
+else
+	skip relay "tests/integration/relay_test not built"
 fi
 
 # 4. perftest beside hop, same VMs (pair only: rank 0 serves, rank 1

@@ -6,7 +6,8 @@
 #
 # Boots, with scripts/softroce-cluster,
 #   loopback: 1 VM running 2 ranks (rxe0 loops back to itself), then
-#   quad:     2 VMs with 2 ranks each, the collectives' matrix on 4 ranks, then
+#   quad:     2 VMs with 2 ranks each, the collectives' matrix and the
+#             multi-hop relay test on 4 ranks, then
 #   pair:     2 VMs with 1 rank each (one qemu dgram link over AF_UNIX),
 # and runs tests/vm/guest-suite.sh on every rank with HOP_TRANSPORT=verbs: the
 # provider test on both connection managers (writes 0 B..16 MiB byte for
@@ -44,6 +45,7 @@ fi
 PROGS="tests/vm/verbs_prov_test tests/integration/p2p_test tools/hop-p2p-bench tools/hop-probe tests/integration/probe_check"
 [ -f "$S/tests/nccl-net/nccl_net_test.c" ] && PROGS="$PROGS tests/nccl-net/nccl_net_test"
 [ -f "$S/tests/integration/coll_matrix.c" ] && PROGS="$PROGS tests/integration/coll_matrix"
+[ -f "$S/tests/integration/relay_test.c" ] && PROGS="$PROGS tests/integration/relay_test"
 missing=
 for p in $PROGS; do [ -x "$B/$p" ] || missing="$missing $p"; done
 if [ -n "$missing" ]; then
