@@ -316,8 +316,9 @@ static int link_ok(const struct hop_model_link *l)
 	return l && hop_model_link_check(l, NULL, 0) == 0;
 }
 
-double hop_model_predict(int kind, int algo, size_t bytes, int nranks,
-			 const struct hop_model_link *l, long chunks)
+double hop_model_predict_inplace(int kind, int algo, size_t bytes,
+				 int nranks, const struct hop_model_link *l,
+				 long chunks, int inplace)
 {
 	const struct algo_ent *e = algo_find(kind, algo);
 
@@ -327,7 +328,14 @@ double hop_model_predict(int kind, int algo, size_t bytes, int nranks,
 		return 0;
 	if (e->region == R_NONE)
 		chunks = 1;
-	return hop_model_form(kind, algo, bytes, nranks, l, chunks);
+	return hop_model_form(kind, algo, bytes, nranks, l, chunks, inplace);
+}
+
+double hop_model_predict(int kind, int algo, size_t bytes, int nranks,
+			 const struct hop_model_link *l, long chunks)
+{
+	return hop_model_predict_inplace(kind, algo, bytes, nranks, l, chunks,
+					 1);
 }
 
 /* Bytes one chunk count divides (see enum region); for allgather and
@@ -395,7 +403,8 @@ static double pred_eval(long k, const void *ctx)
 {
 	const struct pred_ctx *c = ctx;
 
-	return hop_model_form(c->kind, c->algo, c->bytes, c->nranks, c->l, k);
+	return hop_model_form(c->kind, c->algo, c->bytes, c->nranks, c->l, k,
+			      1);
 }
 
 long hop_model_best_chunks(int kind, int algo, size_t bytes, int nranks,

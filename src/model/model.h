@@ -137,6 +137,16 @@ int hop_model_pipelined(int kind, int algo);
 double hop_model_predict(int kind, int algo, size_t bytes, int nranks,
 			 const struct hop_model_link *l, long chunks);
 
+/*
+ * hop_model_predict_inplace() - hop_model_predict() for a call in place
+ * (@inplace != 0, what hop_model_predict() assumes) or out of place: there
+ * recursive doubling, Rabenseifner and Bruck first copy the input to the
+ * output at gamma per byte before their first send (docs/model.md).
+ */
+double hop_model_predict_inplace(int kind, int algo, size_t bytes,
+				 int nranks, const struct hop_model_link *l,
+				 long chunks, int inplace);
+
 /* Largest chunk count of @algo: region bytes / min_chunk, within
  * [1, HOP_MODEL_MAX_CHUNKS]; 1 for algorithms that are not pipelined. */
 long hop_model_max_chunks(int kind, int algo, size_t bytes, int nranks,

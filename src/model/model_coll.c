@@ -16,13 +16,14 @@
 
 struct form {
 	double n, m, a, b, bd, g, d;
+	double cp;              /* out of place: copying m to the output, g m */
 	int nranks;
 	int L, lp;              /* ceil(log2 N), log2 p */
 	double p;               /* largest power of two <= N */
 };
 
 static void form_init(struct form *f, int kind, size_t bytes, int nranks,
-		      const struct hop_model_link *l)
+		      const struct hop_model_link *l, int inplace)
 {
 	int p = 1, lp = 0, L = 0;
 
@@ -42,6 +43,7 @@ static void form_init(struct form *f, int kind, size_t bytes, int nranks,
 	f->d = l->duplex >= 1 ? l->duplex : 1;
 	f->bd = l->beta / f->d;
 	f->g = l->gamma;
+	f->cp = inplace ? 0 : f->g * f->m;
 	f->L = L;
 	f->lp = lp;
 	f->p = p;
@@ -52,14 +54,24 @@ static double max2(double x, double y)
 	return x > y ? x : y;
 }
 
-/* Extra cost of folding N - p ranks onto the first p: an extra rank sends
- * its vector (a + m/b), its partner reduces it (g m) and, at the end,
- * returns @back bytes (a + back/b). */
-static double fold(const struct form *f, double back)
+/*
+ * When the p ranks of a recursive algorithm start. Every one first spends
+ * @copy (the input copied to the output, out of place); with the fold, an
+ * extra rank meanwhile sends its vector to its partner (a + m/b), which
+ * reduces it (g m). Each step pairs every rank with another, so every
+ * rank's end waits for the latest start.
+ */
+static double fold_start(const struct form *f, double copy)
 {
 	if (f->nranks == (int)f->p)
-		return 0;
-	return 2 * f->a + f->m / f->b + f->g * f->m + back / f->b;
+		return copy;
+	return max2(copy, f->a + f->m / f->b) + f->g * f->m;
+}
+
+/* With the fold, the partner returns @back bytes at the end. */
+static double fold_end(const struct form *f, double back)
+{
+	return f->nranks == (int)f->p ? 0 : f->a + back / f->b;
 }
 
 /* ---- broadcast ---- */
@@ -145,28 +157,122 @@ static double allreduce_tree(const struct form *f, double k)
 }
 
 /*
- * Double binary tree: two binary trees of depth D = floor(log2 N), each
- * reducing then broadcasting m/2 in k chunks; a rank is inner in at most
- * one tree. Inner nodes have c = 2 children (1 when N = 2). Per chunk of
- * each tree a rank sends and receives q = (c + 1 if D >= 2, else c) + 1
- * messages of m/(2k) and reduces c of them. Both trees run at once, so
- * every transfer is at bd.
- *   T = D c (2t + r) + (k-1) max(q t, c r),  t = a + m/(2 k bd),
- *   r = g m/(2k).
+ * Double binary tree: two in-order binary trees (tree.c) over the same
+ * virtual ranks, each reducing then broadcasting m/2 in k chunks. At
+ * k = 1 each tree runs as if alone (a rank's role in the other tree costs
+ * it one send early and one receive late), so the time is one tree's,
+ * evaluated level by level below. A node receives its children's
+ * partials in the order they are ready, one at a time on its receive
+ * port (t each), folds them in child order (r each, the first after the
+ * copy of its own data out of place), sends up; on the way down it sends
+ * to its children one after the other, the higher child first.
+ */
+struct dbt {
+	double t, r, cp;        /* one chunk: transfer, reduction, copy */
+	double up[32], down[32]; /* complete subtree of height h */
+};
+
+/* A node whose children (@nc, in child order) are ready to send up at
+ * u[i] and take down[i] to finish their subtree once they hold the data:
+ * when it is ready to send up (*u_out) and how long its subtree's
+ * descent takes once it holds the data (*down_out). */
+static void dbt_node(const struct dbt *d, int nc, const double *u,
+		     const double *down, double *u_out, double *down_out)
+{
+	double rv[2] = { 0, 0 }, red = 0, span = 0;
+	int first = nc == 2 && u[1] < u[0]; /* ready first, child 0 on ties */
+
+	if (nc == 2) {
+		rv[first] = u[first] + d->t;
+		rv[!first] = max2(u[!first], rv[first]) + d->t;
+	} else if (nc == 1) {
+		rv[0] = u[0] + d->t;
+	}
+	for (int i = 0; i < nc; i++)
+		red = max2(rv[i], i ? red : d->cp) + d->r;
+	for (int i = nc - 1, pos = 1; i >= 0; i--, pos++)
+		span = max2(span, pos * d->t + down[i]);
+	*u_out = nc ? red : 0;
+	*down_out = span;
+}
+
+/* Virtual rank @v (@bit: its lowest set bit) of a tree over @n ranks. Its
+ * left child's subtree is always complete; only the right spine is cut
+ * by n, so this recursion visits at most log2 n nodes. */
+static void dbt_sub(const struct dbt *d, int v, int bit, int n, double *u,
+		    double *down)
+{
+	double cu[2], cd[2];
+	int h = 0, low = bit >> 1, nc = 0;
+
+	while ((1 << h) < bit)
+		h++;
+	if (v + bit - 1 < n) {
+		*u = d->up[h];
+		*down = d->down[h];
+		return;
+	}
+	if (low) {
+		cu[nc] = d->up[h - 1];
+		cd[nc++] = d->down[h - 1];
+	}
+	while (low && v + low >= n)
+		low >>= 1;
+	if (low) {
+		dbt_sub(d, v + low, low, n, &cu[nc], &cd[nc]);
+		nc++;
+	}
+	dbt_node(d, nc, cu, cd, u, down);
+}
+
+/* One chunk through one tree over @n >= 2 ranks: up, then down. */
+static double dbt_once(struct dbt *d, int n)
+{
+	int top = 1, h = 0;
+	double u, down;
+
+	d->up[0] = d->down[0] = 0;
+	while (top * 2 < n) {
+		double cu[2] = { d->up[h], d->up[h] };
+		double cd[2] = { d->down[h], d->down[h] };
+
+		dbt_node(d, 2, cu, cd, &d->up[h + 1], &d->down[h + 1]);
+		top *= 2;
+		h++;
+	}
+	/* the root (virtual rank 0) has one child, the largest power of
+	 * two below n */
+	dbt_sub(d, top, top, n, &u, &down);
+	dbt_node(d, 1, &u, &down, &u, &down);
+	return u + down;
+}
+
+/*
+ * Pipelined, the first chunk takes the one-chunk time above (at m/(2k));
+ * then a chunk pair leaves every max(q t', c r): per chunk pair a rank
+ * sends and receives q = (c+1 if D >= 2, else c) + 1 messages of m/(2k)
+ * (c = 2 children, 1 when N = 2) and reduces c of them. That is the
+ * ports' load, a lower bound: the simulator's period is 0-30 % longer and
+ * not even monotonic in k, because a port that is free may find every
+ * message it could take waiting for its partner's busy port
+ * (docs/model.md, "The simulator").
  */
 static double allreduce_dbtree(const struct form *f, double k)
 {
-	double c = f->m / (2 * k), t = f->a + c / f->bd, r = f->g * c;
-	double ch = f->nranks >= 3 ? 2 : 1, D = f->lp;
-	double q = (D >= 2 ? ch + 1 : ch) + 1;
+	double c = f->m / (2 * k), ch = f->nranks >= 3 ? 2 : 1;
+	double q = (f->lp >= 2 ? ch + 1 : ch) + 1;
+	struct dbt d = { .t = f->a + c / f->b, .r = f->g * c,
+			 .cp = f->cp / (2 * k) };
 
-	return D * ch * (2 * t + r) + (k - 1) * max2(q * t, ch * r);
+	return dbt_once(&d, f->nranks) +
+	       (k - 1) * max2(q * (f->a + c / f->bd), ch * d.r);
 }
 
 /* Recursive doubling: lp exchanges of the whole vector, each reduced. */
 static double allreduce_rd(const struct form *f)
 {
-	return f->lp * (f->a + f->m / f->bd + f->g * f->m) + fold(f, f->m);
+	return fold_start(f, f->cp) +
+	       f->lp * (f->a + f->m / f->bd + f->g * f->m) + fold_end(f, f->m);
 }
 
 /* Rabenseifner: recursive-halving reduce-scatter then recursive-doubling
@@ -175,8 +281,8 @@ static double allreduce_rabenseifner(const struct form *f)
 {
 	double frac = (f->p - 1) / f->p;
 
-	return 2 * f->lp * f->a + 2 * frac * f->m / f->bd +
-	       frac * f->g * f->m + fold(f, f->m);
+	return fold_start(f, f->cp) + 2 * f->lp * f->a +
+	       2 * frac * f->m / f->bd + frac * f->g * f->m + fold_end(f, f->m);
 }
 
 /* ---- allgather and reducescatter (m: the whole vector, N blocks) ---- */
@@ -196,7 +302,8 @@ static double allgather_bruck(const struct form *f)
 
 	for (int d = 1; d < f->nranks; d *= 2)
 		steps += (d < f->nranks - d ? d : f->nranks - d) > 1 ? 2 : 1;
-	return steps * f->a + (f->n - 1) / f->n * f->m / f->bd;
+	/* out of place the own block is copied before the first send */
+	return f->cp / f->n + steps * f->a + (f->n - 1) / f->n * f->m / f->bd;
 }
 
 /* Ring reduce-scatter: N-1 steps of one block in k chunks, each chunk
@@ -209,14 +316,26 @@ static double reducescatter_ring(const struct form *f, double k)
 	return (f->n - 2) * (t + max2(r, (k - 1) * t)) + k * t + r;
 }
 
-/* Recursive halving among p ranks; with the fold the extra rank's block
- * (m/N) comes back at the end. */
+/*
+ * Recursive halving among p ranks. With the fold, new rank i < rem = N-p
+ * owns two blocks (its own and its extra rank's), so the halves are
+ * unequal: at step j (1..lp) a rank keeps the blocks of p/2^j new ranks,
+ * and new rank 0 keeps the most, p/2^j + min(rem, p/2^j) blocks of m/N,
+ * at every step. Its steps are the critical path: a rank's step j waits
+ * for its partner's step j-1, whose kept range was the same, so the end
+ * is the latest start plus new rank 0's steps. At the end every rank
+ * copies its block to the output (g m/N) while the partner of an extra
+ * rank returns that rank's block (a + (m/N)/b).
+ */
 static double reducescatter_halving(const struct form *f)
 {
-	double frac = (f->p - 1) / f->p;
+	double blk = f->m / f->n, kept = 0, end = f->g * blk;
+	int rem = f->nranks - (int)f->p;
 
-	return f->lp * f->a + frac * f->m / f->bd + frac * f->g * f->m +
-	       fold(f, f->m / f->n);
+	for (int w = (int)f->p / 2; w >= 1; w /= 2)
+		kept += w + (rem < w ? rem : w);
+	return fold_start(f, 0) + f->lp * f->a +
+	       kept * blk * (1 / f->bd + f->g) + max2(end, fold_end(f, blk));
 }
 
 static double barrier_dissemination(const struct form *f)
@@ -225,12 +344,12 @@ static double barrier_dissemination(const struct form *f)
 }
 
 double hop_model_form(int kind, int algo, size_t bytes, int nranks,
-		      const struct hop_model_link *l, long chunks)
+		      const struct hop_model_link *l, long chunks, int inplace)
 {
 	struct form f;
 	double k = (double)chunks;
 
-	form_init(&f, kind, bytes, nranks, l);
+	form_init(&f, kind, bytes, nranks, l, inplace);
 	switch (kind) {
 	case HOP_COLL_BROADCAST:
 		switch (algo) {

@@ -86,8 +86,9 @@ static void plan(struct hop_simrun *r)
 			 : r->chunks ? r->chunks : best;
 	r->chunk_bytes = hop_model_sched_chunk(r->kind, r->algo, r->bytes,
 					       r->nranks, r->chunks_used);
-	r->predicted = hop_model_predict(r->kind, r->algo, r->bytes, r->nranks,
-					 &r->link, r->chunks_used);
+	r->predicted = hop_model_predict_inplace(r->kind, r->algo, r->bytes,
+						 r->nranks, &r->link,
+						 r->chunks_used, r->inplace);
 }
 
 /* Allocate and fill rank @rk's buffers; point @base at them. */

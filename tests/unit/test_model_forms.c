@@ -82,11 +82,16 @@ static void test_allreduce(void **state)
 	/* tree k=1: L (2t + r) = 2 (36 + 32); k=2: 2 (20 + 16) + 2 * 16 */
 	EQ(P(HOP_COLL_ALLREDUCE, HOP_ALGO_TREE, 64, 4, 1), 136);
 	EQ(P(HOP_COLL_ALLREDUCE, HOP_ALGO_TREE, 64, 4, 2), 104);
-	/* dbtree N=4: D = 2, c = 2, q = 4. k=1: t = 10, r = 16: 4 (20 + 16);
-	 * k=2: t = 6, r = 8: 4 (12 + 8) + max(24, 16) */
-	EQ(P(HOP_COLL_ALLREDUCE, HOP_ALGO_DBTREE, 64, 4, 1), 144);
-	EQ(P(HOP_COLL_ALLREDUCE, HOP_ALGO_DBTREE, 64, 4, 2), 104);
-	EQ(P(HOP_COLL_ALLREDUCE, HOP_ALGO_DBTREE, 64, 5, 1), 144);
+	/* dbtree N=4, k=1, t = 10, r = 16: 0 -> 2 -> {1, 3}. Rank 2 receives
+	 * at 10 and 20, reduces until 26 and 42; the root gets it at 52,
+	 * reduces until 68, sends down (78), rank 2 sends to 3 and 1 (98) */
+	EQ(P(HOP_COLL_ALLREDUCE, HOP_ALGO_DBTREE, 64, 4, 1), 98);
+	/* k=2: t = 6, r = 8: the first chunk 54, then q = 4 messages per
+	 * chunk pair: + max(4 t, 2 r) = 24 */
+	EQ(P(HOP_COLL_ALLREDUCE, HOP_ALGO_DBTREE, 64, 4, 2), 78);
+	/* N = 5: 0 -> 4 -> 2 -> {1, 3}: rank 4 has one child; up at 42,
+	 * 68, 94; down 10 + 10 + 20 */
+	EQ(P(HOP_COLL_ALLREDUCE, HOP_ALGO_DBTREE, 64, 5, 1), 134);
 	/* recursive doubling: log2 N (a + m/b + g m) */
 	EQ(P(HOP_COLL_ALLREDUCE, HOP_ALGO_RD, 64, 4, 1), 100);
 	/* N = 5 folds one rank: + 2a + 2 m/b + g m = 68 */
@@ -94,6 +99,14 @@ static void test_allreduce(void **state)
 	/* Rabenseifner: 2 log2 N a + 2 (N-1)/N m/b + (N-1)/N g m */
 	EQ(P(HOP_COLL_ALLREDUCE, HOP_ALGO_RABENSEIFNER, 64, 4, 1), 56);
 	EQ(P(HOP_COLL_ALLREDUCE, HOP_ALGO_RABENSEIFNER, 64, 5, 1), 124);
+	/* out of place the input is first copied (g m = 32); with the fold
+	 * the copy runs while the extra rank's vector arrives (18) */
+	EQ(hop_model_predict_inplace(HOP_COLL_ALLREDUCE, HOP_ALGO_RD, 64, 4,
+				     &L1, 1, 0), 132);
+	EQ(hop_model_predict_inplace(HOP_COLL_ALLREDUCE, HOP_ALGO_RABENSEIFNER,
+				     64, 5, &L1, 1, 0), 138);
+	EQ(hop_model_predict_inplace(HOP_COLL_ALLREDUCE, HOP_ALGO_RING, 64, 4,
+				     &L1, 1, 0), 60);
 	/* duplex 2, N = 2: 2 (a + m/(2 b/2)) + g m / 2 */
 	struct hop_model_link d2 = L1;
 	d2.duplex = 2;
@@ -109,16 +122,21 @@ static void test_gather_scatter_barrier(void **state)
 	/* steps of 1 and 2 blocks; the 2-block step wraps on rank 3: 3a +
 	 * 3/4 m/b */
 	EQ(P(HOP_COLL_ALLGATHER, HOP_ALGO_BRUCK, 16, 4, 1), 18);
+	/* out of place the own block is copied first: g m/N = 8 */
+	EQ(hop_model_predict_inplace(HOP_COLL_ALLGATHER, HOP_ALGO_BRUCK, 16, 4,
+				     &L1, 1, 0), 26);
 	/* N = 5, m = 80: steps of 1, 2, 1 blocks: 4a + 4/5 m/b */
 	EQ(P(HOP_COLL_ALLGATHER, HOP_ALGO_BRUCK, 16, 5, 1), 24);
 	/* (N-1)(a + m/(N b) + g m/N) */
 	EQ(P(HOP_COLL_REDUCESCATTER, HOP_ALGO_RING, 16, 4, 1), 42);
 	/* k = 2: t = 4, r = 4: 2 (4 + 4) + 2 * 4 + 4 */
 	EQ(P(HOP_COLL_REDUCESCATTER, HOP_ALGO_RING, 16, 4, 2), 28);
-	EQ(P(HOP_COLL_REDUCESCATTER, HOP_ALGO_HALVING, 16, 4, 1), 40);
-	/* N = 5, m = 80: 2a + 3/4 (m/b + g m) = 49; the fold adds
-	 * 2a + m/b + g m + (m/N)/b = 68 */
-	EQ(P(HOP_COLL_REDUCESCATTER, HOP_ALGO_HALVING, 16, 5, 1), 117);
+	/* 2a + 3/4 (m/b + g m) = 40, and the block is copied out: g m/N */
+	EQ(P(HOP_COLL_REDUCESCATTER, HOP_ALGO_HALVING, 16, 4, 1), 48);
+	/* N = 5, m = 80: the fold first (a + m/b + g m = 62); new rank 0
+	 * keeps 2 + 1 then 1 + 1 blocks: 2a + 5 (m/N)(1/b + g) = 64; at the
+	 * end max(g m/N, a + (m/N)/b) = 8 */
+	EQ(P(HOP_COLL_REDUCESCATTER, HOP_ALGO_HALVING, 16, 5, 1), 134);
 	EQ(P(HOP_COLL_BARRIER, HOP_ALGO_DISSEMINATION, 0, 4, 1), 4);
 	EQ(P(HOP_COLL_BARRIER, HOP_ALGO_DISSEMINATION, 0, 5, 1), 6);
 }
