@@ -368,6 +368,14 @@ void shm_close(struct hop_prov *prov)
 	shm_free(prov);
 }
 
+/* The peer's own close() sets its flag; from then on a post to it fails. */
+static int shm_peer_closed(struct hop_prov *prov, int peer)
+{
+	return peer >= 0 && peer < prov->nranks && peer != prov->rank &&
+	       atomic_load_explicit(&prov->peers[peer].seg->closed,
+				    memory_order_acquire);
+}
+
 const struct hop_prov_ops hop_prov_shm = {
 	.size = sizeof(struct hop_prov_ops),
 	.name = "shm",
@@ -381,4 +389,5 @@ const struct hop_prov_ops hop_prov_shm = {
 	.poll = shm_poll,
 	.wait = shm_wait,
 	.max_inline = shm_max_inline,
+	.peer_closed = shm_peer_closed,
 };

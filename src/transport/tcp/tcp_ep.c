@@ -262,6 +262,12 @@ void tcp_close(struct hop_prov *prov)
 	tcp_free(prov);
 }
 
+/* The peer said BYE: its close() has begun, nothing sent reaches it. */
+static int tcp_peer_closed(struct hop_prov *prov, int peer)
+{
+	return peer >= 0 && peer < prov->nranks && prov->peers[peer].bye;
+}
+
 const struct hop_prov_ops hop_prov_tcp = {
 	.size = sizeof(struct hop_prov_ops),
 	.name = "tcp",
@@ -275,4 +281,5 @@ const struct hop_prov_ops hop_prov_tcp = {
 	.poll = tcp_poll,
 	.wait = tcp_wait,
 	.max_inline = tcp_max_inline,
+	.peer_closed = tcp_peer_closed,
 };

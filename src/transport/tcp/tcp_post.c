@@ -39,7 +39,8 @@ static int tcp_post_check(struct hop_prov *prov, int peer, unsigned flags,
 		return hop_set_error(prov->comm, HOP_ERR_INVALID_ARG,
 				     "tcp: %s to rank %d: unknown flags 0x%x",
 				     what, peer, flags);
-	if (peer != prov->rank && prov->peers[peer].fd < 0) {
+	if (peer != prov->rank &&
+	    (prov->peers[peer].fd < 0 || prov->peers[peer].bye)) {
 		if (prov->peers[peer].bye)
 			return hop_comm_fail(prov->comm, HOP_ERR_PEER_FAILED,
 					     "tcp: %s to rank %d, which has "

@@ -20,6 +20,18 @@
 
 #include "transport/tcp/tcp.h"
 
+/* A peer gone in order (BYE, or our own close): drop its socket and queue. */
+static void tcp_peer_forget(struct hop_prov *prov, struct tcp_peer *p)
+{
+	if (prov->epfd >= 0)
+		epoll_ctl(prov->epfd, EPOLL_CTL_DEL, p->fd, NULL);
+	close(p->fd);
+	p->fd = -1;
+	if (p->sq_count)
+		prov->sq_busy--;
+	p->sq_count = 0;
+}
+
 int tcp_tx_progress(struct hop_prov *prov, struct tcp_peer *p)
 {
 	struct iovec iov[TCP_IOV_MAX];
@@ -60,6 +72,12 @@ int tcp_tx_progress(struct hop_prov *prov, struct tcp_peer *p)
 				return 0;
 			if (errno == EINTR)
 				continue;
+			if (p->bye) {
+				/* it said goodbye first: what is left here
+				 * was only for a live peer (credit returns) */
+				tcp_peer_forget(prov, p);
+				return 0;
+			}
 			return tcp_peer_fail(prov, p, HOP_ERR_PEER_FAILED,
 					     "tcp: rank %d: connection lost "
 					     "while sending (%s)",
@@ -174,13 +192,7 @@ static int tcp_rx_eof(struct hop_prov *prov, struct tcp_peer *p, int err)
 {
 	if (p->bye || prov->closing) {
 		/* orderly: the peer closed its communicator */
-		if (prov->epfd >= 0)
-			epoll_ctl(prov->epfd, EPOLL_CTL_DEL, p->fd, NULL);
-		close(p->fd);
-		p->fd = -1;
-		if (p->sq_count)
-			prov->sq_busy--;
-		p->sq_count = 0;
+		tcp_peer_forget(prov, p);
 		return 0;
 	}
 	if (err)

@@ -458,6 +458,13 @@ void vrb_close(struct hop_prov *prov)
 	free(prov);
 }
 
+/* The peer's BYE arrived: its QP is going away, a post to it would fail. */
+static int vrb_peer_closed(struct hop_prov *prov, int peer)
+{
+	return peer >= 0 && peer < prov->nranks &&
+	       prov->peers[peer].state == VRB_PEER_CLOSED;
+}
+
 const struct hop_prov_ops hop_prov_verbs = {
 	.size = sizeof(struct hop_prov_ops),
 	.name = "verbs",
@@ -471,4 +478,5 @@ const struct hop_prov_ops hop_prov_verbs = {
 	.poll = vrb_poll,
 	.wait = vrb_wait,
 	.max_inline = vrb_max_inline,
+	.peer_closed = vrb_peer_closed,
 };
