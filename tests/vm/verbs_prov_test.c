@@ -4,9 +4,9 @@
  * HOP_SIZE, HOP_ADDR, HOP_SECRET), opened directly through the bootstrap
  * (no p2p layer above it).
  *
- *   verbs_prov_test [writes|sends|order|signal|oob|kill|lat]...   (default:
- *   the first five; kill must come last: the last rank exits without
- *   closing; lat is a measurement, not a check)
+ *   verbs_prov_test [writes|sends|order|signal|oob|kill|lat|latmem]...
+ *   (default: the first five; kill must come last: the last rank exits
+ *   without closing; lat and latmem are measurements, not checks)
  *
  * writes: ring, write + immediate of 0 B .. 16 MiB, byte for byte, guards.
  * sends:  300 messages of 0..64 B to every rank (itself too), in order.
@@ -20,6 +20,8 @@
  *         naming it within 5 s (rdma_cm DISCONNECTED without a BYE).
  * lat:    8-byte write + immediate ping-pong between ranks 0 and 1 on the
  *         provider alone (median and minimum of the half round trips).
+ * latmem: the same with plain writes, each rank spinning on the last byte
+ *         of its buffer (ib_write_lat's method): the immediate's share.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -484,6 +486,64 @@ static int t_lat(struct ph *ph)
 	return 0;
 }
 
+/* latmem: the same ping-pong with plain 8-byte RDMA writes, the receiver
+ * spinning on the buffer's last byte (ib_write_lat's method): beside lat,
+ * the cost of the immediate (receive WQE, CQE, CQ poll, repost). */
+static int t_latmem(struct ph *ph)
+{
+	enum { N = 2000, WARM = 100 };
+	static uint8_t ring[4096];
+	struct hop_prov_mr *mr = NULL;
+	struct rkey *all = calloc((size_t)ph->n, sizeof(*all));
+	uint64_t *t = calloc(N, sizeof(*t));
+	int peer = 1 - ph->rank;
+	uint8_t msg[8] = { 1, 2, 3, 4, 5, 6, 7, 0 };
+	volatile uint8_t *last = &ring[7];
+
+	PH_CHECK(ph, all && t, "oom");
+	PH_CHECK(ph, ph_open(ph) == 0, "open");
+	PH_CHECK(ph, share(ph, ring, sizeof(ring), HOP_PROV_REMOTE_WRITE, &mr, all) == 0,
+		 "share");
+	if (ph->rank < 2) {
+		for (int i = -WARM; i < N; i++) {
+			uint64_t t0 = hop_now_ns(), dl = hop_deadline_after(ph->wait_ms);
+			uint8_t want = (uint8_t)((i + WARM) % 255 + 1);  /* never 0 */
+			unsigned spins = 0;
+
+			msg[7] = want;
+			if (ph->rank == 0)
+				PH_CHECK(ph, ph_write(ph, peer, NULL, msg, sizeof(msg),
+						      all[peer].addr, all[peer].key, 0,
+						      0, 0) == 0, "write");
+			while (*last != want)
+				if ((++spins & 4095) == 0)
+					PH_CHECK(ph, !hop_deadline_passed(dl), "no reply to %d", i);
+			if (ph->rank == 1)
+				PH_CHECK(ph, ph_write(ph, peer, NULL, msg, sizeof(msg),
+						      all[peer].addr, all[peer].key, 0,
+						      0, 0) == 0, "write");
+			{       /* reap the send completions (every 16th is signalled) */
+				struct hop_cqe c[8];
+
+				PH_CHECK(ph, ph->ops->poll(ph->prov, c, 8) >= 0, "poll: %s",
+					 ph->comm->fail_msg);
+			}
+			if (i >= 0)
+				t[i] = (hop_now_ns() - t0) / 2;
+		}
+		if (ph->rank == 0) {
+			qsort(t, N, sizeof(*t), cmp_u64);
+			printf("LAT provider 8 B plain write, memory polled: median %.2f us, "
+			       "min %.2f us (%d samples)\n", t[N / 2] / 1e3, t[0] / 1e3, N);
+		}
+	}
+	PH_CHECK(ph, ph_barrier(ph) == 0, "barrier");
+	ph_close(ph);
+	free(all);
+	free(t);
+	return 0;
+}
+
 /* ------------------------------------------------------------------ */
 
 int main(int argc, char **argv)
@@ -539,7 +599,8 @@ int main(int argc, char **argv)
 			ret = t_order(&ph);
 		else if (!strcmp(t, "signal"))
 			ret = t_signal(&ph);
-		else if ((!strcmp(t, "oob") || !strcmp(t, "kill") || !strcmp(t, "lat")) &&
+		else if ((!strcmp(t, "oob") || !strcmp(t, "kill") || !strcmp(t, "lat") ||
+			  !strcmp(t, "latmem")) &&
 			 ph.n < 2) {
 			printf("SKIP verbs %s: needs 2 ranks\n", t);
 			continue;
@@ -549,6 +610,8 @@ int main(int argc, char **argv)
 			ret = t_kill(&ph);
 		else if (!strcmp(t, "lat"))
 			ret = t_lat(&ph);
+		else if (!strcmp(t, "latmem"))
+			ret = t_latmem(&ph);
 		else {
 			fprintf(stderr, "unknown test %s\n", t);
 			return 2;
