@@ -143,6 +143,8 @@ static int handle_wc(struct hop_prov *prov, const struct ibv_wc *wc,
 			fill(c, HOP_CQE_RECV_IMM, p->rank, 0);
 			c->imm = ntohl(wc->imm_data);
 			c->len = wc->byte_len;
+			if (wc->byte_len <= VRB_SMALL_LEN)
+				prov->small_seen = 1;
 		} else if (wc->wc_flags & IBV_WC_WITH_IMM) {
 			uint32_t what = ntohl(wc->imm_data);
 
@@ -274,6 +276,10 @@ int vrb_poll(struct hop_prov *prov, struct hop_cqe *cqe, int max)
 		return rc;
 	if (n) {
 		prov->last_event_ns = hop_now_ns();
+		if (prov->small_seen) {
+			prov->last_small_ns = prov->last_event_ns;
+			prov->small_seen = 0;
+		}
 		return n;
 	}
 	/* nothing arrived: the caller waits on something */
@@ -291,6 +297,7 @@ void vrb_wait(struct hop_prov *prov, int timeout_us)
 {
 	struct pollfd pf[2];
 	struct timespec ts;
+	uint64_t now;
 	int got, nfd = 1;
 
 	if (prov->nready || prov->nstash)
@@ -303,13 +310,21 @@ void vrb_wait(struct hop_prov *prov, int timeout_us)
 		return;
 	}
 	/*
-	 * Busy phase (something completed recently): poll and yield instead of
+	 * Busy phase (something completed within VRB_BUSY_NS, or a small
+	 * message arrived within VRB_BUSY_SMALL_NS): poll instead of
 	 * sleeping. A blocked process lets its CPU idle, and waking it again
-	 * costs far more than a message under a hypervisor or a loaded host;
-	 * yielding still lets another rank on the same CPU run at once.
+	 * costs far more than a message under a hypervisor or a loaded host.
+	 * It spins on the CQ as ib_write_lat spins on its buffer; only a rank
+	 * that shares its cores (HOP_YIELD_US > 0 or HOP_SPIN 0, the
+	 * oversubscribed defaults) yields between polls, so that the rank it
+	 * waits for runs at once. A yield per poll bought nothing otherwise
+	 * (docs/verbs.md, "Latency beside perftest").
 	 */
-	if (hop_now_ns() - prov->last_event_ns < VRB_BUSY_NS) {
-		uint64_t end = hop_now_ns() + (uint64_t)timeout_us * 1000u;
+	now = hop_now_ns();
+	if (now - prov->last_event_ns < VRB_BUSY_NS ||
+	    now - prov->last_small_ns < VRB_BUSY_SMALL_NS) {
+		uint64_t end = now + (uint64_t)timeout_us * 1000u;
+		int yield = prov->comm->cfg.yield_us > 0 || prov->comm->cfg.spin_count == 0;
 
 		do {
 			got = ibv_poll_cq(prov->cq, (int)(sizeof(prov->stash) /
@@ -321,7 +336,8 @@ void vrb_wait(struct hop_prov *prov, int timeout_us)
 			}
 			if (got < 0)
 				return;         /* poll() reports it */
-			sched_yield();
+			if (yield)
+				sched_yield();
 		} while (hop_now_ns() < end);
 		return;
 	}

@@ -183,6 +183,14 @@ int vrb_access_flags(unsigned access);
  * busy and takes the host CPU its own packet processing needs (1 MiB
  * streaming measured 0.72 x ib_write_bw, whose receiver idles). */
 #define VRB_BUSY_NS 10000000ull
+/* ... and this long after a small write with immediate arrived (at most
+ * VRB_SMALL_LEN bytes: hop's eager messages, small rendezvous): a
+ * ping-pong's next message. On a loaded TCG host round trips of 10-20 ms
+ * happen; a waiter that then sleeps wakes ms late, so does its peer, and
+ * the pair stayed in that state (2 B medians of 3-5 ms beside perftest's
+ * 0.4 ms). Streaming receivers see large writes: 10 ms holds for them. */
+#define VRB_BUSY_SMALL_NS 50000000ull
+#define VRB_SMALL_LEN 16384u
 
 /* wr_id layout: bit 63 receive; bits 32..62 peer; bits 0..31 seq/slot */
 #define VRB_WRID_RECV (1ull << 63)
@@ -272,6 +280,8 @@ struct hop_prov {
 	int ndisc;              /* peers with disconnected set, not yet judged */
 	int cm_pending;         /* wait() saw the CM channel readable */
 	uint64_t last_event_ns; /* last poll() that returned completions */
+	uint64_t last_small_ns; /* ... that returned a small RECV_IMM */
+	int small_seen;         /* handle_wc() saw a small RECV_IMM */
 	/* liveness.c */
 	uint64_t live_ns;       /* HOP_IB_LIVENESS_MS in ns, 0: no probes */
 	uint64_t live_next_ns;  /* no probe round before this */
