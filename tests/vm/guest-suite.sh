@@ -88,22 +88,28 @@ fi
 # connects). The host is shared and TCG timing swings by whole factors from
 # one second to the next, so both tools are measured the same way, size by
 # size, next to each other: in every round (PERF_ROUNDS, default 3) each
-# size runs ib_write_* and hop-p2p-bench back to back, perftest first in odd
-# rounds and hop first in even ones (drift cancels), with the same counts:
-#   latency:   N ping-pongs (500 up to 4 KiB, 200 at 16 KiB, 100 at
-#              64 KiB); both report the median half round trip (perftest's
-#              t_typical) and the minimum; hop adds 20 untimed ones first
+# size runs ib_write_* and hop-p2p-bench back to back as a pair, perftest
+# first in odd pairs and hop first in even ones (drift cancels), with the
+# same counts:
+#   latency:   N ping-pongs (1000 at 2 B, 500 up to 4 KiB, 200 at 16 KiB,
+#              100 at 64 KiB); both report the median half round trip
+#              (perftest's t_typical) and the minimum; hop adds 20 untimed
+#              ones first. 2 B (the target) runs LAT2_PAIRS (default 3)
+#              pairs per round: a whole run of either tool can land in a
+#              slow phase of the host (a median 2-8x its neighbours'), so one
+#              pair must not decide the ratio
 #   bandwidth: N = min(64 MiB / size, 1000) writes / isends, a window of
 #              W = min(128, N) kept full (perftest's -t, hop's --window),
 #              MB/s = 1e6 B/s over the whole stream
-# PERF lines carry the round: "PERF <tool> lat <bytes> <median> <min> <round>"
-# and "PERF <tool> bw <bytes> <MB/s> <round>"; run.sh pairs them by round.
+# PERF lines carry the pair's id, the round or round.pair at 2 B:
+# "PERF <tool> lat <bytes> <median> <min> <id>" and
+# "PERF <tool> bw <bytes> <MB/s> <id>"; run.sh pairs them by id.
 LAT_SIZES="2 8 64 512 4096 16384 65536"
 BW_SIZES="65536 262144 1048576 4194304"
-lat_iters() { [ "$1" -le 4096 ] && echo 500 && return; [ "$1" -le 16384 ] && echo 200 && return; echo 100; }
+lat_iters() { [ "$1" -le 2 ] && echo 1000 && return; [ "$1" -le 4096 ] && echo 500 && return; [ "$1" -le 16384 ] && echo 200 && return; echo 100; }
 bw_msgs() { local n=$(( (64 << 20) / $1 )); [ $n -gt 1000 ] && n=1000; echo $n; }
 bw_window() { local n; n=$(bw_msgs "$1"); [ $n -gt 128 ] && n=128; echo $n; }
-perftest() { # lat|bw size round
+perftest() { # lat|bw size id
 	local tool=ib_write_lat n out=/tmp/pt.$$ tries=0 t0 rc=0
 	local args=(-d rxe0 -x "$GIDX" -u 18 -s "$2" -p $((18515 + STEPNO)))
 	if [ "$1" = bw ]; then
@@ -130,7 +136,7 @@ perftest() { # lat|bw size round
 	grep -q "^ *$2 " $out || { cat $out; rc=1; FAILS=$((FAILS + 1)); }
 	echo "STEP perftest-$1 $([ $rc = 0 ] && echo PASS || echo FAIL) $(( $(date +%s) - t0 ))s"
 }
-hop_bench() { # lat|bw size round: rank 0 turns the row into a PERF line
+hop_bench() { # lat|bw size id: rank 0 turns the row into a PERF line
 	local kind=$1 s=$2 out=/tmp/hb.$$ args
 	if [ "$kind" = lat ]; then
 		args=(--no-bw --iters "$(lat_iters "$s")" --warmup 20)
@@ -146,8 +152,10 @@ hop_bench() { # lat|bw size round: rank 0 turns the row into a PERF line
 		awk -v r="$3" '/^ *[0-9]/{print "PERF hop bw", $1, $2, r}' $out
 	fi
 }
-pair_run() { # lat|bw size round
-	if [ $(($3 % 2)) = 1 ]; then
+PAIRNO=0
+pair_run() { # lat|bw size id: one pair, the tool first alternating
+	PAIRNO=$((PAIRNO + 1))
+	if [ $((PAIRNO % 2)) = 1 ]; then
 		[ $havept = 1 ] && { STEPNO=$((STEPNO + 1)); perftest "$@"; }
 		[ $havehop = 1 ] && hop_bench "$@"
 	else
@@ -162,10 +170,18 @@ if [ "$MODE" = pair ] && [ $PERF = 1 ] && want perf; then
 	# the guest's clock source: under TCG anything but tsc makes every
 	# clock_gettime() an emulated device read
 	[ "$R" = 0 ] && echo "PERFINFO guest clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
-	# the provider alone (no p2p layer): where hop's latency goes
-	step prov-lat 120 env HOP_IB_CM=rdmacm "$B/tests/vm/verbs_prov_test" lat
+	# the provider alone (no p2p layer): where hop's latency goes; lat
+	# with write + immediate (hop's eager path), latmem with plain writes
+	# noticed in memory (ib_write_lat's method)
+	step prov-lat 120 env HOP_IB_CM=rdmacm "$B/tests/vm/verbs_prov_test" lat latmem
 	for round in $(seq 1 "${PERF_ROUNDS:-3}"); do
-		for s in $LAT_SIZES; do pair_run lat "$s" "$round"; done
+		for s in $LAT_SIZES; do
+			if [ "$s" = 2 ]; then
+				for j in $(seq 1 "${LAT2_PAIRS:-3}"); do pair_run lat "$s" "$round.$j"; done
+			else
+				pair_run lat "$s" "$round"
+			fi
+		done
 		for s in $BW_SIZES; do pair_run bw "$s" "$round"; done
 	done
 fi

@@ -19,9 +19,11 @@
 # non-zero when a step failed or a VM did not finish. BUILD_DIR (default
 # $top_builddir, else the current directory) is a configured build with the
 # verbs provider; the test programs are built there when missing.
-# --perf-rounds N (default 3): rounds of the perftest comparison; the table
-# shows medians over them. SUITE_ONLY=perf,... in the environment runs only
-# those groups of tests/vm/guest-suite.sh (debugging, measuring).
+# --perf-rounds N (default 3): rounds of the perftest comparison (one pair
+# of runs per size, LAT2_PAIRS (default 3) at 2 B); the table shows
+# medians over the pairs.
+# SUITE_ONLY=perf,... in the environment runs only those groups of
+# tests/vm/guest-suite.sh (debugging, measuring).
 # Logs: BUILD_DIR/test-logs/vm/. Exit 77 (skip) without the verbs provider.
 set -u
 S=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -62,7 +64,8 @@ run_cfg() { # name nodes ranks_per_node suite-args...
 	shift 3
 	echo "== $name: $n VM(s) x $r rank(s) =="
 	(cd "$B" && "$S/scripts/softroce-cluster" -n "$n" -r "$r" --timeout "$TIMEOUT" \
-		-e PERF_ROUNDS="$ROUNDS" ${SUITE_ONLY:+-e SUITE_ONLY="$SUITE_ONLY"} -- \
+		-e PERF_ROUNDS="$ROUNDS" ${SUITE_ONLY:+-e SUITE_ONLY="$SUITE_ONLY"} \
+		${LAT2_PAIRS:+-e LAT2_PAIRS="$LAT2_PAIRS"} -- \
 		"$S/tests/vm/guest-suite.sh" "$@") > "$log" 2>&1
 	local rc=$? nranks=$((n * r))
 	# one line per step: PASS only when every rank passed it
@@ -91,11 +94,12 @@ run_cfg() { # name nodes ranks_per_node suite-args...
 	fi
 }
 
-# The PERF lines of rank 0 (tests/vm/guest-suite.sh): per size and round,
-# perftest and hop measured back to back with the same counts. Per size the
-# table shows the median over the rounds of each tool's figure, and the
-# ratio hop / perftest as the median over the rounds of each round's own
-# ratio (the two runs of a round saw the same host load), with its range.
+# The PERF lines of rank 0 (tests/vm/guest-suite.sh): per size and pair
+# (one per round; LAT2_PAIRS per round at 2 B), perftest and hop measured
+# back to back with the same counts. Per size the table shows the median
+# over the pairs of each tool's figure, and the ratio hop / perftest as the
+# median over the pairs of each pair's own ratio (the two runs of a pair saw
+# the same host load), with its range; n = the number of pairs.
 perf_table() { # log
 	local d
 	d=$(grep -E '^\[n0 r0\] PERF ' "$1" | sed 's/.*PERF //')
@@ -150,9 +154,9 @@ perf_table() { # log
 		}
 		END {
 			print "  latency, half round trip (us): ib_write_lat t_typical (median of its"
-			print "  iterations) beside hop-p2p-bench median, each the median over the rounds;"
-			print "  min = lowest single iteration of any round; hop/pt = median over the rounds"
-			print "  of the round ratio (both tools back to back, same counts), range = its spread"
+			print "  iterations) beside hop-p2p-bench median, each the median over n pairs;"
+			print "  min = lowest single iteration of any pair; hop/pt = median over the pairs"
+			print "  of the pair ratio (both tools back to back, same counts), range = its spread"
 			printf "  %9s %11s %9s %11s %9s %7s %13s %3s\n", "bytes", "pt_typical", "pt_min",
 				"hop_median", "hop_min", "hop/pt", "range", "n"
 			ns = split(sizes["lat"], ls, " ")
@@ -160,7 +164,7 @@ perf_table() { # log
 			if (prov != "")
 				print "  hop provider alone (tests/vm/verbs_prov_test lat): " prov
 			print "  bandwidth (MB/s = 1e6 B/s): ib_write_bw average beside hop-p2p-bench"
-			print "  streaming, same message count and window; medians over the rounds as above"
+			print "  streaming, same message count and window; medians over the pairs as above"
 			printf "  %9s %11s %11s %7s %13s %3s\n", "bytes", "ib_write_bw", "hop", "hop/pt", "range", "n"
 			ns = split(sizes["bw"], bs, " ")
 			for (i = 1; i <= ns; i++) row("bw", bs[i])
