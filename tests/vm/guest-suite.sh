@@ -3,9 +3,9 @@
 # Run by tests/vm/run.sh through scripts/softroce-cluster, once per rank, in
 # the build directory:  guest-suite.sh pair|loopback|quad [--no-perf]
 # (quad: 2 VMs x 2 ranks, the collectives and the multi-hop relay only)
-# PERF lines: "PERF <perftest|hop> lat <bytes> <median us> <min us> <round>",
-# "PERF <perftest|hop> bw <bytes> <MB/s, 1e6 B> <round>" and
-# "PERF provider lat <bytes> <median us> <min us>".
+# PERF lines: "PERF <perftest|hop> lat <bytes> <median us> <min us> <id>",
+# "PERF <perftest|hop> bw <bytes> <MB/s, 1e6 B> <id>" (id: the round, or
+# round.pair at 2 B; section 4) and the provider's lines.
 # Every step gets its own bootstrap port (HOP_ADDR) and a time limit, and
 # prints "STEP <name> PASS|FAIL|SKIP <seconds>"; perf lines start "PERF ".
 # The exit status is non-zero when any step failed.
