@@ -163,6 +163,9 @@ int tcp_connect_all(struct hop_prov *prov, int lfd,
 int tcp_usable(const struct hop_prov_ctx *ctx, char *why, size_t whylen);
 int tcp_open(const struct hop_prov_ctx *ctx, struct hop_prov **out);
 void tcp_close(struct hop_prov *prov);
+/* Drop @p's socket and send queue: the peer is gone in order (its BYE, or
+ * our own close), so nothing queued has a reader. */
+void tcp_peer_forget(struct hop_prov *prov, struct tcp_peer *p);
 /* Fail the comm because of @p (EOF/reset/protocol) and drop the socket. */
 int tcp_peer_fail(struct hop_prov *prov, struct tcp_peer *p, int code,
 		  const char *fmt, ...) __attribute__((format(printf, 4, 5)));

@@ -30,6 +30,17 @@ int tcp_usable(const struct hop_prov_ctx *ctx, char *why, size_t whylen)
 	return 1;
 }
 
+void tcp_peer_forget(struct hop_prov *prov, struct tcp_peer *p)
+{
+	if (prov->epfd >= 0)
+		epoll_ctl(prov->epfd, EPOLL_CTL_DEL, p->fd, NULL);
+	close(p->fd);
+	p->fd = -1;
+	if (p->sq_count)
+		prov->sq_busy--;
+	p->sq_count = 0;
+}
+
 /* Close @p's socket. @notice: send this op first (best effort), then let
  * our FIN go out before unread input could turn it into a reset. */
 static void tcp_peer_drop(struct hop_prov *prov, struct tcp_peer *p,
@@ -53,13 +64,7 @@ static void tcp_peer_drop(struct hop_prov *prov, struct tcp_peer *p,
 					       MSG_DONTWAIT) > 0; i++)
 			;
 	}
-	if (prov->epfd >= 0)
-		epoll_ctl(prov->epfd, EPOLL_CTL_DEL, p->fd, NULL);
-	close(p->fd);
-	p->fd = -1;
-	if (p->sq_count)
-		prov->sq_busy--;
-	p->sq_count = 0;
+	tcp_peer_forget(prov, p);
 }
 
 static int tcp_peer_fail_v(struct hop_prov *prov, struct tcp_peer *p,

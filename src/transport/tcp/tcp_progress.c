@@ -20,18 +20,6 @@
 
 #include "transport/tcp/tcp.h"
 
-/* A peer gone in order (BYE, or our own close): drop its socket and queue. */
-static void tcp_peer_forget(struct hop_prov *prov, struct tcp_peer *p)
-{
-	if (prov->epfd >= 0)
-		epoll_ctl(prov->epfd, EPOLL_CTL_DEL, p->fd, NULL);
-	close(p->fd);
-	p->fd = -1;
-	if (p->sq_count)
-		prov->sq_busy--;
-	p->sq_count = 0;
-}
-
 int tcp_tx_progress(struct hop_prov *prov, struct tcp_peer *p)
 {
 	struct iovec iov[TCP_IOV_MAX];
