@@ -432,58 +432,84 @@ static int cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static int t_lat(struct ph *ph)
+/* What lat and latmem share: the buffer the peer writes into, every rank's
+ * key for it, and the samples. */
+enum { PP_N = 2000, PP_WARM = 100 };
+struct pingpong {
+	uint8_t ring[4096];
+	struct hop_prov_mr *mr;
+	struct rkey *all;
+	uint64_t *t;
+	int peer;
+};
+
+static int pp_open(struct ph *ph, struct pingpong *pp)
 {
-	enum { N = 2000, WARM = 100 };
-	static uint8_t ring[4096];
-	struct hop_prov_mr *mr = NULL;
-	struct rkey *all = calloc((size_t)ph->n, sizeof(*all));
-	uint64_t *t = calloc(N, sizeof(*t));
-	int peer = 1 - ph->rank;
-	uint8_t msg[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
-
-	PH_CHECK(ph, all && t, "oom");
+	memset(pp, 0, sizeof(*pp));
+	pp->all = calloc((size_t)ph->n, sizeof(*pp->all));
+	pp->t = calloc(PP_N, sizeof(*pp->t));
+	pp->peer = 1 - ph->rank;
+	PH_CHECK(ph, pp->all && pp->t, "oom");
 	PH_CHECK(ph, ph_open(ph) == 0, "open");
-	PH_CHECK(ph, share(ph, ring, sizeof(ring), HOP_PROV_REMOTE_WRITE, &mr, all) == 0,
-		 "share");
-	if (ph->rank < 2) {
-		for (int i = -WARM; i < N; i++) {
-			uint64_t t0 = hop_now_ns(), dl = hop_deadline_after(ph->wait_ms);
-			struct hop_cqe c;
-			int got = 0;
+	PH_CHECK(ph, share(ph, pp->ring, sizeof(pp->ring), HOP_PROV_REMOTE_WRITE,
+			   &pp->mr, pp->all) == 0, "share");
+	return 0;
+}
 
-			if (ph->rank == 0)
-				PH_CHECK(ph, ph_write(ph, peer, NULL, msg, sizeof(msg),
-						      all[peer].addr, all[peer].key, (uint32_t)i,
-						      HOP_WR_IMM, 0) == 0, "write");
-			while (!got) {
-				int n = ph->ops->poll(ph->prov, &c, 1);
+/* Rank 0 prints the median and minimum half round trip as @what, and with
+ * @perf the line tests/vm/run.sh puts beside perftest and hop. */
+static int pp_close(struct ph *ph, struct pingpong *pp, const char *what,
+		    int perf)
+{
+	uint64_t *t = pp->t;
 
-				PH_CHECK(ph, n >= 0, "poll: %s", ph->comm->fail_msg);
-				got = n == 1 && c.op == HOP_CQE_RECV_IMM;
-				PH_CHECK(ph, !hop_deadline_passed(dl), "no reply to %d", i);
-			}
-			PH_CHECK(ph, c.imm == (uint32_t)i && c.len == sizeof(msg), "imm %u", c.imm);
-			if (ph->rank == 1)
-				PH_CHECK(ph, ph_write(ph, peer, NULL, msg, sizeof(msg),
-						      all[peer].addr, all[peer].key, (uint32_t)i,
-						      HOP_WR_IMM, 0) == 0, "write");
-			if (i >= 0)
-				t[i] = (hop_now_ns() - t0) / 2;
-		}
-		if (ph->rank == 0) {
-			qsort(t, N, sizeof(*t), cmp_u64);
-			printf("LAT provider 8 B write+imm half round trip: median %.2f us, "
-			       "min %.2f us (%d samples)\n", t[N / 2] / 1e3, t[0] / 1e3, N);
-			/* for tests/vm/run.sh's table, beside perftest and hop */
-			printf("PERF provider lat 8 %.2f %.2f\n", t[N / 2] / 1e3, t[0] / 1e3);
-		}
+	if (ph->rank == 0) {
+		qsort(t, PP_N, sizeof(*t), cmp_u64);
+		printf("LAT provider 8 B %s: median %.2f us, min %.2f us (%d "
+		       "samples)\n", what, t[PP_N / 2] / 1e3, t[0] / 1e3, PP_N);
+		if (perf)
+			printf("PERF provider lat 8 %.2f %.2f\n",
+			       t[PP_N / 2] / 1e3, t[0] / 1e3);
 	}
 	PH_CHECK(ph, ph_barrier(ph) == 0, "barrier");
 	ph_close(ph);
-	free(all);
-	free(t);
+	free(pp->all);
+	free(pp->t);
 	return 0;
+}
+
+static int t_lat(struct ph *ph)
+{
+	struct pingpong pp;
+	uint8_t msg[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+
+	if (pp_open(ph, &pp))
+		return -1;
+	for (int i = -PP_WARM; i < PP_N && ph->rank < 2; i++) {
+		uint64_t t0 = hop_now_ns(), dl = hop_deadline_after(ph->wait_ms);
+		struct hop_cqe c;
+		int got = 0;
+
+		if (ph->rank == 0)
+			PH_CHECK(ph, ph_write(ph, pp.peer, NULL, msg, sizeof(msg),
+					      pp.all[pp.peer].addr, pp.all[pp.peer].key,
+					      (uint32_t)i, HOP_WR_IMM, 0) == 0, "write");
+		while (!got) {
+			int n = ph->ops->poll(ph->prov, &c, 1);
+
+			PH_CHECK(ph, n >= 0, "poll: %s", ph->comm->fail_msg);
+			got = n == 1 && c.op == HOP_CQE_RECV_IMM;
+			PH_CHECK(ph, !hop_deadline_passed(dl), "no reply to %d", i);
+		}
+		PH_CHECK(ph, c.imm == (uint32_t)i && c.len == sizeof(msg), "imm %u", c.imm);
+		if (ph->rank == 1)
+			PH_CHECK(ph, ph_write(ph, pp.peer, NULL, msg, sizeof(msg),
+					      pp.all[pp.peer].addr, pp.all[pp.peer].key,
+					      (uint32_t)i, HOP_WR_IMM, 0) == 0, "write");
+		if (i >= 0)
+			pp.t[i] = (hop_now_ns() - t0) / 2;
+	}
+	return pp_close(ph, &pp, "write+imm half round trip", 1);
 }
 
 /* latmem: the same ping-pong with plain 8-byte RDMA writes, the receiver
@@ -491,57 +517,37 @@ static int t_lat(struct ph *ph)
  * the cost of the immediate (receive WQE, CQE, CQ poll, repost). */
 static int t_latmem(struct ph *ph)
 {
-	enum { N = 2000, WARM = 100 };
-	static uint8_t ring[4096];
-	struct hop_prov_mr *mr = NULL;
-	struct rkey *all = calloc((size_t)ph->n, sizeof(*all));
-	uint64_t *t = calloc(N, sizeof(*t));
-	int peer = 1 - ph->rank;
+	struct pingpong pp;
 	uint8_t msg[8] = { 1, 2, 3, 4, 5, 6, 7, 0 };
-	volatile uint8_t *last = &ring[7];
+	volatile uint8_t *last = &pp.ring[7];
 
-	PH_CHECK(ph, all && t, "oom");
-	PH_CHECK(ph, ph_open(ph) == 0, "open");
-	PH_CHECK(ph, share(ph, ring, sizeof(ring), HOP_PROV_REMOTE_WRITE, &mr, all) == 0,
-		 "share");
-	if (ph->rank < 2) {
-		for (int i = -WARM; i < N; i++) {
-			uint64_t t0 = hop_now_ns(), dl = hop_deadline_after(ph->wait_ms);
-			uint8_t want = (uint8_t)((i + WARM) % 255 + 1);  /* never 0 */
-			unsigned spins = 0;
+	if (pp_open(ph, &pp))
+		return -1;
+	for (int i = -PP_WARM; i < PP_N && ph->rank < 2; i++) {
+		uint64_t t0 = hop_now_ns(), dl = hop_deadline_after(ph->wait_ms);
+		uint8_t want = (uint8_t)((i + PP_WARM) % 255 + 1);  /* never 0 */
+		unsigned spins = 0;
+		struct hop_cqe c[8];
 
-			msg[7] = want;
-			if (ph->rank == 0)
-				PH_CHECK(ph, ph_write(ph, peer, NULL, msg, sizeof(msg),
-						      all[peer].addr, all[peer].key, 0,
-						      0, 0) == 0, "write");
-			while (*last != want)
-				if ((++spins & 4095) == 0)
-					PH_CHECK(ph, !hop_deadline_passed(dl), "no reply to %d", i);
-			if (ph->rank == 1)
-				PH_CHECK(ph, ph_write(ph, peer, NULL, msg, sizeof(msg),
-						      all[peer].addr, all[peer].key, 0,
-						      0, 0) == 0, "write");
-			{       /* reap the send completions (every 16th is signalled) */
-				struct hop_cqe c[8];
-
-				PH_CHECK(ph, ph->ops->poll(ph->prov, c, 8) >= 0, "poll: %s",
-					 ph->comm->fail_msg);
-			}
-			if (i >= 0)
-				t[i] = (hop_now_ns() - t0) / 2;
-		}
-		if (ph->rank == 0) {
-			qsort(t, N, sizeof(*t), cmp_u64);
-			printf("LAT provider 8 B plain write, memory polled: median %.2f us, "
-			       "min %.2f us (%d samples)\n", t[N / 2] / 1e3, t[0] / 1e3, N);
-		}
+		msg[7] = want;
+		if (ph->rank == 0)
+			PH_CHECK(ph, ph_write(ph, pp.peer, NULL, msg, sizeof(msg),
+					      pp.all[pp.peer].addr, pp.all[pp.peer].key,
+					      0, 0, 0) == 0, "write");
+		while (*last != want)
+			if ((++spins & 4095) == 0)
+				PH_CHECK(ph, !hop_deadline_passed(dl), "no reply to %d", i);
+		if (ph->rank == 1)
+			PH_CHECK(ph, ph_write(ph, pp.peer, NULL, msg, sizeof(msg),
+					      pp.all[pp.peer].addr, pp.all[pp.peer].key,
+					      0, 0, 0) == 0, "write");
+		/* reap the send completions (every 16th is signalled) */
+		PH_CHECK(ph, ph->ops->poll(ph->prov, c, 8) >= 0, "poll: %s",
+			 ph->comm->fail_msg);
+		if (i >= 0)
+			pp.t[i] = (hop_now_ns() - t0) / 2;
 	}
-	PH_CHECK(ph, ph_barrier(ph) == 0, "barrier");
-	ph_close(ph);
-	free(all);
-	free(t);
-	return 0;
+	return pp_close(ph, &pp, "plain write, memory polled", 0);
 }
 
 /* ------------------------------------------------------------------ */
