@@ -98,6 +98,13 @@ static const struct bad bads[] = {
 	  "expected a number" },
 	{ "hop-topo 1\nlink 0 1 1e999 1\n", "b.topo:2: link alpha_us:",
 	  "out of range" },
+	/* finite as written, infinite in B/s (the fuzzer's find) */
+	{ "hop-topo 1\nlink 0 1 1. 12.5e301\n", "b.topo:2: link beta_GBps:",
+	  "must be <= 1e+06" },
+	{ "hop-topo 1\nlink 0 1 2e9 1\n", "b.topo:2: link alpha_us:",
+	  "must be <= 1e+09" },
+	{ "hop-topo 1\ndefault 1 1e7\n", "b.topo:2: default beta_GBps:",
+	  "<= 1e+06" },
 	{ "hop-topo 1\nlink 0 0 1 1\n", "b.topo:2: link B:", "itself" },
 	{ "hop-topo 1\nlink 0 1 1 1\nlink 2 3 1 1\nlink 1 0 2 2\n",
 	  "b.topo:4: link:", "duplicate link 0-1 (first on line 2)" },
