@@ -24,6 +24,12 @@
 #define HOP_PROFILE_MAX_LINKS 16
 #define HOP_PROFILE_NAME 16
 
+/* The largest alpha and beta a profile or a topology file may give: beyond
+ * them alpha or beta in SI units (or a time computed from them) is no longer
+ * a finite double. */
+#define HOP_LINK_MAX_ALPHA_US 1e9   /* 1000 s */
+#define HOP_LINK_MAX_BETA_GBPS 1e6  /* 1 PB/s */
+
 /* median and 99th percentile of one measurement */
 struct hop_pstat {
 	double median_us;

@@ -281,10 +281,12 @@ static int rd_pair(struct rd *r, const struct hop_json *o, int nranks,
 		return ret;
 	if (q->a == q->b)
 		return rd_fail(r, "b", "equals a (%d)", q->a);
-	if (!(q->alpha_us >= 0))
-		return rd_fail(r, "alpha_us", "must be >= 0, got %g", q->alpha_us);
-	if (!(q->beta_gbps > 0))
-		return rd_fail(r, "beta_GBps", "must be > 0, got %g", q->beta_gbps);
+	if (!(q->alpha_us >= 0 && q->alpha_us <= HOP_LINK_MAX_ALPHA_US))
+		return rd_fail(r, "alpha_us", "must be in [0, %g], got %g",
+			       HOP_LINK_MAX_ALPHA_US, q->alpha_us);
+	if (!(q->beta_gbps > 0 && q->beta_gbps <= HOP_LINK_MAX_BETA_GBPS))
+		return rd_fail(r, "beta_GBps", "must be > 0 and <= %g, got %g",
+			       HOP_LINK_MAX_BETA_GBPS, q->beta_gbps);
 	if (!(q->r2 <= 1))
 		return rd_fail(r, "r2", "must be <= 1, got %g", q->r2);
 	if (!(q->beta_mem_gbps > 0))

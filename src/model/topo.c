@@ -3,6 +3,7 @@
  * Routing is in topo_route.c.
  */
 #include "model/topo.h"
+#include "model/profile.h"
 
 #include <errno.h>
 #include <math.h>
@@ -77,11 +78,6 @@ static int parse_rank(struct parser *p, const char *field, const char *s,
 }
 
 /* A decimal number ([-]digits[.digits][e[+-]digits]); no hex, inf, nan. */
-/* Bounds of the values a topology file may give: beyond them alpha or beta
- * in SI units (or a time computed from them) is no longer a finite double. */
-#define TOPO_MAX_ALPHA_US 1e9   /* 1000 s */
-#define TOPO_MAX_BETA_GBPS 1e6  /* 1 PB/s */
-
 static int parse_num(struct parser *p, const char *field, const char *s,
 		     double min, int min_open, double max, double *out)
 {
@@ -149,9 +145,9 @@ static int do_link(struct parser *p, char **f, int nf)
 		return fail(p, "link B", "a link from rank %d to itself", a);
 	if (nf == 5) {
 		if ((ret = parse_num(p, "link alpha_us", f[3], 0, 0,
-				     TOPO_MAX_ALPHA_US, &alpha)) ||
+				     HOP_LINK_MAX_ALPHA_US, &alpha)) ||
 		    (ret = parse_num(p, "link beta_GBps", f[4], 0, 1,
-				     TOPO_MAX_BETA_GBPS, &beta)))
+				     HOP_LINK_MAX_BETA_GBPS, &beta)))
 			return ret;
 	} else {
 		if (!p->have_default)
@@ -189,9 +185,9 @@ static int do_line(struct parser *p, char **f, int nf)
 				    "beta_GBps', got %d value%s", nf - 1,
 				    nf == 2 ? "" : "s");
 		if ((ret = parse_num(p, "default alpha_us", f[1], 0, 0,
-				     TOPO_MAX_ALPHA_US, &p->def_alpha)) ||
+				     HOP_LINK_MAX_ALPHA_US, &p->def_alpha)) ||
 		    (ret = parse_num(p, "default beta_GBps", f[2], 0, 1,
-				     TOPO_MAX_BETA_GBPS, &p->def_beta)))
+				     HOP_LINK_MAX_BETA_GBPS, &p->def_beta)))
 			return ret;
 		p->have_default = 1;
 		return 0;

@@ -296,9 +296,14 @@ static void test_insane_values(void **state)
 {
 	(void)state;
 	expect_mut("\"beta_GBps\": 2", "\"beta_GBps\": 0",
-		   "pairs[0].beta_GBps: must be > 0, got 0");
+		   "pairs[0].beta_GBps: must be > 0 and <= 1e+06, got 0");
 	expect_mut("\"alpha_us\": 10", "\"alpha_us\": -1",
-		   "pairs[0].alpha_us: must be >= 0, got -1");
+		   "pairs[0].alpha_us: must be in [0, 1e+09], got -1");
+	/* finite as written, infinite once in B/s */
+	expect_mut("\"beta_GBps\": 2", "\"beta_GBps\": 12.5e301",
+		   "pairs[0].beta_GBps: must be > 0 and <= 1e+06, got 1.25e+302");
+	expect_mut("\"alpha_us\": 10", "\"alpha_us\": 2e9",
+		   "pairs[0].alpha_us: must be in [0, 1e+09], got 2e+09");
 	expect_mut("\"b\": 1", "\"b\": 5",
 		   "pairs[0].b: expected an integer in [0, 1], got 5");
 	expect_mut("\"r2\": 0.99", "\"r2\": 1.5", "pairs[0].r2: must be <= 1");
