@@ -5,8 +5,9 @@
  * JSON (format "hop-probe-profile", version 1; see docs/probe.md for every
  * field). The reader is strict: a truncated or malformed file, a field of
  * the wrong type, a missing required field or an insane value (alpha
- * outside [0, 1e9] us, beta outside (0, 1e6] GB/s) fails with HOP_ERR_PARSE and a message naming the field path,
- * e.g. "probe.json: pairs[0].beta_GBps: expected number, got string".
+ * outside [0, 1e9] us, beta outside (0, 1e6] GB/s) fails with
+ * HOP_ERR_PARSE and a message naming the field path, e.g.
+ * "probe.json: pairs[0].beta_GBps: expected number, got string".
  *
  * Units: times in microseconds (_us), bandwidths in GB/s = 1e9 bytes/s
  * (_GBps), sizes in bytes. A measurement that was not taken is NaN in the

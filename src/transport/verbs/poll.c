@@ -324,7 +324,8 @@ void vrb_wait(struct hop_prov *prov, int timeout_us)
 	if (now - prov->last_event_ns < VRB_BUSY_NS ||
 	    now - prov->last_small_ns < VRB_BUSY_SMALL_NS) {
 		uint64_t end = now + (uint64_t)timeout_us * 1000u;
-		int yield = prov->comm->cfg.yield_us > 0 || prov->comm->cfg.spin_count == 0;
+		int yield = prov->comm->cfg.yield_us > 0 ||
+			    prov->comm->cfg.spin_count == 0;
 
 		do {
 			got = ibv_poll_cq(prov->cq, (int)(sizeof(prov->stash) /
