@@ -41,20 +41,24 @@ static int ring_allreduce(struct hop_sched *s)
 	if ((size_t)D > nch)
 		D = (int)nch; /* no more lanes than chunks */
 	size_t lane0 = hop_sched_scratch(s, lane_bytes * (size_t)D);
-	int *rs_send = hop_sched_tmp(s, (size_t)n);
-	if (!rs_send)
+	/* per chunk: its last reduce, then its reduce-scatter sends */
+	int *rs = hop_sched_tmp(s, nch * (size_t)n);
+	if (!rs)
 		return s->err;
 	for (int l = 0; l < D; l++)
 		lastuse[l] = -1;
 
+	/* Every chunk's reduce-scatter is listed before any allgather step:
+	 * a port takes the eligible step listed first, and an allgather send
+	 * that overtook a later chunk's reduce-scatter send would delay that
+	 * chunk, whose reduction then lands on the critical path. */
 	for (size_t c = 0; c < nch; c++) {
 		int L = (int)(c % (size_t)D);
 		size_t lane = lane0 + (size_t)L * lane_bytes;
+		int *rs_send = rs + c * (size_t)n + 1;
 		int red = -1; /* reduce of this chunk at the previous step */
 		size_t off, len;
 
-		for (int i = 0; i < n; i++)
-			rs_send[i] = -1;
 		/* reduce-scatter: step st sends block r-st, receives r-st-1 */
 		for (int st = 0; st < n - 1; st++) {
 			int sb = hop_mod(r - st, n), rb = hop_mod(r - st - 1, n);
@@ -80,15 +84,22 @@ static int ring_allreduce(struct hop_sched *s)
 					   HOP_BUF_SCRATCH, lane, len, rv, cp, -1);
 			lastuse[L] = red;
 		}
-		/* allgather: step st sends block r+1-st, receives r-st */
+		rs[c * (size_t)n] = red;
+	}
+	for (size_t c = 0; c < nch; c++) {
+		const int *rs_send = rs + c * (size_t)n + 1;
 		int got = -1;
+		size_t off, len;
+
+		/* allgather: step st sends block r+1-st, receives r-st */
 		for (int st = 0; st < n - 1; st++) {
 			int sb = hop_mod(r + 1 - st, n), rb = hop_mod(r - st, n);
 			uint32_t tag = (uint32_t)((size_t)(n - 1 + st) * nch + c);
 
 			if (hop_blk_chunk(s, count, n, sb, ce, c, &off, &len))
 				hop_s_send(s, next, tag, HOP_BUF_RECV, off, len,
-					   st == 0 ? red : got, -1, -1);
+					   st == 0 ? rs[c * (size_t)n] : got, -1,
+					   -1);
 			got = -1;
 			if (hop_blk_chunk(s, count, n, rb, ce, c, &off, &len))
 				got = hop_s_recv(s, prev, tag, HOP_BUF_RECV, off,
@@ -137,14 +148,63 @@ static int ring_allgather(struct hop_sched *s)
 	return 0;
 }
 
-/* ---- ReduceScatter: rank r gets block r (@count elements) ---- */
+/* ---- ReduceScatter: rank r gets block r (@count elements) ----
+ * A chunk's partial is received into a slot, reduced there and sent on
+ * at the next step, so every chunk holds a partial from its first step
+ * to its last: each has its own two slots (scratch: two blocks), and the
+ * steps are listed step by step over all chunks. A port takes the
+ * eligible step listed first; chunk by chunk, a chunk's later steps
+ * overtook the next chunk's first, and with `depth` lanes the chunks
+ * crossed the ring in waves; either way the last chunks crossed alone,
+ * each reduction on the critical path. */
+#define RS_SLOTS 2
+
+/* Step @st of chunk @c (bytes @co, @len of every block) in a lane of
+ * RS_SLOTS slots at @lane; @red: the chunk's reduce at step st-1.
+ * Returns this step's reduce. */
+static int rs_step(struct hop_sched *s, int st, size_t c, size_t nch,
+		   size_t co, size_t len, size_t lane, size_t slot_bytes,
+		   int *lastuse, int red)
+{
+	const struct hop_coll_args *a = &s->args;
+	int n = a->nranks, r = a->rank;
+	int next = (r + 1) % n, prev = (r - 1 + n) % n;
+	size_t blk = a->count * s->esize;
+	int sb = hop_mod(r - st - 1, n), rb = hop_mod(r - st - 2, n);
+	int p = st % RS_SLOTS, pp = (st + RS_SLOTS - 1) % RS_SLOTS;
+	size_t slot = lane + (size_t)p * slot_bytes;
+	uint32_t tag = (uint32_t)((size_t)st * nch + c);
+
+	if (st == 0)
+		hop_s_send(s, next, tag, HOP_BUF_SEND, (size_t)sb * blk + co,
+			   len, -1, -1, -1);
+	else
+		lastuse[pp] = hop_s_send(s, next, tag, HOP_BUF_SCRATCH,
+					 lane + (size_t)pp * slot_bytes, len,
+					 red, -1, -1);
+	int rv = hop_s_recv(s, prev, tag, HOP_BUF_SCRATCH, slot, len,
+			    lastuse[p], -1, -1);
+	if (st < n - 2) {
+		/* partial (lower in the fold) op own */
+		red = hop_s_reduce(s, 0, HOP_BUF_SCRATCH, slot, HOP_BUF_SEND,
+				   (size_t)rb * blk + co, len, rv, -1, -1);
+	} else {
+		int cp = -1;
+		if (!a->inplace)
+			cp = hop_s_copy(s, HOP_BUF_RECV, co, HOP_BUF_SEND,
+					(size_t)r * blk + co, len, -1, -1, -1);
+		red = hop_s_reduce(s, HOP_STEP_REV, HOP_BUF_RECV, co,
+				   HOP_BUF_SCRATCH, slot, len, rv, cp, -1);
+	}
+	lastuse[p] = red;
+	return red;
+}
+
 static int ring_reducescatter(struct hop_sched *s)
 {
 	const struct hop_coll_args *a = &s->args;
-	int n = a->nranks, r = a->rank, D = a->depth;
-	int next = (r + 1) % n, prev = (r - 1 + n) % n;
+	int n = a->nranks;
 	size_t count = a->count, es = s->esize, blk = count * es;
-	int lastuse[HOP_SCHED_MAX_DEPTH][2];
 
 	s->avg_buf = HOP_BUF_RECV;
 	s->avg_count = count;
@@ -159,58 +219,25 @@ static int ring_reducescatter(struct hop_sched *s)
 	size_t ce = hop_chunk_elems(s, count, n);
 	size_t nch = hop_nchunks(count, ce);
 	size_t slot_bytes = ce * es;
-	if ((size_t)D > nch)
-		D = (int)nch;
-	size_t lane0 = hop_sched_scratch(s, slot_bytes * 2 * (size_t)D);
-	for (int l = 0; l < D; l++)
-		lastuse[l][0] = lastuse[l][1] = -1;
+	size_t lane0 = hop_sched_scratch(s, slot_bytes * RS_SLOTS * nch);
+	/* per chunk: the last use of each slot, its reduce of the step */
+	int *lu = hop_sched_tmp(s, nch * (RS_SLOTS + 1));
+	if (!lu)
+		return s->err;
 
-	for (size_t c = 0; c < nch; c++) {
-		int L = (int)(c % (size_t)D);
-		size_t co = c * ce * es;
-		size_t len = (count - c * ce < ce ? count - c * ce : ce) * es;
-		int red = -1;
+	/* step st: send block r-st-1 (own data at st 0, else the partial
+	 * reduced at st-1), receive the partial of r-st-2 */
+	for (int st = 0; st < n - 1; st++)
+		for (size_t c = 0; c < nch; c++) {
+			int *l = lu + c * (RS_SLOTS + 1);
+			size_t co = c * ce * es;
+			size_t len = (count - c * ce < ce ? count - c * ce : ce) *
+				     es;
 
-		/* step st: send block r-st-1 (own data at st 0, else the
-		 * partial reduced at st-1), receive the partial of r-st-2 */
-		for (int st = 0; st < n - 1; st++) {
-			int sb = hop_mod(r - st - 1, n), rb = hop_mod(r - st - 2, n);
-			int p = st & 1;
-			size_t slot = lane0 + ((size_t)L * 2 + (size_t)p) * slot_bytes;
-			size_t pslot = lane0 + ((size_t)L * 2 + (size_t)!p) * slot_bytes;
-			uint32_t tag = (uint32_t)((size_t)st * nch + c);
-
-			if (st == 0) {
-				hop_s_send(s, next, tag, HOP_BUF_SEND,
-					   (size_t)sb * blk + co, len, -1, -1, -1);
-			} else {
-				int sd = hop_s_send(s, next, tag, HOP_BUF_SCRATCH,
-						    pslot, len, red, -1, -1);
-				lastuse[L][!p] = sd;
-			}
-			int rv = hop_s_recv(s, prev, tag, HOP_BUF_SCRATCH, slot,
-					    len, lastuse[L][p], -1, -1);
-			if (st < n - 2) {
-				/* partial (lower in the fold) op own */
-				red = hop_s_reduce(s, 0, HOP_BUF_SCRATCH, slot,
-						   HOP_BUF_SEND,
-						   (size_t)rb * blk + co, len, rv,
-						   -1, -1);
-				lastuse[L][p] = red;
-			} else {
-				int cp = -1;
-				if (!a->inplace)
-					cp = hop_s_copy(s, HOP_BUF_RECV, co,
-							HOP_BUF_SEND,
-							(size_t)r * blk + co,
-							len, -1, -1, -1);
-				red = hop_s_reduce(s, HOP_STEP_REV, HOP_BUF_RECV,
-						   co, HOP_BUF_SCRATCH, slot, len,
-						   rv, cp, -1);
-				lastuse[L][p] = red;
-			}
+			l[RS_SLOTS] = rs_step(s, st, c, nch, co, len, lane0 +
+					      c * RS_SLOTS * slot_bytes,
+					      slot_bytes, l, l[RS_SLOTS]);
 		}
-	}
 	return 0;
 }
 

@@ -6,8 +6,7 @@
  *    the pipelined double binary tree (docs/model.md, "The simulator",
  *    says why);
  *  - with a reduction cost, in place and out of place, for every
- *    collective too, but the double binary tree and the pipelined ring
- *    reduce-scatter;
+ *    collective too, but the double binary tree;
  *  - every result is exact: each rank's output equals the reference,
  *    computed independently from the inputs, bit for bit;
  *  - per-link alpha/beta from a topology, relayed where no link exists;
@@ -77,16 +76,14 @@ static long chunks_of(const struct hop_simrun *r)
 /* Forms that do not match the simulator (docs/model.md, "The simulator"):
  * the pipelined double binary tree, whose ports idle in patterns no
  * closed form follows; with a reduction cost the double binary tree
- * (simultaneous arrivals are taken in an order the form does not know)
- * and the pipelined ring reduce-scatter. */
+ * (simultaneous arrivals are taken in an order the form does not know). */
 static int modelled_exactly(const struct hop_simrun *r)
 {
 	long k = chunks_of(r);
 
 	if (r->algo == HOP_ALGO_DBTREE)
 		return k == 1 && r->link.gamma == 0;
-	return !(r->kind == HOP_COLL_REDUCESCATTER && r->algo == HOP_ALGO_RING &&
-		 r->link.gamma > 0 && k > 1);
+	return 1;
 }
 
 /* gamma = 0: the alpha-beta structure of every schedule */
