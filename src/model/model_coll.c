@@ -74,6 +74,91 @@ static double fold_end(const struct form *f, double back)
 	return f->nranks == (int)f->p ? 0 : f->a + back / f->b;
 }
 
+/* ---- trees ---- */
+
+/*
+ * One chunk through a tree, node by node, as hop's schedule runs it
+ * (tree.c): a node receives its children's partials in the order they
+ * are ready (ties: child order), one at a time on its receive port (t
+ * each); folds them in child order (r each, the first after @cp, the
+ * copy of its own data to the accumulator, when it has one); sends the
+ * result up. Down, it sends to its children one after the other, the
+ * last child (the largest subtree) first.
+ */
+struct tnode {
+	double t, r, cp;        /* one chunk: transfer, reduction, copy */
+	double up[32], down[32]; /* complete subtree of height h */
+};
+
+#define TREE_MAXCH 32
+
+/* A node whose @nc children (in child order) are ready to send up at
+ * u[i] and take down[i] to finish their subtree once they hold the data:
+ * when it is ready to send up (*u_out; 0 for a leaf) and how long its
+ * subtree's descent takes once it holds the data (*down_out). @cp: when
+ * its accumulator is ready (the copy of its data out of place, else 0). */
+static void tree_node(const struct tnode *d, int nc, const double *u,
+		      const double *down, double cp, double *u_out,
+		      double *down_out)
+{
+	double rv[TREE_MAXCH], port = 0, red = cp, span = 0;
+	unsigned taken = 0;
+
+	for (int n = 0; n < nc; n++) {
+		int first = -1;
+
+		for (int i = 0; i < nc; i++)
+			if (!(taken >> i & 1) && (first < 0 || u[i] < u[first]))
+				first = i;
+		taken |= 1u << first;
+		rv[first] = port = max2(port, u[first]) + d->t;
+	}
+	for (int i = 0; i < nc; i++)
+		red = max2(rv[i], red) + d->r;
+	for (int i = nc - 1, pos = 1; i >= 0; i--, pos++)
+		span = max2(span, pos * d->t + down[i]);
+	*u_out = nc ? red : 0;
+	*down_out = span;
+}
+
+/*
+ * Binomial tree (reduce, and the AllReduce tree): the subtree of a node
+ * over @s ranks (itself first) has children over min(2^i, s - 2^i)
+ * ranks, i = 0, 1, ...: all complete but the last, so this recursion
+ * visits at most log2 N incomplete subtrees (d->up/down[h]: complete
+ * ones). @cp: when a non-root node may fold (0 when it folds into its
+ * first child's slot), @own_cp: when this node may.
+ */
+static void binom_sub(const struct tnode *d, int s, double cp, double own_cp,
+		      double *u, double *down)
+{
+	double cu[TREE_MAXCH], cd[TREE_MAXCH];
+	int nc = 0;
+
+	for (int w = 1; w < s; w *= 2, nc++) {
+		if (s - w >= w) {
+			cu[nc] = d->up[nc];
+			cd[nc] = d->down[nc];
+		} else {
+			binom_sub(d, s - w, cp, cp, &cu[nc], &cd[nc]);
+		}
+	}
+	tree_node(d, nc, cu, cd, own_cp, u, down);
+}
+
+/* One chunk up a binomial tree over @n ranks, and down if @down. */
+static double binom_once(struct tnode *d, int n, double cp, double root_cp,
+			 int down)
+{
+	double u, dn;
+
+	d->up[0] = d->down[0] = 0;
+	for (int h = 1; (1 << h) <= n; h++)
+		binom_sub(d, 1 << h, cp, cp, &d->up[h], &d->down[h]);
+	binom_sub(d, n, cp, root_cp, &u, &dn);
+	return u + (down ? dn : 0);
+}
+
 /* ---- broadcast ---- */
 
 static double bcast_flat(const struct form *f)
@@ -106,9 +191,14 @@ static double reduce_flat(const struct form *f)
 	return s + (f->n - 2) * max2(s, r) + r;
 }
 
+/* Binomial: every node folds its children's partials as they arrive,
+ * the root after copying its own data (out of place); on N = 2^L,
+ * L (a + m/b + g m). */
 static double reduce_tree(const struct form *f)
 {
-	return f->L * (f->a + f->m / f->b + f->g * f->m);
+	struct tnode d = { .t = f->a + f->m / f->b, .r = f->g * f->m };
+
+	return binom_once(&d, f->nranks, 0, f->cp, 0);
 }
 
 /* N-1 transfer stages and N-1 reduce stages, k chunks. */
@@ -139,21 +229,32 @@ static double allreduce_ring(const struct form *f, double k)
 
 /*
  * Tree: binomial reduce to rank 0 then binomial broadcast, pipelined in k
- * chunks. The first chunk climbs L levels (receive + reduce) and descends
- * L levels. After it, a chunk leaves the pipeline every (2L - 1) t': the
- * root's last child (the deepest subtree) sends chunk c+1 up only after
- * its own children's, while its port also forwards chunk c down; the
- * simulator of hop-model measures exactly this period on hop's schedule
- * (an earlier form, L t', assumed ideal overlap and was up to 70 % low).
- *   T = L (2t + r) + (k-1) max((2L-1) t', L r),  t = a + m/(k b),
- *   t' = a + m/(k bd), r = g m / k.
+ * chunks. One chunk climbs (receive + reduce) and descends the tree node
+ * by node: T1 (binom_once(); on N = 2^L, L (2t + r)). With more, a chunk
+ * leaves the pipeline every (2L - 1) t': the root's last child (the
+ * deepest subtree) sends chunk c+1 up only after its own children's,
+ * while its port also forwards chunk c down; the simulator of hop-model
+ * measures exactly this period on hop's schedule (an earlier form, L t',
+ * assumed ideal overlap and was up to 70 % low). The chunks wait at these
+ * ports, so their reductions hide, all but the root's fold of the last
+ * chunk: T0 (T1 at g = 0) + r + (k-1)(2L-1) t'. (T1 + (k-1)(2L-1) t'
+ * counted every level's reduction once more, up to 7 % high.) When a
+ * node's reductions outlast the ports, (k-1) L r (pessimistic: the
+ * simulator overlaps one rank's reductions of different chunks).
+ *   t = a + m/(k b), t' = a + m/(k bd), r = g m / k.
  */
 static double allreduce_tree(const struct form *f, double k)
 {
-	double c = f->m / k, t = f->a + c / f->b, r = f->g * c;
+	double c = f->m / k, cp = f->cp / k, period = 2 * f->L - 1;
+	struct tnode d = { .t = f->a + c / f->b, .r = f->g * c };
+	struct tnode d0 = { .t = d.t };
+	double t1 = binom_once(&d, f->nranks, cp, cp, 1);
 
-	return f->L * (2 * t + r) +
-	       (k - 1) * max2((2 * f->L - 1) * (f->a + c / f->bd), f->L * r);
+	if (k == 1)
+		return t1;
+	return max2(binom_once(&d0, f->nranks, 0, 0, 1) + d.r +
+		    (k - 1) * period * (f->a + c / f->bd),
+		    t1 + (k - 1) * f->L * d.r);
 }
 
 /*
@@ -161,45 +262,13 @@ static double allreduce_tree(const struct form *f, double k)
  * virtual ranks, each reducing then broadcasting m/2 in k chunks. At
  * k = 1 each tree runs as if alone (a rank's role in the other tree costs
  * it one send early and one receive late), so the time is one tree's,
- * evaluated level by level below. A node receives its children's
- * partials in the order they are ready, one at a time on its receive
- * port (t each), folds them in child order (r each, the first after the
- * copy of its own data out of place), sends up; on the way down it sends
- * to its children one after the other, the higher child first.
+ * evaluated node by node (tree_node()), every node copying its own data
+ * first out of place.
  */
-struct dbt {
-	double t, r, cp;        /* one chunk: transfer, reduction, copy */
-	double up[32], down[32]; /* complete subtree of height h */
-};
-
-/* A node whose children (@nc, in child order) are ready to send up at
- * u[i] and take down[i] to finish their subtree once they hold the data:
- * when it is ready to send up (*u_out) and how long its subtree's
- * descent takes once it holds the data (*down_out). */
-static void dbt_node(const struct dbt *d, int nc, const double *u,
-		     const double *down, double *u_out, double *down_out)
-{
-	double rv[2] = { 0, 0 }, red = 0, span = 0;
-	int first = nc == 2 && u[1] < u[0]; /* ready first, child 0 on ties */
-
-	if (nc == 2) {
-		rv[first] = u[first] + d->t;
-		rv[!first] = max2(u[!first], rv[first]) + d->t;
-	} else if (nc == 1) {
-		rv[0] = u[0] + d->t;
-	}
-	for (int i = 0; i < nc; i++)
-		red = max2(rv[i], i ? red : d->cp) + d->r;
-	for (int i = nc - 1, pos = 1; i >= 0; i--, pos++)
-		span = max2(span, pos * d->t + down[i]);
-	*u_out = nc ? red : 0;
-	*down_out = span;
-}
-
 /* Virtual rank @v (@bit: its lowest set bit) of a tree over @n ranks. Its
  * left child's subtree is always complete; only the right spine is cut
  * by n, so this recursion visits at most log2 n nodes. */
-static void dbt_sub(const struct dbt *d, int v, int bit, int n, double *u,
+static void dbt_sub(const struct tnode *d, int v, int bit, int n, double *u,
 		    double *down)
 {
 	double cu[2], cd[2];
@@ -222,11 +291,11 @@ static void dbt_sub(const struct dbt *d, int v, int bit, int n, double *u,
 		dbt_sub(d, v + low, low, n, &cu[nc], &cd[nc]);
 		nc++;
 	}
-	dbt_node(d, nc, cu, cd, u, down);
+	tree_node(d, nc, cu, cd, d->cp, u, down);
 }
 
 /* One chunk through one tree over @n >= 2 ranks: up, then down. */
-static double dbt_once(struct dbt *d, int n)
+static double dbt_once(struct tnode *d, int n)
 {
 	int top = 1, h = 0;
 	double u, down;
@@ -236,14 +305,15 @@ static double dbt_once(struct dbt *d, int n)
 		double cu[2] = { d->up[h], d->up[h] };
 		double cd[2] = { d->down[h], d->down[h] };
 
-		dbt_node(d, 2, cu, cd, &d->up[h + 1], &d->down[h + 1]);
+		tree_node(d, 2, cu, cd, d->cp, &d->up[h + 1],
+			  &d->down[h + 1]);
 		top *= 2;
 		h++;
 	}
 	/* the root (virtual rank 0) has one child, the largest power of
 	 * two below n */
 	dbt_sub(d, top, top, n, &u, &down);
-	dbt_node(d, 1, &u, &down, &u, &down);
+	tree_node(d, 1, &u, &down, d->cp, &u, &down);
 	return u + down;
 }
 
@@ -261,7 +331,7 @@ static double allreduce_dbtree(const struct form *f, double k)
 {
 	double c = f->m / (2 * k), ch = f->nranks >= 3 ? 2 : 1;
 	double q = (f->lp >= 2 ? ch + 1 : ch) + 1;
-	struct dbt d = { .t = f->a + c / f->b, .r = f->g * c,
+	struct tnode d = { .t = f->a + c / f->b, .r = f->g * c,
 			 .cp = f->cp / (2 * k) };
 
 	return dbt_once(&d, f->nranks) +
