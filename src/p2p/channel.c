@@ -202,14 +202,17 @@ int hop_p2p_init(struct hop_comm *comm)
 	if (!p->peers || !p->backlog || !p->inl)
 		return hop_comm_fail(comm, HOP_ERR_NO_MEMORY,
 				     "p2p: out of memory");
-	if ((ret = p2p_alloc_ring(p)) || (ret = p2p_alloc_stage(p)))
+	if ((ret = p2p_alloc_ring(p)) || (ret = p2p_alloc_stage(p)) ||
+	    (ret = p2p_ll_init(p)))
 		return ret;
 	if ((ret = p2p_exchange(p)))
 		return ret;
 	HOP_INFO("p2p: %d ranks on %s, eager %zu B x %u slots, inline %zu B, "
-		 "rendezvous chunk %zu B, reg cache %zu", p->nranks,
-		 p->ops->name, p->eager_size, p->slots, p->max_inline,
-		 p->rndv_chunk, p->rc.max);
+		 "memory-polled eager up to %zu B, rendezvous chunk %zu B, "
+		 "reg cache %zu", p->nranks, p->ops->name, p->eager_size,
+		 p->slots, p->max_inline,
+		 p->ll_on ? p->ll_max - HOP_EAGER_HDR : 0, p->rndv_chunk,
+		 p->rc.max);
 	return 0;
 }
 
@@ -299,7 +302,12 @@ void hop_p2p_fini(struct hop_comm *comm)
 	hop_idtab_fini(&p->sids);
 	hop_idtab_fini(&p->rids);
 	p2p_requests_free(p);
+	if (p->ll_on)
+		HOP_INFO("p2p: memory-polled eager messages: %llu sent, %llu "
+			 "received", (unsigned long long)p->ll_sent,
+			 (unsigned long long)p->ll_received);
 	free(p->inl);
+	free(p->hot);
 	free(p->peers);
 	free(p->backlog);
 	free(p);
@@ -328,6 +336,7 @@ int p2p_ctl_post_flags(struct hop_p2p *p, int peer, struct hop_ctl *m,
 	ret = p->ops->post_send(p->prov, peer, buf, len, flags, wr_id);
 	if (ret == 0) {
 		pp->dirty = 1;
+		p2p_ll_note_send(p, peer);
 		hop_credit_returned(&pp->cr, m->credits);
 		if (m->type == HOP_MSG_CREDIT)
 			pp->credit_queued = 0;

@@ -64,7 +64,9 @@ int p2p_eager_post(struct hop_p2p *p, struct hop_p2p_req *r)
 	h.type = HOP_MSG_EAGER;
 	h.flags = 0;
 	h.src = (uint32_t)p->rank;
-	if (wlen <= p->inl_len) {
+	if (p2p_ll_usable(p, r->peer, r->len)) {
+		ret = p2p_ll_post(p, r->peer, &h, r->buf, raddr);
+	} else if (wlen <= p->inl_len) {
 		dst = p->inl;
 		hop_eager_hdr_encode(dst, &h);
 		if (r->len)
@@ -91,6 +93,7 @@ int p2p_eager_post(struct hop_p2p *p, struct hop_p2p_req *r)
 	}
 	if (ret)
 		return ret;
+	p2p_ll_note_send(p, r->peer);
 	hop_credit_take(&pp->cr);
 	hop_credit_returned(&pp->cr, h.credits);
 	pp->dirty = 1;
@@ -306,19 +309,29 @@ int p2p_eager_arrived(struct hop_p2p *p, const struct hop_cqe *c)
 	int q = c->peer;
 	struct p2p_peer *pp = &p->peers[q];
 	uint32_t slot = hop_imm_val(c->imm), want = pp->recv_seq % p->slots;
-	struct hop_eager_hdr h;
-	struct hop_p2p_req *r;
-	unsigned char *s;
-	char err[160];
-	int ret;
 
 	if (slot != want)
 		return hop_comm_fail(p->comm, HOP_ERR_PROTOCOL,
 				     "p2p: eager message from rank %d landed "
 				     "in slot %u, expected slot %u", q, slot,
 				     want);
-	s = p->ring + ((size_t)q * p->slots + slot) * p->slot_bytes;
-	if ((ret = hop_eager_hdr_decode(s, c->len, p->eager_size, &h, err,
+	return p2p_eager_deliver(p, q, p->ring + ((size_t)q * p->slots + slot) *
+							 p->slot_bytes,
+				 c->len);
+}
+
+/* The eager message @msg (@written bytes, header + payload) is the next
+ * one from @q: match it or keep it, and free its slot. */
+int p2p_eager_deliver(struct hop_p2p *p, int q, const unsigned char *msg,
+		      size_t written)
+{
+	struct p2p_peer *pp = &p->peers[q];
+	struct hop_eager_hdr h;
+	struct hop_p2p_req *r;
+	char err[160];
+	int ret;
+
+	if ((ret = hop_eager_hdr_decode(msg, written, p->eager_size, &h, err,
 					sizeof(err))))
 		return hop_comm_fail(p->comm, ret, "p2p: from rank %d: %s", q,
 				     err);
@@ -333,7 +346,7 @@ int p2p_eager_arrived(struct hop_p2p *p, const struct hop_cqe *c)
 	if ((r = hop_match_take_posted(&pp->mq, h.tag))) {
 		if (!p2p_check_match(p, r, q, h.len, h.sig, HOP_NO_ID)) {
 			if (h.len)
-				memcpy(r->buf, s + HOP_EAGER_HDR, h.len);
+				memcpy(r->buf, msg + HOP_EAGER_HDR, h.len);
 			r->bytes = h.len;
 			p2p_complete(p, r, 0);
 		}
@@ -350,7 +363,7 @@ int p2p_eager_arrived(struct hop_p2p *p, const struct hop_cqe *c)
 		ux->len = h.len;
 		ux->sig = h.sig;
 		if (h.len)
-			memcpy(ux->data, s + HOP_EAGER_HDR, h.len);
+			memcpy(ux->data, msg + HOP_EAGER_HDR, h.len);
 		hop_match_add_unexp(&pp->mq, ux);
 		p2p_collsig_unexpected(p, q, h.tag, h.len, h.sig);
 	}

@@ -39,6 +39,11 @@
 #define P2P_POLL_BATCH 32
 #define P2P_WAIT_US 1000        /* longest single provider wait() */
 #define P2P_FLUSH_QUIET_MS 20   /* fini: longest grace for provider queues */
+/* LL eager messages (eager_ll.c): a rank polls the slots of the peers it
+ * posted to within the window and does not block while it is open; a
+ * sender writes LL only to a peer heard from within half of it. */
+#define P2P_LL_WINDOW_NS 50000000ull
+#define P2P_LL_FULL_SCAN 256    /* progress calls between scans of all peers */
 
 /* hop_p2p_req.kind */
 enum { P2P_KIND_SEND = 1, P2P_KIND_RECV = 2 };
@@ -105,6 +110,9 @@ struct p2p_peer {
 	int credit_queued;       /* a CREDIT message waits in the ctl queue */
 	int in_backlog;
 	int dirty;               /* we posted to this peer (flushed at fini) */
+	int in_hot;              /* in hop_p2p.hot (eager_ll.c) */
+	uint64_t last_send_ns;   /* LL on: when we last posted to the peer */
+	uint64_t last_recv_ns;   /* LL on: when its last message arrived */
 };
 
 /* Public hop_mr_t. */
@@ -155,6 +163,15 @@ struct hop_p2p {
 
 	unsigned char *inl;      /* inline eager write, built here */
 	size_t inl_len;
+
+	int ll_on;               /* HOP_EAGER_POLL resolved */
+	size_t ll_max;           /* largest LL message (header + payload) */
+	int *hot;                /* peers whose slots we poll (eager_ll.c) */
+	int nhot;
+	unsigned ll_polls;
+	uint64_t ll_sent, ll_received;
+	uint64_t ll_last_send_ns;
+	uint64_t batch_ns;       /* clock of the completions being dispatched */
 
 	struct p2p_peer *peers;
 	int *backlog;            /* peers with queued sends or control msgs */
@@ -234,6 +251,21 @@ void p2p_deliver_ux(struct hop_p2p *p, struct hop_p2p_req *r,
 int p2p_check_match(struct hop_p2p *p, struct hop_p2p_req *r, int peer,
 		    uint64_t len, uint32_t sig, uint32_t sid);
 int p2p_self_send(struct hop_p2p *p, struct hop_p2p_req *r);
+int p2p_eager_deliver(struct hop_p2p *p, int q, const unsigned char *msg,
+		      size_t written);
+
+/* eager_ll.c: eager messages noticed in memory */
+int p2p_ll_init(struct hop_p2p *p);
+int p2p_ll_post(struct hop_p2p *p, int peer, const struct hop_eager_hdr *h,
+		const void *payload, uint64_t raddr);
+int p2p_ll_usable(struct hop_p2p *p, int peer, size_t len);
+void p2p_ll_note_send(struct hop_p2p *p, int peer);
+int p2p_ll_poll(struct hop_p2p *p, int all);
+/* Deliver every LL message waiting in @q's slots, in sequence order:
+ * before anything that arrived through a completion from @q, which was
+ * sent after them. Returns how many, or a failure. */
+int p2p_ll_drain(struct hop_p2p *p, int q);
+int p2p_ll_keep_awake(struct hop_p2p *p);
 
 /* collsig.c: a collective's message that no receive took */
 void p2p_collsig_unexpected(struct hop_p2p *p, int peer, uint64_t tag,

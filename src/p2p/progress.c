@@ -174,6 +174,13 @@ static int dispatch(struct hop_p2p *p, const struct hop_cqe *c)
 		return hop_comm_fail(p->comm, HOP_ERR_PROTOCOL, "p2p: completion "
 				     "names rank %d (comm has %d ranks)",
 				     c->peer, p->nranks);
+	if (p->ll_on && (c->op == HOP_CQE_RECV_IMM || c->op == HOP_CQE_RECV)) {
+		int ret = p2p_ll_drain(p, c->peer);
+
+		if (ret < 0)
+			return ret;
+		p->peers[c->peer].last_recv_ns = p->batch_ns;
+	}
 	switch (c->op) {
 	case HOP_CQE_WRITE:
 		return dispatch_write(p, c);
@@ -240,12 +247,22 @@ int hop_p2p_progress(struct hop_comm *comm)
 			goto fail;
 		}
 		/* the spinning path: nothing arrived, nothing queued */
-		if (!p->nbacklog && !p->rndv_active.head)
+		if (!p->nbacklog && !p->rndv_active.head && !p->ll_on)
 			return 0;
 	}
 	p->post_depth++;        /* callbacks run after the batch */
+	if (n && p->ll_on)
+		p->batch_ns = hop_now_ns();
 	for (int i = 0; i < n && ret >= 0; i++)
 		ret = dispatch(p, &p->cqe[i]);
+	if (ret >= 0 && p->ll_on) {
+		int got = p2p_ll_poll(p, 0);
+
+		if (got < 0)
+			ret = got;
+		else
+			n += got;
+	}
 	if (ret >= 0 && (p->nbacklog || p->rndv_active.head))
 		ret = p2p_flush_backlog(p);
 	p->post_depth--;
@@ -259,6 +276,14 @@ fail:
 		ret = p2p_failed(comm);
 	p2p_fail_all(p, ret);
 	return ret;
+}
+
+/* One progress call that polls the slots of every peer, not only the hot
+ * ones: what arrived, or a failure. */
+static int ll_scan_all(struct hop_comm *comm)
+{
+	comm->p2p->ll_polls = P2P_LL_FULL_SCAN;
+	return hop_p2p_progress(comm);
 }
 
 void p2p_describe_req(const struct hop_p2p_req *r, char *buf, size_t len)
@@ -325,6 +350,21 @@ int p2p_wait_loop(struct hop_comm *comm, int (*done)(void *), void *arg,
 				quiet_since = now;
 			if (now - quiet_since < yield_ns) {
 				sched_yield();
+				continue;
+			}
+		}
+		if (p->ll_on) {
+			/* LL messages wake nobody: do not block while a
+			 * peer may answer us that way, and look at every
+			 * peer's slot before blocking (eager_ll.c) */
+			if (p2p_ll_keep_awake(p)) {
+				if (!spin_max || yield_ns)
+					sched_yield();
+				continue;
+			}
+			if ((ret = ll_scan_all(comm)) != 0) {
+				if (ret < 0)
+					return ret;
 				continue;
 			}
 		}

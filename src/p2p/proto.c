@@ -16,15 +16,15 @@ void hop_eager_hdr_encode(void *dst, const struct hop_eager_hdr *h)
 {
 	uint32_t magic = HOP_EAGER_MAGIC;
 
-	PUT(dst, 0, h->tag);
-	PUT(dst, 8, h->len);
-	PUT(dst, 12, h->sig);
-	PUT(dst, 16, h->seq);
-	PUT(dst, 20, h->credits);
-	PUT(dst, 22, h->type);
-	PUT(dst, 23, h->flags);
-	PUT(dst, 24, h->src);
-	PUT(dst, 28, magic);
+	PUT(dst, 0, h->len);
+	PUT(dst, 4, magic);
+	PUT(dst, 8, h->tag);
+	PUT(dst, 16, h->sig);
+	PUT(dst, 20, h->seq);
+	PUT(dst, 24, h->credits);
+	PUT(dst, 26, h->type);
+	PUT(dst, 27, h->flags);
+	PUT(dst, 28, h->src);
 }
 
 int hop_eager_hdr_decode(const void *src, size_t written, size_t eager_size,
@@ -37,15 +37,15 @@ int hop_eager_hdr_decode(const void *src, size_t written, size_t eager_size,
 			 "its %u-byte header", written, HOP_EAGER_HDR);
 		return HOP_ERR_PROTOCOL;
 	}
-	GET(src, 0, h->tag);
-	GET(src, 8, h->len);
-	GET(src, 12, h->sig);
-	GET(src, 16, h->seq);
-	GET(src, 20, h->credits);
-	GET(src, 22, h->type);
-	GET(src, 23, h->flags);
-	GET(src, 24, h->src);
-	GET(src, 28, magic);
+	GET(src, 0, h->len);
+	GET(src, 4, magic);
+	GET(src, 8, h->tag);
+	GET(src, 16, h->sig);
+	GET(src, 20, h->seq);
+	GET(src, 24, h->credits);
+	GET(src, 26, h->type);
+	GET(src, 27, h->flags);
+	GET(src, 28, h->src);
 	if (magic != HOP_EAGER_MAGIC || h->type != HOP_MSG_EAGER ||
 	    h->flags != 0) {
 		snprintf(err, errlen, "eager slot holds no valid header (magic "
@@ -63,6 +63,54 @@ int hop_eager_hdr_decode(const void *src, size_t written, size_t eager_size,
 		return HOP_ERR_PROTOCOL;
 	}
 	return 0;
+}
+
+void hop_ll_encode(void *dst, const void *msg, size_t len, uint32_t flag)
+{
+	const unsigned char *m = msg;
+	uint64_t *w = dst;
+
+	for (size_t i = 0; i < len; i += 4) {
+		uint32_t piece = 0;
+
+		memcpy(&piece, m + i, len - i < 4 ? len - i : 4);
+		w[i / 4] = (uint64_t)flag << 32 | piece;
+	}
+}
+
+int hop_ll_read(const void *slot, size_t slot_bytes, uint32_t flag,
+		void *msg, size_t *len, char *err, size_t errlen)
+{
+	/* one load per word: its data and flag come from the same write */
+	const volatile uint64_t *w = slot;
+	unsigned char *m = msg;
+	uint64_t word = w[0];
+	size_t total, max = HOP_LL_MAX;
+
+	if ((uint32_t)(word >> 32) != flag)
+		return 0;
+	total = (size_t)(uint32_t)word + HOP_EAGER_HDR;
+	if (hop_ll_bytes(max) > slot_bytes)
+		max = slot_bytes / 8 * 4;
+	if (max < HOP_EAGER_HDR || (uint32_t)word > max - HOP_EAGER_HDR) {
+		snprintf(err, errlen, "LL eager message declares %u payload "
+			 "bytes, more than the %zu an LL message can carry",
+			 (uint32_t)word,
+			 max < HOP_EAGER_HDR ? 0 : max - HOP_EAGER_HDR);
+		return HOP_ERR_PROTOCOL;
+	}
+	for (size_t i = 0; i < total; i += 4) {
+		uint32_t piece;
+
+		if (i)
+			word = w[i / 4];
+		if ((uint32_t)(word >> 32) != flag)
+			return 0;       /* the rest is still on its way */
+		piece = (uint32_t)word;
+		memcpy(m + i, &piece, total - i < 4 ? total - i : 4);
+	}
+	*len = total;
+	return 1;
 }
 
 static const size_t ctl_len[HOP_MSG_TYPE_MAX] = {

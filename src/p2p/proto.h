@@ -6,15 +6,25 @@
  * header then the payload, with an immediate naming the slot:
  *
  *   off size field
- *    0   8   tag      64-bit internal tag (HOP_TAG)
- *    8   4   len      payload bytes (<= eager_size)
- *   12   4   sig      collective signature, 0 for user traffic
- *   16   4   seq      per-pair eager sequence number (slot = seq % slots)
- *   20   2   credits  slots the sender returns to the receiver (piggyback)
- *   22   1   type     HOP_MSG_EAGER
- *   23   1   flags    0
- *   24   4   src      sending rank (checked)
- *   28   4   magic    HOP_EAGER_MAGIC
+ *    0   4   len      payload bytes (<= eager_size)
+ *    4   4   magic    HOP_EAGER_MAGIC (top bit clear: never an LL flag)
+ *    8   8   tag      64-bit internal tag (HOP_TAG)
+ *   16   4   sig      collective signature, 0 for user traffic
+ *   20   4   seq      per-pair eager sequence number (slot = seq % slots)
+ *   24   2   credits  slots the sender returns to the receiver (piggyback)
+ *   26   1   type     HOP_MSG_EAGER
+ *   27   1   flags    0
+ *   28   4   src      sending rank (checked)
+ *
+ * The same message may instead be written without an immediate, in the
+ * memory-polled "LL" form (after NCCL's low-latency protocol): every 8-byte
+ * word of the slot holds 4 bytes of the message (header + payload, zero
+ * padded) and a 4-byte flag, hop_ll_flag(seq), whose top bit is set. The
+ * receiver polls the slot of the next sequence number: a word whose flag
+ * is the expected one holds valid data whatever order the bytes of the
+ * write landed in, because 8-byte aligned words are written whole (NIC DMA,
+ * memcpy). A stale slot carries an older sequence number's flag, or, from
+ * a write with immediate, the magic (top bit clear) where the flag would be.
  *
  * Control messages (post_send, <= HOP_PROV_SEND_MAX bytes): an 8-byte
  * common part {type u8, 3 zero bytes, credits u32} then the body of the
@@ -64,6 +74,38 @@ void hop_eager_hdr_encode(void *dst, const struct hop_eager_hdr *h);
  */
 int hop_eager_hdr_decode(const void *src, size_t written, size_t eager_size,
 			 struct hop_eager_hdr *h, char *err, size_t errlen);
+
+/* Largest message (header + payload) sent in the LL form; it takes twice
+ * its size, rounded up to 8 bytes, in the slot. */
+#define HOP_LL_MAX 256u
+
+static inline uint32_t hop_ll_flag(uint32_t seq)
+{
+	return seq | 0x80000000u;
+}
+
+/* Bytes the LL form of a @msg_len-byte message takes. */
+static inline size_t hop_ll_bytes(size_t msg_len)
+{
+	return (msg_len + 3) / 4 * 8;
+}
+
+/* hop_ll_encode() - The LL form of @msg (@len bytes) into the 8-byte
+ * aligned @dst (hop_ll_bytes(@len) bytes), each word flagged @flag. */
+void hop_ll_encode(void *dst, const void *msg, size_t len, uint32_t flag);
+
+/*
+ * hop_ll_read() - Read the LL form of an eager message from @slot
+ * (8-byte aligned, @slot_bytes long, written concurrently by a peer).
+ * @flag: hop_ll_flag() of the sequence number expected there.
+ * @msg: receives the message (header + payload), at most HOP_LL_MAX bytes.
+ * Return: 1 with the message in @msg and its length in @len; 0 when the
+ * message is not (completely) there yet; HOP_ERR_PROTOCOL with the reason
+ * in @err when the first word carries the flag but a length that no LL
+ * message can have.
+ */
+int hop_ll_read(const void *slot, size_t slot_bytes, uint32_t flag,
+		void *msg, size_t *len, char *err, size_t errlen);
 
 #define HOP_NO_ID 0xffffffffu   /* NAK of an eager message: no sender id */
 

@@ -4,7 +4,9 @@
  * memory, so nothing in it is trusted) and the control messages (RTS, CTS,
  * NAK, CREDIT, PUT). An accepted eager header must promise no more
  * payload than was written and than a slot holds; an accepted control
- * message has a known type and re-encodes to the same bytes.
+ * message has a known type and re-encodes to the same bytes. The LL form
+ * of an eager slot is read from the same bytes: an accepted message fits
+ * HOP_LL_MAX and the slot, and its words all carried the flag.
  */
 #include <hop/common.h>
 
@@ -36,6 +38,39 @@ static void eager_case(const uint8_t *data, size_t size, size_t written,
 		FUZZ_CHECK(h.type == HOP_MSG_EAGER, "type %u", h.type);
 	}
 	free(buf);
+}
+
+static void ll_case(const uint8_t *data, size_t size, size_t slot_bytes)
+{
+	size_t words = size / 8, len = 0;
+	uint64_t *slot = calloc(words + 1, 8);
+	unsigned char out[HOP_LL_MAX];
+	uint32_t flag;
+	char err[160];
+	int ret;
+
+	if (!slot)
+		return;
+	memcpy(slot, data, words * 8);
+	flag = words ? (uint32_t)(slot[0] >> 32) : hop_ll_flag(0);
+	if (slot_bytes > words * 8)
+		slot_bytes = words * 8;
+	err[0] = '\0';
+	ret = slot_bytes >= 8 ? hop_ll_read(slot, slot_bytes, flag, out, &len,
+					    err, sizeof(err)) : 0;
+	FUZZ_CHECK(ret == 0 || ret == 1 || ret == HOP_ERR_PROTOCOL, "code %d",
+		   ret);
+	if (ret < 0)
+		fuzz_check_reason(err, sizeof(err), ret);
+	if (ret == 1) {
+		FUZZ_CHECK(len >= HOP_EAGER_HDR && len <= HOP_LL_MAX &&
+			   hop_ll_bytes(len) <= slot_bytes, "LL length %zu in a "
+			   "%zu-byte slot", len, slot_bytes);
+		for (size_t i = 0; i < hop_ll_bytes(len) / 8; i++)
+			FUZZ_CHECK((uint32_t)(slot[i] >> 32) == flag,
+				   "word %zu accepted without its flag", i);
+	}
+	free(slot);
 }
 
 static void ctl_case(const uint8_t *data, size_t size)
@@ -71,5 +106,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	eager_case(data, size, size, 0);
 	eager_case(in.p, in.n, w % (in.n + 1), 64);
 	ctl_case(data, size);
+	ll_case(data, size, 8192);
+	ll_case(data, size, 96);
 	return 0;
 }

@@ -1,6 +1,8 @@
 #!/bin/bash
 # p2p_test through hop-run on each provider with 2, 3, 4 and 8 ranks, then
-# the internal-API and failure cases of p2p_internal with 2 ranks.
+# the internal-API and failure cases of p2p_internal with 2 ranks, then
+# p2p_test with memory-polled eager messages forced on (HOP_EAGER_POLL=1,
+# the verbs default) with 3 ranks, which must have sent some that way.
 # P2P_TRANSPORTS overrides the list (e.g. "verbs" in the SoftRoCE VMs);
 # P2P_RANKS the rank counts. Fails if any rank of any run fails.
 set -u
@@ -38,5 +40,16 @@ for t in ${P2P_TRANSPORTS:-tcp shm}; do
 			fail=1
 		fi
 	done
+	[ -n "${P2P_RANKS:-}" ] && continue
+	out=$(HOP_EAGER_POLL=1 HOP_DEBUG=info HOP_TRANSPORT=$t "$run" -n 3 --timeout 300 -- "$prog" --big 4194304 2>&1)
+	rc=$?
+	ll=$(grep -c "memory-polled eager messages: [1-9][0-9]* sent, [1-9][0-9]* received" <<< "$out")
+	if [ $rc = 0 ] && grep -q "all checks passed" <<< "$out" && [ "$ll" = 3 ]; then
+		echo "PASS: p2p $t 3 ranks, HOP_EAGER_POLL=1 ($(grep -o "memory-polled eager messages: [0-9]* sent" <<< "$out" | head -1))"
+	else
+		echo "FAIL: p2p $t 3 ranks, HOP_EAGER_POLL=1 (exit $rc; $ll of 3 ranks sent and received memory-polled messages)"
+		printf '%s\n' "$out" | grep -v "info:" | tail -n 30 | sed 's/^/    /'
+		fail=1
+	fi
 done
 exit $fail

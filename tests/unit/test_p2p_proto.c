@@ -72,13 +72,13 @@ static void test_eager_rejects(void **state)
 			 HOP_ERR_PROTOCOL);
 	assert_non_null(strstr(err, "64 payload bytes"));
 	/* garbage: bad magic */
-	slot[28] ^= 0xff;
+	slot[4] ^= 0xff;
 	assert_int_equal(hop_eager_hdr_decode(slot, sizeof(slot), 64, &d, err,
 					      sizeof(err)), HOP_ERR_PROTOCOL);
 	assert_non_null(strstr(err, "magic"));
-	slot[28] ^= 0xff;
+	slot[4] ^= 0xff;
 	/* wrong type */
-	slot[22] = HOP_MSG_RTS;
+	slot[26] = HOP_MSG_RTS;
 	assert_int_equal(hop_eager_hdr_decode(slot, sizeof(slot), 64, &d, err,
 					      sizeof(err)), HOP_ERR_PROTOCOL);
 }
@@ -99,6 +99,89 @@ static void roundtrip(const struct hop_ctl *m, struct hop_ctl *d)
 	struct hop_ctl scratch;
 	assert_int_equal(hop_ctl_decode(buf, len - 1, &scratch, err,
 					sizeof(err)), HOP_ERR_PROTOCOL);
+}
+
+/* The LL form: every message length up to HOP_LL_MAX comes back byte for
+ * byte, and nothing is read before its last word carries the flag. */
+static void test_ll_roundtrip(void **state)
+{
+	uint64_t slot[HOP_LL_MAX / 4 + 8];
+	unsigned char msg[HOP_LL_MAX], out[HOP_LL_MAX];
+	struct hop_eager_hdr h = { .tag = 42, .type = HOP_MSG_EAGER, .src = 3 };
+	uint32_t seq = 0x7ffffffe;
+	size_t len;
+	(void)state;
+
+	for (size_t plen = 0; HOP_EAGER_HDR + plen <= HOP_LL_MAX; plen++) {
+		size_t total = HOP_EAGER_HDR + plen;
+		uint32_t flag = hop_ll_flag(seq + (uint32_t)plen);
+
+		h.len = (uint32_t)plen;
+		h.seq = seq + (uint32_t)plen;
+		hop_eager_hdr_encode(msg, &h);
+		for (size_t i = 0; i < plen; i++)
+			msg[HOP_EAGER_HDR + i] = (unsigned char)(i * 37 + plen);
+		memset(slot, 0, sizeof(slot));
+		hop_ll_encode(slot, msg, total, flag);
+		assert_int_equal(hop_ll_bytes(total), (total + 3) / 4 * 8);
+		memset(out, 0xee, sizeof(out));
+		assert_int_equal(hop_ll_read(slot, sizeof(slot), flag, out, &len,
+					     err, sizeof(err)), 1);
+		assert_int_equal(len, total);
+		assert_memory_equal(out, msg, total);
+		/* the message decodes as the eager header it carries */
+		assert_int_equal(hop_eager_hdr_decode(out, len, 1024, &h, err,
+						      sizeof(err)), 0);
+		assert_int_equal(h.len, plen);
+		/* the previous sequence number's reader sees nothing */
+		assert_int_equal(hop_ll_read(slot, sizeof(slot), flag - 1, out,
+					     &len, err, sizeof(err)), 0);
+		/* any word still on its way: not there yet */
+		for (size_t w = 0; w < hop_ll_bytes(total) / 8; w++) {
+			uint64_t keep = slot[w];
+
+			slot[w] = (uint64_t)hop_ll_flag(seq - 16) << 32 | 0xffu;
+			assert_int_equal(hop_ll_read(slot, sizeof(slot), flag,
+						     out, &len, err,
+						     sizeof(err)), 0);
+			slot[w] = keep;
+		}
+	}
+}
+
+/* A slot holding a message written with an immediate, or nothing, is never
+ * read as an LL message; a flagged first word with an impossible length is
+ * a protocol error that names it. */
+static void test_ll_rejects(void **state)
+{
+	uint64_t slot[64];
+	unsigned char out[HOP_LL_MAX];
+	struct hop_eager_hdr h = { .tag = ~0ull, .len = 64,
+				   .type = HOP_MSG_EAGER, .seq = 5 };
+	size_t len;
+	(void)state;
+
+	memset(slot, 0, sizeof(slot));
+	assert_int_equal(hop_ll_read(slot, sizeof(slot), hop_ll_flag(0), out,
+				     &len, err, sizeof(err)), 0);
+	/* the plain form keeps the magic, top bit clear, where a flag goes */
+	assert_int_equal(HOP_EAGER_MAGIC & 0x80000000u, 0);
+	for (uint32_t seq = 0; seq < 64; seq++) {
+		h.seq = seq;
+		hop_eager_hdr_encode(slot, &h);
+		assert_int_equal(hop_ll_read(slot, sizeof(slot),
+					     hop_ll_flag(seq), out, &len, err,
+					     sizeof(err)), 0);
+	}
+	slot[0] = (uint64_t)hop_ll_flag(9) << 32 | (HOP_LL_MAX - HOP_EAGER_HDR + 1);
+	assert_int_equal(hop_ll_read(slot, sizeof(slot), hop_ll_flag(9), out,
+				     &len, err, sizeof(err)), HOP_ERR_PROTOCOL);
+	assert_non_null(strstr(err, "225 payload bytes"));
+	/* a small slot bounds the length further */
+	slot[0] = (uint64_t)hop_ll_flag(9) << 32 | 20;
+	assert_int_equal(hop_ll_read(slot, 96, hop_ll_flag(9), out, &len, err,
+				     sizeof(err)), HOP_ERR_PROTOCOL);
+	assert_non_null(strstr(err, "more than the 16"));
 }
 
 static void test_ctl_roundtrip(void **state)
@@ -239,6 +322,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_eager_roundtrip),
 		cmocka_unit_test(test_eager_rejects),
+		cmocka_unit_test(test_ll_roundtrip),
+		cmocka_unit_test(test_ll_rejects),
 		cmocka_unit_test(test_ctl_roundtrip),
 		cmocka_unit_test(test_ctl_rejects),
 		cmocka_unit_test(test_imm),

@@ -1,0 +1,160 @@
+/*
+ * eager_ll.c - small eager messages noticed in memory instead of through
+ * a completion: the LL form of a slot (proto.h) written without an
+ * immediate, and the polling of the slots it lands in (HOP_EAGER_POLL).
+ *
+ * Why: over verbs a write with immediate costs the receiver a receive WQE,
+ * a CQE, a CQ poll and a repost before it sees the message; ib_write_lat
+ * polls its buffer instead, and so does hop for messages up to ll_max
+ * bytes to a peer that is awake (docs/verbs.md, "Latency beside perftest").
+ *
+ * A write without immediate wakes nobody, so both ends keep a window:
+ *   - a rank polls the next slot of every peer it posted to within
+ *     P2P_LL_WINDOW_NS (its "hot" peers) on each progress call, and does
+ *     not block in the provider while that window is open;
+ *   - a sender writes LL only to a peer it heard from within half the
+ *     window, which had posted to it just before and so is polling.
+ * A message that still misses the window (a peer descheduled for longer
+ * than half of it) is found by the scan of every peer that runs each
+ * P2P_LL_FULL_SCAN progress calls and before every blocking wait: late by
+ * at most one provider wait (P2P_WAIT_US), never lost.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "p2p/p2p_priv.h"
+
+int p2p_ll_init(struct hop_p2p *p)
+{
+	int mode = p->comm->cfg.eager_poll;
+	size_t room = p->inl_len < p->slot_bytes ? p->inl_len : p->slot_bytes;
+
+	/* the LL form must go inline (the write copies it at post) */
+	p->ll_max = room / 8 * 4 < HOP_LL_MAX ? room / 8 * 4 : HOP_LL_MAX;
+	p->ll_on = (mode > 0 || (mode < 0 && !strcmp(p->ops->name, "verbs"))) &&
+		   p->nranks > 1 && p->ll_max > HOP_EAGER_HDR;
+	if (!p->ll_on)
+		return 0;
+	p->hot = calloc((size_t)p->nranks, sizeof(*p->hot));
+	if (!p->hot)
+		return hop_comm_fail(p->comm, HOP_ERR_NO_MEMORY,
+				     "p2p: out of memory (LL peer list)");
+	return 0;
+}
+
+int p2p_ll_usable(struct hop_p2p *p, int peer, size_t len)
+{
+	const struct p2p_peer *pp = &p->peers[peer];
+
+	return p->ll_on && len <= p->ll_max - HOP_EAGER_HDR &&
+	       pp->last_recv_ns &&
+	       hop_now_ns() - pp->last_recv_ns < P2P_LL_WINDOW_NS / 2;
+}
+
+int p2p_ll_post(struct hop_p2p *p, int peer, const struct hop_eager_hdr *h,
+		const void *payload, uint64_t raddr)
+{
+	unsigned char msg[HOP_LL_MAX];
+	size_t len = HOP_EAGER_HDR + h->len;
+	int ret;
+
+	hop_eager_hdr_encode(msg, h);
+	if (h->len)
+		memcpy(msg + HOP_EAGER_HDR, payload, h->len);
+	hop_ll_encode(p->inl, msg, len, hop_ll_flag(h->seq));
+	ret = p->ops->post_write(p->prov, peer, NULL, p->inl,
+				 hop_ll_bytes(len), raddr,
+				 p->peers[peer].ring_rkey, 0, 0, 0);
+	p->ll_sent += ret == 0;
+	return ret;
+}
+
+void p2p_ll_note_send(struct hop_p2p *p, int peer)
+{
+	struct p2p_peer *pp = &p->peers[peer];
+
+	if (!p->ll_on)
+		return;
+	pp->last_send_ns = p->ll_last_send_ns = hop_now_ns();
+	if (!pp->in_hot) {
+		pp->in_hot = 1;
+		p->hot[p->nhot++] = peer;
+	}
+}
+
+int p2p_ll_drain(struct hop_p2p *p, int q)
+{
+	struct p2p_peer *pp = &p->peers[q];
+	unsigned char msg[HOP_LL_MAX];
+	char err[160];
+	int got = 0, ret;
+
+	for (;;) {
+		uint32_t slot = pp->recv_seq % p->slots;
+		size_t len;
+
+		ret = hop_ll_read(p->ring + ((size_t)q * p->slots + slot) *
+						    p->slot_bytes,
+				  p->slot_bytes, hop_ll_flag(pp->recv_seq), msg,
+				  &len, err, sizeof(err));
+		if (ret == 0)
+			return got;
+		if (ret < 0)
+			return hop_comm_fail(p->comm, ret, "p2p: from rank %d: "
+					     "%s", q, err);
+		pp->last_recv_ns = hop_now_ns();
+		p->ll_received++;
+		if ((ret = p2p_eager_deliver(p, q, msg, len)))
+			return ret;
+		got++;
+	}
+}
+
+/* Forget the hot peers whose window closed. */
+static void ll_prune(struct hop_p2p *p)
+{
+	uint64_t now = hop_now_ns();
+
+	for (int i = 0; i < p->nhot;) {
+		struct p2p_peer *pp = &p->peers[p->hot[i]];
+
+		if (now - pp->last_send_ns < P2P_LL_WINDOW_NS) {
+			i++;
+			continue;
+		}
+		pp->in_hot = 0;
+		p->hot[i] = p->hot[--p->nhot];
+	}
+}
+
+int p2p_ll_poll(struct hop_p2p *p, int all)
+{
+	int got = 0, ret;
+
+	if (!p->ll_on)
+		return 0;
+	if (all || ++p->ll_polls >= P2P_LL_FULL_SCAN) {
+		p->ll_polls = 0;
+		ll_prune(p);
+		for (int q = 0; q < p->nranks; q++) {
+			if (q == p->rank)
+				continue;
+			if ((ret = p2p_ll_drain(p, q)) < 0)
+				return ret;
+			got += ret;
+		}
+		return got;
+	}
+	for (int i = 0; i < p->nhot; i++) {
+		if ((ret = p2p_ll_drain(p, p->hot[i])) < 0)
+			return ret;
+		got += ret;
+	}
+	return got;
+}
+
+int p2p_ll_keep_awake(struct hop_p2p *p)
+{
+	return p->ll_on && p->nhot &&
+	       hop_now_ns() - p->ll_last_send_ns < P2P_LL_WINDOW_NS;
+}
