@@ -49,11 +49,18 @@ if want prov; then
 	step prov-oob 120 env HOP_IB_CM=oob "$B/tests/vm/verbs_prov_test" writes signal
 fi
 
-# 2. p2p end to end on verbs (0 B .. 16 MiB ring, put + immediates, errors)
+# 2. p2p end to end on verbs (0 B .. 16 MiB ring, put + immediates, errors;
+#    then again checking that small messages went memory-polled)
 if ! want p2p; then
 	:
 elif [ -x "$B/tests/integration/p2p_test" ]; then
 	step p2p 200 "$B/tests/integration/p2p_test" --big 16777216
+	# small eager messages go as plain writes polled in memory on verbs
+	# (HOP_EAGER_POLL's default): this rank must have sent and received some
+	[ "${HOP_EAGER_POLL:--1}" = 0 ] ||
+	step p2p-ll 120 env HOP_DEBUG=info B="$B" bash -c 'out=$("$B/tests/integration/p2p_test" 2>&1); rc=$?
+		grep -v "info:" <<< "$out"; grep "memory-polled eager messages" <<< "$out"
+		[ $rc = 0 ] && grep -q "memory-polled eager messages: [1-9][0-9]* sent, [1-9][0-9]* received" <<< "$out"'
 else
 	skip p2p "tests/integration/p2p_test not built"
 fi
@@ -182,8 +189,9 @@ if [ "$MODE" = pair ] && [ $PERF = 1 ] && want perf; then
 	# clock_gettime() an emulated device read
 	[ "$R" = 0 ] && echo "PERFINFO guest clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
 	# the provider alone (no p2p layer): where hop's latency goes; lat
-	# with write + immediate (hop's eager path), latmem with plain writes
-	# noticed in memory (ib_write_lat's method)
+	# with write + immediate (hop's eager path above 224 B, or to a peer
+	# that may sleep), latmem with plain writes noticed in memory
+	# (ib_write_lat's method, and hop's small eager messages)
 	step prov-lat 120 env HOP_IB_CM=rdmacm "$B/tests/vm/verbs_prov_test" lat latmem
 	for round in $(seq 1 "${PERF_ROUNDS:-3}"); do
 		for s in $LAT_SIZES; do

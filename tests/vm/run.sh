@@ -23,7 +23,8 @@
 # of runs per size, LAT2_PAIRS (default 3) at 2 B); the table shows
 # medians over the pairs.
 # SUITE_ONLY=perf,... in the environment runs only those groups of
-# tests/vm/guest-suite.sh (debugging, measuring).
+# tests/vm/guest-suite.sh (debugging, measuring); HOP_EAGER_POLL=0|1 is
+# passed to the guests (an A/B of memory-polled eager messages).
 # Logs: BUILD_DIR/test-logs/vm/. Exit 77 (skip) without the verbs provider.
 set -u
 S=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -65,7 +66,8 @@ run_cfg() { # name nodes ranks_per_node suite-args...
 	echo "== $name: $n VM(s) x $r rank(s) =="
 	(cd "$B" && "$S/scripts/softroce-cluster" -n "$n" -r "$r" --timeout "$TIMEOUT" \
 		-e PERF_ROUNDS="$ROUNDS" ${SUITE_ONLY:+-e SUITE_ONLY="$SUITE_ONLY"} \
-		${LAT2_PAIRS:+-e LAT2_PAIRS="$LAT2_PAIRS"} -- \
+		${LAT2_PAIRS:+-e LAT2_PAIRS="$LAT2_PAIRS"} \
+		${HOP_EAGER_POLL:+-e HOP_EAGER_POLL="$HOP_EAGER_POLL"} -- \
 		"$S/tests/vm/guest-suite.sh" "$@") > "$log" 2>&1
 	local rc=$? nranks=$((n * r))
 	# one line per step: PASS only when every rank passed it
