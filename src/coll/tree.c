@@ -230,6 +230,28 @@ int hop_tree_down(struct hop_sched *s, struct hop_tree_pipe *p, size_t c,
 }
 
 /* ---- AllReduce: binomial tree, or double binary tree ---- */
+
+/*
+ * One chunk through the mirrored tree: list the children right to left,
+ * lower real rank first. Partials that arrive together are taken lower
+ * rank first (the simulator does), so a node folds first the one it got
+ * first: L op (own op R), still an in-order expression, and on the way
+ * down the left child (the larger subtree) goes first. Pipelined, the
+ * left child's partials lead in steady state and its lane slot frees at
+ * its own fold, so the list stays left to right.
+ */
+static void lower_rank_first(struct hop_tree *t)
+{
+	if (t->nchild != 2)
+		return;
+	int c = t->child[0], b = t->before[0];
+
+	t->child[0] = t->child[1];
+	t->before[0] = t->before[1];
+	t->child[1] = c;
+	t->before[1] = b;
+}
+
 int hop_build_allreduce_tree(struct hop_sched *s)
 {
 	const struct hop_coll_args *a = &s->args;
@@ -258,6 +280,8 @@ int hop_build_allreduce_tree(struct hop_sched *s)
 		hop_tree_pipe_init(s, &p[k], k, off, elems,
 				   lu + (size_t)k * (size_t)a->depth *
 						HOP_TREE_MAXCH);
+		if (k == 1 && n % 2 == 0 && p[k].nch == 1)
+			lower_rank_first(&p[k].t);
 	}
 	size_t nch = p[0].nch > p[ntrees - 1].nch ? p[0].nch
 						  : p[ntrees - 1].nch;

@@ -322,10 +322,10 @@ static double dbt_once(struct tnode *d, int n)
  * then a chunk pair leaves every max(q t', c r): per chunk pair a rank
  * sends and receives q = (c+1 if D >= 2, else c) + 1 messages of m/(2k)
  * (c = 2 children, 1 when N = 2) and reduces c of them. That is the
- * ports' load, a lower bound: the simulator's period is 0-30 % longer and
- * not even monotonic in k, because a port that is free may find every
- * message it could take waiting for its partner's busy port
- * (docs/model.md, "The simulator").
+ * ports' load, a lower bound: the simulated schedule takes up to 43 %
+ * longer, with a period not even monotonic in k, because a port that is
+ * free may find every message it could take waiting for its partner's
+ * busy port (docs/model.md, "The simulator").
  */
 static double allreduce_dbtree(const struct form *f, double k)
 {

@@ -5,8 +5,8 @@
  *    1 % for every algorithm, at several N, sizes and chunk counts, but
  *    the pipelined double binary tree (docs/model.md, "The simulator",
  *    says why);
- *  - with a reduction cost, in place and out of place, for every
- *    collective too, but the double binary tree;
+ *  - with a reduction cost, in place and out of place, N a power of
+ *    two or not, for every collective too, the same exception;
  *  - every result is exact: each rank's output equals the reference,
  *    computed independently from the inputs, bit for bit;
  *  - per-link alpha/beta from a topology, relayed where no link exists;
@@ -73,17 +73,12 @@ static long chunks_of(const struct hop_simrun *r)
 						 r->nranks, &r->link);
 }
 
-/* Forms that do not match the simulator (docs/model.md, "The simulator"):
- * the pipelined double binary tree, whose ports idle in patterns no
- * closed form follows; with a reduction cost the double binary tree
- * (simultaneous arrivals are taken in an order the form does not know). */
+/* The form that does not match the simulator (docs/model.md, "The
+ * simulator"): the pipelined double binary tree, whose ports idle in
+ * patterns no closed form follows. */
 static int modelled_exactly(const struct hop_simrun *r)
 {
-	long k = chunks_of(r);
-
-	if (r->algo == HOP_ALGO_DBTREE)
-		return k == 1 && r->link.gamma == 0;
-	return 1;
+	return r->algo != HOP_ALGO_DBTREE || chunks_of(r) == 1;
 }
 
 /* gamma = 0: the alpha-beta structure of every schedule */
