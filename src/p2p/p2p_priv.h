@@ -44,6 +44,7 @@
  * sender writes LL only to a peer heard from within half of it. */
 #define P2P_LL_WINDOW_NS 50000000ull
 #define P2P_LL_FULL_SCAN 256    /* progress calls between scans of all peers */
+#define P2P_LL_CQ_EVERY 8       /* progress calls per provider poll meanwhile */
 
 /* hop_p2p_req.kind */
 enum { P2P_KIND_SEND = 1, P2P_KIND_RECV = 2 };
@@ -168,7 +169,7 @@ struct hop_p2p {
 	size_t ll_max;           /* largest LL message (header + payload) */
 	int *hot;                /* peers whose slots we poll (eager_ll.c) */
 	int nhot;
-	unsigned ll_polls;
+	unsigned ll_polls, ll_cq_skip;
 	uint64_t ll_sent, ll_received;
 	uint64_t ll_last_send_ns;
 	uint64_t batch_ns;       /* clock of the completions being dispatched */
