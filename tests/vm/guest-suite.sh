@@ -55,10 +55,10 @@ if ! want p2p; then
 	:
 elif [ -x "$B/tests/integration/p2p_test" ]; then
 	step p2p 200 "$B/tests/integration/p2p_test" --big 16777216
-	# small eager messages go as plain writes polled in memory on verbs
-	# (HOP_EAGER_POLL's default): this rank must have sent and received some
-	[ "${HOP_EAGER_POLL:--1}" = 0 ] ||
-	step p2p-ll 120 env HOP_DEBUG=info B="$B" bash -c 'out=$("$B/tests/integration/p2p_test" 2>&1); rc=$?
+	# small eager messages as plain writes polled in memory
+	# (HOP_EAGER_POLL=1): this rank must have sent and received some
+	[ "${HOP_EAGER_POLL:-1}" = 0 ] ||
+	step p2p-ll 120 env HOP_EAGER_POLL=1 HOP_DEBUG=info B="$B" bash -c 'out=$("$B/tests/integration/p2p_test" 2>&1); rc=$?
 		grep -v "info:" <<< "$out"; grep "memory-polled eager messages" <<< "$out"
 		[ $rc = 0 ] && grep -q "memory-polled eager messages: [1-9][0-9]* sent, [1-9][0-9]* received" <<< "$out"'
 else
