@@ -189,9 +189,9 @@ if [ "$MODE" = pair ] && [ $PERF = 1 ] && want perf; then
 	# clock_gettime() an emulated device read
 	[ "$R" = 0 ] && echo "PERFINFO guest clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
 	# the provider alone (no p2p layer): where hop's latency goes; lat
-	# with write + immediate (hop's eager path above 224 B, or to a peer
-	# that may sleep), latmem with plain writes noticed in memory
-	# (ib_write_lat's method, and hop's small eager messages)
+	# with write + immediate (hop's eager path), latmem with plain writes
+	# noticed in memory (ib_write_lat's method, and hop's small eager
+	# messages with HOP_EAGER_POLL=1)
 	step prov-lat 120 env HOP_IB_CM=rdmacm "$B/tests/vm/verbs_prov_test" lat latmem
 	for round in $(seq 1 "${PERF_ROUNDS:-3}"); do
 		for s in $LAT_SIZES; do
