@@ -30,7 +30,7 @@ int p2p_ll_init(struct hop_p2p *p)
 	size_t room = p->inl_len < p->slot_bytes ? p->inl_len : p->slot_bytes;
 
 	/* the LL form must go inline (the write copies it at post) */
-	p->ll_max = room / 8 * 4 < HOP_LL_MAX ? room / 8 * 4 : HOP_LL_MAX;
+	p->ll_max = hop_ll_max_msg(room);
 	p->ll_on = (mode > 0 || (mode < 0 && !strcmp(p->ops->name, "verbs"))) &&
 		   p->nranks > 1 && p->ll_max > HOP_EAGER_HDR;
 	if (!p->ll_on)

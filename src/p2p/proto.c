@@ -85,13 +85,11 @@ int hop_ll_read(const void *slot, size_t slot_bytes, uint32_t flag,
 	const volatile uint64_t *w = slot;
 	unsigned char *m = msg;
 	uint64_t word = w[0];
-	size_t total, max = HOP_LL_MAX;
+	size_t total, max = hop_ll_max_msg(slot_bytes);
 
 	if ((uint32_t)(word >> 32) != flag)
 		return 0;
 	total = (size_t)(uint32_t)word + HOP_EAGER_HDR;
-	if (hop_ll_bytes(max) > slot_bytes)
-		max = slot_bytes / 8 * 4;
 	if (max < HOP_EAGER_HDR || (uint32_t)word > max - HOP_EAGER_HDR) {
 		snprintf(err, errlen, "LL eager message declares %u payload "
 			 "bytes, more than the %zu an LL message can carry",

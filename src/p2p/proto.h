@@ -90,6 +90,12 @@ static inline size_t hop_ll_bytes(size_t msg_len)
 	return (msg_len + 3) / 4 * 8;
 }
 
+/* Largest message (header + payload) whose LL form fits @room bytes. */
+static inline size_t hop_ll_max_msg(size_t room)
+{
+	return room / 8 * 4 < HOP_LL_MAX ? room / 8 * 4 : HOP_LL_MAX;
+}
+
 /* hop_ll_encode() - The LL form of @msg (@len bytes) into the 8-byte
  * aligned @dst (hop_ll_bytes(@len) bytes), each word flagged @flag. */
 void hop_ll_encode(void *dst, const void *msg, size_t len, uint32_t flag);
