@@ -217,7 +217,7 @@ if [ "$MODE" = pair ] && [ $PERF = 1 ] && want perf; then
 	# bootstrap waits (HOP_TIMEOUT)
 	STEPNO=1000
 	step perf-sync 400 env HOP_TIMEOUT=360 "$B/tools/hop-p2p-bench" --min 1 --max 1 \
-		--iters 1 --warmup 0 --no-bw > /dev/null
+		--iters 1 --warmup 0 --no-bw
 fi
 # fixed step numbers (bootstrap ports) from here on, whatever ran above
 STEPNO=1010
