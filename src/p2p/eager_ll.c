@@ -19,6 +19,7 @@
  * P2P_LL_FULL_SCAN progress calls and before every blocking wait: late by
  * at most one provider wait (P2P_WAIT_US), never lost.
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,14 +83,15 @@ void p2p_ll_note_send(struct hop_p2p *p, int peer)
 	}
 }
 
-int p2p_ll_drain(struct hop_p2p *p, int q)
+int p2p_ll_drain(struct hop_p2p *p, int q, uint32_t max)
 {
 	struct p2p_peer *pp = &p->peers[q];
 	unsigned char msg[HOP_LL_MAX];
 	char err[160];
-	int got = 0, ret;
+	uint32_t got = 0;
+	int ret;
 
-	for (;;) {
+	while (got < max) {
 		uint32_t slot = pp->recv_seq % p->slots;
 		size_t len;
 
@@ -98,16 +100,17 @@ int p2p_ll_drain(struct hop_p2p *p, int q)
 				  p->slot_bytes, hop_ll_flag(pp->recv_seq), msg,
 				  &len, err, sizeof(err));
 		if (ret == 0)
-			return got;
+			break;
 		if (ret < 0)
 			return hop_comm_fail(p->comm, ret, "p2p: from rank %d: "
 					     "%s", q, err);
-		pp->last_recv_ns = hop_now_ns();
+		pp->last_recv_ns = p->batch_ns;
 		p->ll_received++;
 		if ((ret = p2p_eager_deliver(p, q, msg, len)))
 			return ret;
 		got++;
 	}
+	return (int)got;
 }
 
 /* Forget the hot peers whose window closed. */
@@ -127,26 +130,74 @@ static void ll_prune(struct hop_p2p *p)
 	}
 }
 
-int p2p_ll_poll(struct hop_p2p *p, int all)
+/* Mark the LL messages that have begun to land in @q's slots; their
+ * first word is enough, p2p_ll_drain() waits for the rest. */
+static int ll_peek_peer(struct hop_p2p *p, int q)
 {
-	int got = 0, ret;
+	struct p2p_peer *pp = &p->peers[q];
+	const unsigned char *ring = p->ring + (size_t)q * p->slots *
+					      p->slot_bytes;
+	uint32_t k = 0;
+
+	while (k < p->slots) {
+		uint32_t seq = pp->recv_seq + k;
+		const volatile uint64_t *w = (const volatile uint64_t *)
+			(ring + (size_t)(seq % p->slots) * p->slot_bytes);
+
+		if ((uint32_t)(*w >> 32) != hop_ll_flag(seq))
+			break;
+		k++;
+	}
+	pp->ll_upto = pp->recv_seq + k;
+	return (int)k;
+}
+
+int p2p_ll_peek(struct hop_p2p *p, int all)
+{
+	int seen = 0;
 
 	if (!p->ll_on)
 		return 0;
-	if (all || ++p->ll_polls >= P2P_LL_FULL_SCAN) {
+	p->ll_peek_all = all || ++p->ll_polls >= P2P_LL_FULL_SCAN;
+	if (p->ll_peek_all) {
 		p->ll_polls = 0;
 		ll_prune(p);
+		for (int q = 0; q < p->nranks; q++)
+			if (q != p->rank)
+				seen += ll_peek_peer(p, q);
+	} else {
+		for (int i = 0; i < p->nhot; i++)
+			seen += ll_peek_peer(p, p->hot[i]);
+	}
+	/* the CQ is read after these slots (p2p_ll_deliver's contract) */
+	atomic_thread_fence(memory_order_acquire);
+	return seen;
+}
+
+static int ll_deliver_peer(struct hop_p2p *p, int q)
+{
+	const struct p2p_peer *pp = &p->peers[q];
+	int32_t n = (int32_t)(pp->ll_upto - pp->recv_seq);
+
+	return n > 0 ? p2p_ll_drain(p, q, (uint32_t)n) : 0;
+}
+
+int p2p_ll_deliver(struct hop_p2p *p)
+{
+	int got = 0, ret;
+
+	if (p->ll_peek_all) {
 		for (int q = 0; q < p->nranks; q++) {
 			if (q == p->rank)
 				continue;
-			if ((ret = p2p_ll_drain(p, q)) < 0)
+			if ((ret = ll_deliver_peer(p, q)) < 0)
 				return ret;
 			got += ret;
 		}
 		return got;
 	}
 	for (int i = 0; i < p->nhot; i++) {
-		if ((ret = p2p_ll_drain(p, p->hot[i])) < 0)
+		if ((ret = ll_deliver_peer(p, p->hot[i])) < 0)
 			return ret;
 		got += ret;
 	}

@@ -104,6 +104,7 @@ struct p2p_peer {
 	uint64_t ring_rkey;
 	uint32_t send_seq;       /* eager messages sent to the peer */
 	uint32_t recv_seq;       /* eager messages received from it */
+	uint32_t ll_upto;        /* LL: p2p_ll_peek() saw seqs below this */
 	struct hop_credit cr;
 	struct hop_match mq;
 	struct hop_rlist sendq;
@@ -170,6 +171,7 @@ struct hop_p2p {
 	int *hot;                /* peers whose slots we poll (eager_ll.c) */
 	int nhot;
 	unsigned ll_polls, ll_cq_skip;
+	int ll_peek_all;         /* the last p2p_ll_peek() scanned every peer */
 	uint64_t ll_sent, ll_received;
 	uint64_t ll_last_send_ns;
 	uint64_t batch_ns;       /* clock of the completions being dispatched */
@@ -261,11 +263,17 @@ int p2p_ll_post(struct hop_p2p *p, int peer, const struct hop_eager_hdr *h,
 		const void *payload, uint64_t raddr);
 int p2p_ll_usable(struct hop_p2p *p, int peer, size_t len);
 void p2p_ll_note_send(struct hop_p2p *p, int peer);
-int p2p_ll_poll(struct hop_p2p *p, int all);
-/* Deliver every LL message waiting in @q's slots, in sequence order:
- * before anything that arrived through a completion from @q, which was
- * sent after them. Returns how many, or a failure. */
-int p2p_ll_drain(struct hop_p2p *p, int q);
+/* How many LL messages have begun to land in the slots of the hot peers
+ * (every peer on each P2P_LL_FULL_SCAN-th call, or when @all); marks them
+ * for p2p_ll_deliver(), which may run only after the CQ was emptied. */
+int p2p_ll_peek(struct hop_p2p *p, int all);
+/* Deliver the LL messages p2p_ll_peek() marked: the CQ, polled empty
+ * since, held every completion (an RTS) sent before them. */
+int p2p_ll_deliver(struct hop_p2p *p);
+/* Deliver up to @max LL messages waiting in @q's slots, in sequence order:
+ * the ones sent before something that arrived through a completion from
+ * @q. Returns how many, or a failure. */
+int p2p_ll_drain(struct hop_p2p *p, int q, uint32_t max);
 int p2p_ll_keep_awake(struct hop_p2p *p);
 
 /* collsig.c: a collective's message that no receive took */

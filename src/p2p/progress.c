@@ -139,6 +139,16 @@ static int dispatch_write(struct hop_p2p *p, const struct hop_cqe *c)
 			     (unsigned long long)c->wr_id, c->peer);
 }
 
+/* A rendezvous request keeps its place among the eager messages: the LL
+ * ones sent before it (sequence numbers below @seq) are delivered first,
+ * the ones sent after it stay in their slots. */
+static int ll_before_rts(struct hop_p2p *p, int q, uint32_t seq)
+{
+	int32_t n = (int32_t)(seq - p->peers[q].recv_seq);
+
+	return p->ll_on && n > 0 ? p2p_ll_drain(p, q, (uint32_t)n) : 0;
+}
+
 static int dispatch_recv(struct hop_p2p *p, const struct hop_cqe *c)
 {
 	struct hop_ctl m;
@@ -156,6 +166,8 @@ static int dispatch_recv(struct hop_p2p *p, const struct hop_cqe *c)
 		return ret;
 	switch (m.type) {
 	case HOP_MSG_RTS:
+		if ((ret = ll_before_rts(p, c->peer, m.u.rts.seq)) < 0)
+			return ret;
 		return p2p_rts_arrived(p, c->peer, &m);
 	case HOP_MSG_CTS:
 		return p2p_cts_arrived(p, c->peer, &m);
@@ -175,10 +187,15 @@ static int dispatch(struct hop_p2p *p, const struct hop_cqe *c)
 				     "names rank %d (comm has %d ranks)",
 				     c->peer, p->nranks);
 	if (p->ll_on && (c->op == HOP_CQE_RECV_IMM || c->op == HOP_CQE_RECV)) {
-		int ret = p2p_ll_drain(p, c->peer);
+		/* LL messages sent before an eager write with immediate:
+		 * the drain stops at its slot, which holds no LL form */
+		if (c->op == HOP_CQE_RECV_IMM &&
+		    hop_imm_kind(c->imm) == HOP_IMM_EAGER) {
+			int ret = p2p_ll_drain(p, c->peer, UINT32_MAX);
 
-		if (ret < 0)
-			return ret;
+			if (ret < 0)
+				return ret;
+		}
 		p->peers[c->peer].last_recv_ns = p->batch_ns;
 	}
 	switch (c->op) {
@@ -227,10 +244,32 @@ int p2p_failed_recording(const struct hop_comm *comm)
 	}
 }
 
+/* The LL messages p2p_ll_peek() saw, once the CQ is empty: the batch
+ * just dispatched (@n entries) and as many more as it takes. Returns
+ * what arrived in all, or a failure. */
+static int ll_after_cq(struct hop_p2p *p, int n)
+{
+	int got = 0, ret = 0;
+
+	while (n == P2P_POLL_BATCH) {
+		n = p->ops->poll(p->prov, p->cqe, P2P_POLL_BATCH);
+		if (n < 0)
+			return n;
+		for (int i = 0; i < n && ret >= 0; i++)
+			ret = dispatch(p, &p->cqe[i]);
+		if (ret < 0)
+			return ret;
+		got += n;
+	}
+	if ((ret = p2p_ll_deliver(p)) < 0)
+		return ret;
+	return got + ret;
+}
+
 int hop_p2p_progress(struct hop_comm *comm)
 {
 	struct hop_p2p *p = comm->p2p;
-	int n, ret = 0;
+	int n, ret = 0, ll_seen;
 
 	if (!p)
 		return HOP_ERR_INVALID_HANDLE;
@@ -240,12 +279,16 @@ int hop_p2p_progress(struct hop_comm *comm)
 		goto fail;
 	if (p->deferred.head)
 		run_deferred(p);
-	/* While small messages come memory-polled (eager_ll.c) and nothing
-	 * else waits for a completion, poll the provider on one call in
-	 * P2P_LL_CQ_EVERY: a CQ poll costs more than reading the slots, and
-	 * spinning on it cost rxe ping-pongs 3-13% of a half round trip */
-	if (p->ll_on && p->nhot && !p->nbacklog && !p->rndv_active.head &&
-	    ++p->ll_cq_skip % P2P_LL_CQ_EVERY)
+	/* Memory-polled messages (eager_ll.c) are taken only after a CQ poll
+	 * that began after they were seen and emptied the CQ: an RTS sent
+	 * before them then came out of it first. While LL peers are hot and
+	 * nothing has landed or waits for a completion, the provider is
+	 * polled on one call in P2P_LL_CQ_EVERY: a CQ poll costs more than
+	 * reading the slots, and spinning on it cost rxe ping-pongs 3-13% of
+	 * a half round trip */
+	ll_seen = p->ll_on ? p2p_ll_peek(p, 0) : 0;
+	if (p->ll_on && !ll_seen && p->nhot && !p->nbacklog &&
+	    !p->rndv_active.head && ++p->ll_cq_skip % P2P_LL_CQ_EVERY)
 		n = 0;
 	else
 		n = p->ops->poll(p->prov, p->cqe, P2P_POLL_BATCH);
@@ -255,16 +298,16 @@ int hop_p2p_progress(struct hop_comm *comm)
 			goto fail;
 		}
 		/* the spinning path: nothing arrived, nothing queued */
-		if (!p->nbacklog && !p->rndv_active.head && !p->ll_on)
+		if (!p->nbacklog && !p->rndv_active.head && !ll_seen)
 			return 0;
 	}
 	p->post_depth++;        /* callbacks run after the batch */
-	if (n && p->ll_on)
+	if (p->ll_on && (n || ll_seen))
 		p->batch_ns = hop_now_ns();
 	for (int i = 0; i < n && ret >= 0; i++)
 		ret = dispatch(p, &p->cqe[i]);
-	if (ret >= 0 && p->ll_on) {
-		int got = p2p_ll_poll(p, 0);
+	if (ret >= 0 && ll_seen) {
+		int got = ll_after_cq(p, n);
 
 		if (got < 0)
 			ret = got;

@@ -112,7 +112,7 @@ int hop_ll_read(const void *slot, size_t slot_bytes, uint32_t flag,
 }
 
 static const size_t ctl_len[HOP_MSG_TYPE_MAX] = {
-	[HOP_MSG_RTS] = 8 + 24,
+	[HOP_MSG_RTS] = 8 + 28,
 	[HOP_MSG_CTS] = 8 + 24,
 	[HOP_MSG_NAK] = 8 + 40,
 	[HOP_MSG_CREDIT] = 8,
@@ -143,6 +143,7 @@ size_t hop_ctl_encode(const struct hop_ctl *m, void *buf)
 		PUT(b, 16, m->u.rts.len);
 		PUT(b, 24, m->u.rts.sig);
 		PUT(b, 28, m->u.rts.sid);
+		PUT(b, 32, m->u.rts.seq);
 		break;
 	case HOP_MSG_CTS:
 		PUT(b, 8, m->u.cts.addr);
@@ -199,6 +200,7 @@ int hop_ctl_decode(const void *buf, size_t len, struct hop_ctl *m, char *err,
 		GET(b, 16, m->u.rts.len);
 		GET(b, 24, m->u.rts.sig);
 		GET(b, 28, m->u.rts.sid);
+		GET(b, 32, m->u.rts.seq);
 		break;
 	case HOP_MSG_CTS:
 		GET(b, 8, m->u.cts.addr);

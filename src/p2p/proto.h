@@ -45,7 +45,7 @@
 
 enum hop_msg_type {
 	HOP_MSG_EAGER = 1,
-	HOP_MSG_RTS,    /* request to send: tag, len, sig, sender's id */
+	HOP_MSG_RTS,    /* request to send: tag, len, sig, sender's id, seq */
 	HOP_MSG_CTS,    /* clear to send: where to write */
 	HOP_MSG_NAK,    /* receiver refuses a message (truncation, mismatch) */
 	HOP_MSG_CREDIT, /* eager slots returned */
@@ -122,6 +122,9 @@ struct hop_ctl {
 		struct {
 			uint64_t tag, len;
 			uint32_t sig, sid;
+			/* the sender's next eager sequence number at the
+			 * post: eager messages below it came first */
+			uint32_t seq;
 		} rts;
 		struct {
 			uint64_t addr, key;

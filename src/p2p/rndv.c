@@ -26,6 +26,7 @@ int p2p_rts_post(struct hop_p2p *p, struct hop_p2p_req *r)
 	m.u.rts.len = r->len;
 	m.u.rts.sig = r->sig;
 	m.u.rts.sid = (uint32_t)RQ_ID(r);
+	m.u.rts.seq = p->peers[r->peer].send_seq;
 	if ((ret = p2p_ctl_post_now(p, r->peer, &m)))
 		return ret;
 	if (RQ_STATE(r) == ST_SENDQ)

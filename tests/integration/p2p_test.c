@@ -9,6 +9,8 @@
  *   blocking   hop_send/hop_recv ping-pong, status checked
  *   tags       many tags interleaved, receives posted in another order
  *              and late (unexpected eager and rendezvous messages)
+ *   order      eager and rendezvous messages alternating on one tag,
+ *              receives posted first: none overtakes another
  *   test       hop_test polling loops
  *   put        hop_put + hop_wait_imm into registered regions (inline,
  *              staged, chunked sizes, to self), data and immediates checked
@@ -262,6 +264,58 @@ static void test_tags(void)
 	}
 }
 
+/*
+ * Small and rendezvous messages alternating on one tag, to both neighbours
+ * and from both, receives posted first: each receive must take the message
+ * sent in its place (MPI's non-overtaking rule). With HOP_EAGER_POLL=1 the
+ * small ones land memory-polled while the rendezvous requests come through
+ * the CQ, so this is where the two paths must keep their order.
+ */
+static void test_order(void)
+{
+	enum { K = 24, ROUNDS = 4, N = 2 * K };
+	int peers[2] = { (rank + 1) % size, (rank - 1 + size) % size };
+	int np = peers[0] == peers[1] ? 1 : 2;
+	hop_request_t *sreq[2][N], *rreq[2][N];
+	uint8_t *sb[2][N], *rb[2][N];
+	size_t len[N];
+
+	for (int k = 0; k < N; k++)
+		len[k] = k % 2 ? 9000 + (size_t)k * 331 : (size_t)(k * 7 % 150);
+	for (int round = 0; round < ROUNDS; round++) {
+		for (int j = 0; j < np; j++)
+			for (int k = 0; k < N; k++) {
+				sb[j][k] = xmalloc(len[k]);
+				rb[j][k] = xmalloc(len[k]);
+				fill(sb[j][k], rank, peers[j], len[k], k + round);
+				OK(hop_irecv(comm, rb[j][k], len[k], peers[j], 5,
+					     &rreq[j][k]));
+			}
+		for (int k = 0; k < N; k++)
+			for (int j = 0; j < np; j++)
+				OK(hop_isend(comm, sb[j][k], len[k], peers[j], 5,
+					     &sreq[j][k]));
+		for (int j = 0; j < np; j++)
+			for (int k = 0; k < N; k++) {
+				hop_status_t st;
+
+				OK(hop_wait(&rreq[j][k], &st));
+				if (st.bytes != len[k])
+					FAIL("round %d: receive %d from rank %d "
+					     "took %zu B, expected %zu B", round,
+					     k, peers[j], st.bytes, len[k]);
+				verify(rb[j][k], peers[j], rank, len[k],
+				       k + round, "order");
+			}
+		for (int j = 0; j < np; j++)
+			for (int k = 0; k < N; k++) {
+				OK(hop_wait(&sreq[j][k], NULL));
+				free(sb[j][k]);
+				free(rb[j][k]);
+			}
+	}
+}
+
 /* hop_test polling to completion, with a counter of polls. */
 static void test_hop_test(void)
 {
@@ -497,6 +551,8 @@ int main(int argc, char **argv)
 	p2p_barrier();
 	test_blocking();
 	test_tags();
+	p2p_barrier();
+	test_order();
 	p2p_barrier();
 	test_hop_test();
 	test_put();

@@ -186,6 +186,7 @@ static void test_ll_rejects(void **state)
 
 static void test_ctl_roundtrip(void **state)
 {
+	unsigned char buf[HOP_CTL_MAX];
 	struct hop_ctl m, d;
 	(void)state;
 
@@ -196,11 +197,14 @@ static void test_ctl_roundtrip(void **state)
 	m.u.rts.len = 64ull << 20;
 	m.u.rts.sig = 0xcafe;
 	m.u.rts.sid = 12345;
+	m.u.rts.seq = 0xfffffffeu;
+	assert_int_equal(hop_ctl_encode(&m, buf), 8 + 28);
 	roundtrip(&m, &d);
 	assert_int_equal(d.u.rts.tag, ~0ull);
 	assert_int_equal(d.u.rts.len, 64ull << 20);
 	assert_int_equal(d.u.rts.sig, 0xcafe);
 	assert_int_equal(d.u.rts.sid, 12345);
+	assert_int_equal(d.u.rts.seq, 0xfffffffeu);
 
 	memset(&m, 0, sizeof(m));
 	m.type = HOP_MSG_CTS;
