@@ -64,8 +64,8 @@ static const struct cfg_var cfg_vars[] = {
 	  "largest payload sent eagerly (bytes per pre-registered slot); larger messages use rendezvous" },
 	{ "HOP_EAGER_SLOTS", CFG_INT, "16", 1, 1024, NULL, FIELD(eager_slots),
 	  "eager slots per peer (receive ring depth)" },
-	{ "HOP_EAGER_POLL", CFG_INT, "0", -1, 1, NULL, FIELD(eager_poll),
-	  "1: eager messages up to 224 B go to a peer heard from within 25 ms as plain writes its receiver polls in memory (no completion; experimental, docs/verbs.md); 0: always writes with immediate; -1: 1 on verbs, 0 on tcp and shm" },
+	{ "HOP_EAGER_POLL", CFG_INT, "-1", -1, 1, NULL, FIELD(eager_poll),
+	  "-1: 1 on verbs, 0 on tcp and shm; 1: eager messages up to 224 B go to a peer heard from within 25 ms as plain writes its receiver polls in memory (no completion; docs/verbs.md); 0: always writes with immediate" },
 	{ "HOP_RNDV_CHUNK", CFG_SIZE, "1M", 4 * KIB, 1 * GIB, NULL, FIELD(rndv_chunk),
 	  "bytes per write of a rendezvous transfer" },
 	/* collectives */
