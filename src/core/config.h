@@ -21,7 +21,7 @@ struct hop_config {
 	/* p2p */
 	size_t eager_size;              /* HOP_EAGER_SIZE payload bytes per eager slot, default 8192 */
 	int eager_slots;                /* HOP_EAGER_SLOTS slots per peer, default 16 */
-	int eager_poll;                 /* HOP_EAGER_POLL memory-polled eager: 1, 0 (default), -1 auto */
+	int eager_poll;                 /* HOP_EAGER_POLL memory-polled eager: 1, 0, -1 (default: verbs only) */
 	size_t rndv_chunk;              /* HOP_RNDV_CHUNK bytes per rendezvous write, default 1 MiB */
 	/* collectives */
 	char algo[HOP_CFG_STR];         /* HOP_ALGO e.g. "allreduce:ring,broadcast:tree", default "" */

@@ -18,6 +18,11 @@
  * than half of it) is found by the scan of every peer that runs each
  * P2P_LL_FULL_SCAN progress calls and before every blocking wait: late by
  * at most one provider wait (P2P_WAIT_US), never lost.
+ *
+ * Order against what comes through the CQ (progress.c): a slot seen by
+ * p2p_ll_peek() is delivered only after the CQ was polled empty, an RTS
+ * first delivers the LL messages below the sequence number it carries,
+ * and an eager write with immediate the ones before its own slot.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
