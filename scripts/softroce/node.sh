@@ -23,6 +23,8 @@ up() { cut -d' ' -f1 /proc/uptime; }
 log() { echo "[node$NODE $(up)s] $*"; [ -n "$STATUS_OK" ] && echo "[node$NODE $(up)s] $*" >> "$RUN/node$NODE.log"; }
 STATUS_OK=
 finish() { # $1 = PASS|FAIL, $2 = reason
+	# the guest's clock sources, for softroce-cluster's clock check
+	dmesg 2>/dev/null | grep -iE 'clocksource|tsc' | tail -8 | while read -r l; do log "kernel: $l"; done
 	log "HOP_NODE_STATUS=$1 $2"
 	[ -n "$STATUS_OK" ] && echo "$1 $2" > "$RUN/node$NODE.status"
 	sync

@@ -70,16 +70,6 @@ run_cfg() { # name nodes ranks_per_node suite-args...
 		${HOP_EAGER_POLL:+-e HOP_EAGER_POLL="$HOP_EAGER_POLL"} -- \
 		"$S/tests/vm/guest-suite.sh" "$@") > "$log" 2>&1
 	local rc=$? nranks=$((n * r))
-	if [ $rc = 3 ] && [ "${STALL_RETRY:-1}" = 1 ]; then
-		# exit 3: a guest's network device stalled (softroce-cluster
-		# names it); the link was dead, not the code under test, so the
-		# configuration runs once more, and the first log is kept
-		echo "  $(sed -n 's/^softroce-cluster: NETSTALL //p' "$log")"
-		echo "  -- running $name once more (first log: $log.stalled)"
-		mv "$log" "$log.stalled"
-		STALL_RETRY=0 run_cfg "$name" "$n" "$r" "$@"
-		return
-	fi
 	# one line per step: PASS only when every rank passed it
 	awk -v cfg="$name" -v nr=$nranks '
 		/STEP [^ ]+ (PASS|FAIL|SKIP)/ {
@@ -98,7 +88,7 @@ run_cfg() { # name nodes ranks_per_node suite-args...
 				printf "  %-4s %-14s %s\n", substr(st, 1, 4), s, substr(st, 6)
 			}
 		}' "$log"
-	grep -E '^softroce-cluster: (node|PASS|FAIL)' "$log" | sed 's/^/  /'
+	grep -E '^softroce-cluster: (node|PASS|FAIL|VMFAULT)' "$log" | sed 's/^/  /'
 	if [ $rc != 0 ] || grep -qE 'STEP [^ ]+ FAIL' "$log"; then
 		RC=1
 		echo "  -- $name failed; last lines of $log:"
