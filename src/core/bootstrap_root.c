@@ -20,6 +20,7 @@
 
 #include "bs_int.h"
 #include "core_int.h"
+#include "wire.h"
 
 /* HOP_BOOTSTRAP_FD is handed to one rank 0 per process, once. */
 static atomic_int bs_fd_taken;
@@ -149,21 +150,6 @@ static void reject(struct pending *pc, int code, uint32_t claimed,
 		    hop_deadline_after(500), 0, NULL);
 }
 
-static int secret_equal(const uint8_t *a, const uint8_t *b)
-{
-	volatile uint8_t d = 0;
-
-	for (int i = 0; i < HOP_SECRET_BYTES; i++)
-		d |= a[i] ^ b[i];
-	return d == 0;
-}
-
-static uint32_t rd32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	       (uint32_t)p[2] << 8 | p[3];
-}
-
 /*
  * A pending connection sent bytes: read its HELLO; once complete, admit
  * it as its rank (1, the slot moves to peers[]) or reject it (0). -1: still
@@ -203,10 +189,10 @@ static int hello_read(struct hop_bootstrap *bs, struct pending *pc, int ep)
 	if (pc->got < sizeof(pc->buf))
 		return -1;
 	hop_bs_hdr_parse(pc->buf, HOP_BS_HDR_LEN, HOP_BS_HELLO_LEN, &h, NULL, 0);
-	version = rd32(pl);
-	nranks = rd32(pl + 4);
-	pid = rd32(pl + 8);
-	if (!secret_equal(pl + 16, bs->secret)) {
+	version = hop_get_be32(pl);
+	nranks = hop_get_be32(pl + 4);
+	pid = hop_get_be32(pl + 8);
+	if (!hop_ct_equal(pl + 16, bs->secret, HOP_SECRET_BYTES)) {
 		reject(pc, HOP_ERR_AUTH, h.rank, pid, "wrong secret");
 		return 0;
 	}

@@ -15,6 +15,7 @@
 
 #include "bs_int.h"
 #include "core_int.h"
+#include "wire.h"
 
 static const char *const type_names[] = {
 	[0] = "?",
@@ -29,30 +30,16 @@ const char *hop_bs_type_name(unsigned type)
 	return type <= HOP_BS_TYPE_MAX ? type_names[type] : "?";
 }
 
-static uint32_t rd32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	       (uint32_t)p[2] << 8 | p[3];
-}
-
-static void wr32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
 void hop_bs_hdr_pack(uint8_t out[HOP_BS_HDR_LEN], uint16_t type,
 		     uint16_t seq, uint32_t rank, uint32_t len)
 {
-	wr32(out, HOP_BS_MAGIC);
+	hop_put_be32(out, HOP_BS_MAGIC);
 	out[4] = (uint8_t)(type >> 8);
 	out[5] = (uint8_t)type;
 	out[6] = (uint8_t)(seq >> 8);
 	out[7] = (uint8_t)seq;
-	wr32(out + 8, rank);
-	wr32(out + 12, len);
+	hop_put_be32(out + 8, rank);
+	hop_put_be32(out + 12, len);
 }
 
 static int parse_err(char *err, size_t errlen, const char *fmt, ...)
@@ -79,11 +66,11 @@ int hop_bs_hdr_parse(const void *buf, size_t buflen, uint32_t max_len,
 		return parse_err(err, errlen, "truncated bootstrap header: "
 				 "%zu of %d bytes", p ? buflen : 0,
 				 HOP_BS_HDR_LEN);
-	h.magic = rd32(p);
+	h.magic = hop_get_be32(p);
 	h.type = (uint16_t)(p[4] << 8 | p[5]);
 	h.flags = (uint16_t)(p[6] << 8 | p[7]);
-	h.rank = rd32(p + 8);
-	h.len = rd32(p + 12);
+	h.rank = hop_get_be32(p + 8);
+	h.len = hop_get_be32(p + 12);
 	if (h.magic != HOP_BS_MAGIC)
 		return parse_err(err, errlen, "bad bootstrap magic 0x%08x "
 				 "(expected 0x%08x): not a hop peer", h.magic,
@@ -195,7 +182,7 @@ size_t hop_bs_reason_pack(uint8_t *buf, int code, const char *reason)
 {
 	size_t n = strnlen(reason, HOP_BS_REASON_MAX);
 
-	wr32(buf, (uint32_t)-code);
+	hop_put_be32(buf, (uint32_t)-code);
 	memcpy(buf + 4, reason, n);
 	return 4 + n;
 }
@@ -210,7 +197,7 @@ int hop_bs_reason_unpack(const uint8_t *buf, size_t len, char *reason,
 		snprintf(reason, rlen, "(no reason given)");
 		return HOP_ERR_BOOTSTRAP;
 	}
-	c = rd32(buf);
+	c = hop_get_be32(buf);
 	for (size_t i = 4; i < len && n + 1 < rlen; i++) /* printable only */
 		reason[n++] = (buf[i] >= 0x20 && buf[i] < 0x7f) ? (char)buf[i] : '?';
 	reason[n] = '\0';

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/bootstrap.h"
+#include "core/wire.h"
 #include "transport/tcp/tcp.h"
 
 /* Socket buffers asked for when the system maximum allows (else autotune). */
@@ -63,15 +64,6 @@ static void tcp_tune(int fd)
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
 	}
-}
-
-static int ct_equal(const uint8_t *a, const uint8_t *b, size_t n)
-{
-	uint8_t d = 0;
-
-	for (size_t i = 0; i < n; i++)
-		d |= a[i] ^ b[i];
-	return d == 0;
 }
 
 static int hs_connect(struct tcp_hs *h, const struct tcp_addr *a)
@@ -143,7 +135,7 @@ static int hs_step(struct hop_prov *prov, struct tcp_hs *h, short rev,
 		if (tcp_hello_parse(h->in, TCP_HELLO_LEN, &hello, why,
 				    sizeof(why)))
 			goto bad_hello;
-		if (!ct_equal(hello.secret, secret, HOP_SECRET_BYTES)) {
+		if (!hop_ct_equal(hello.secret, secret, HOP_SECRET_BYTES)) {
 			snprintf(why, sizeof(why), "wrong secret");
 			goto bad_hello;
 		}

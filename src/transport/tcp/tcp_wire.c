@@ -6,49 +6,20 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/wire.h"
 #include "transport/tcp/tcp.h"
-
-static inline void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static inline void put64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static inline uint32_t get32(const uint8_t *p)
-{
-	uint32_t v = 0;
-
-	for (int i = 3; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
-}
-
-static inline uint64_t get64(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 7; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
-}
 
 void tcp_hdr_pack(const struct tcp_hdr *h, uint8_t *buf)
 {
-	put32(buf, TCP_MAGIC);
+	hop_put_le32(buf, TCP_MAGIC);
 	buf[4] = h->op;
 	buf[5] = h->flags;
 	buf[6] = buf[7] = 0;
-	put32(buf + 8, h->imm);
-	put32(buf + 12, 0);
-	put64(buf + 16, h->len);
-	put64(buf + 24, h->raddr);
-	put64(buf + 32, h->rkey);
+	hop_put_le32(buf + 8, h->imm);
+	hop_put_le32(buf + 12, 0);
+	hop_put_le64(buf + 16, h->len);
+	hop_put_le64(buf + 24, h->raddr);
+	hop_put_le64(buf + 32, h->rkey);
 }
 
 #define BAD(...)                                                              \
@@ -67,16 +38,16 @@ int tcp_hdr_parse(const void *buf, size_t buflen, struct tcp_hdr *out,
 	if (!buf || buflen < TCP_HDR_LEN)
 		BAD("header truncated (%zu of %d bytes)", buf ? buflen : 0,
 		    TCP_HDR_LEN);
-	magic = get32(b);
+	magic = hop_get_le32(b);
 	if (magic != TCP_MAGIC)
 		BAD("bad magic 0x%08x", magic);
 	h.op = b[4];
 	h.flags = b[5];
-	h.imm = get32(b + 8);
-	h.len = get64(b + 16);
-	h.raddr = get64(b + 24);
-	h.rkey = get64(b + 32);
-	if (b[6] || b[7] || get32(b + 12))
+	h.imm = hop_get_le32(b + 8);
+	h.len = hop_get_le64(b + 16);
+	h.raddr = hop_get_le64(b + 24);
+	h.rkey = hop_get_le64(b + 32);
+	if (b[6] || b[7] || hop_get_le32(b + 12))
 		BAD("reserved fields not zero");
 	switch (h.op) {
 	case TCP_OP_WRITE:
@@ -121,10 +92,10 @@ int tcp_hdr_parse(const void *buf, size_t buflen, struct tcp_hdr *out,
 
 void tcp_hello_pack(const struct tcp_hello *h, uint8_t *buf)
 {
-	put32(buf, TCP_HELLO_MAGIC);
-	put32(buf + 4, h->version);
-	put32(buf + 8, h->rank);
-	put32(buf + 12, h->nranks);
+	hop_put_le32(buf, TCP_HELLO_MAGIC);
+	hop_put_le32(buf + 4, h->version);
+	hop_put_le32(buf + 8, h->rank);
+	hop_put_le32(buf + 12, h->nranks);
 	memcpy(buf + 16, h->secret, sizeof(h->secret));
 }
 
@@ -136,14 +107,14 @@ int tcp_hello_parse(const void *buf, size_t buflen, struct tcp_hello *out,
 	if (!buf || buflen < TCP_HELLO_LEN)
 		BAD("hello truncated (%zu of %d bytes)", buf ? buflen : 0,
 		    TCP_HELLO_LEN);
-	if (get32(b) != TCP_HELLO_MAGIC)
-		BAD("not a hop tcp hello (magic 0x%08x)", get32(b));
-	out->version = get32(b + 4);
+	if (hop_get_le32(b) != TCP_HELLO_MAGIC)
+		BAD("not a hop tcp hello (magic 0x%08x)", hop_get_le32(b));
+	out->version = hop_get_le32(b + 4);
 	if (out->version != TCP_HELLO_VERSION)
 		BAD("hello version %u, expected %u", out->version,
 		    TCP_HELLO_VERSION);
-	out->rank = get32(b + 8);
-	out->nranks = get32(b + 12);
+	out->rank = hop_get_le32(b + 8);
+	out->nranks = hop_get_le32(b + 12);
 	memcpy(out->secret, b + 16, sizeof(out->secret));
 	return 0;
 }

@@ -1,6 +1,6 @@
 /*
- * cm.c - connecting the QPs: librdmacm (HOP_IB_CM=rdmacm) or an
- * out-of-band exchange through the bootstrap (HOP_IB_CM=oob).
+ * cm.c - connecting the QPs with librdmacm (HOP_IB_CM=rdmacm); oob.c has
+ * the out-of-band exchange through the bootstrap (HOP_IB_CM=oob).
  *
  * rdmacm: every rank listens on its bootstrap address (the listener also
  * picks the device: the one owning that address); listener addresses are
@@ -11,8 +11,6 @@
  * request and of the reply carry rank, nranks and the bootstrap secret; a
  * wrong one is rejected. Failed attempts (unreachable, timeouts of CM MADs
  * on a loaded host) are retried until the comm deadline.
- *
- * oob: one allgather of {GID, LID, MTU} plus a {QPN, PSN} per peer.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -23,6 +21,7 @@
 #include <string.h>
 
 #include "core/bootstrap.h"
+#include "core/wire.h"
 #include "transport/verbs/verbs.h"
 
 #define VRB_CM_INFLIGHT 32      /* active connects at once */
@@ -31,26 +30,12 @@
 /* ------------------------------------------------------------------ */
 /* hello (pure)                                                       */
 
-static void put32(uint8_t *b, uint32_t v)
-{
-	b[0] = (uint8_t)v;
-	b[1] = (uint8_t)(v >> 8);
-	b[2] = (uint8_t)(v >> 16);
-	b[3] = (uint8_t)(v >> 24);
-}
-
-static uint32_t get32(const uint8_t *b)
-{
-	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
-	       (uint32_t)b[3] << 24;
-}
-
 void vrb_hello_pack(const struct vrb_hello *h, uint8_t *buf)
 {
-	put32(buf, VRB_HELLO_MAGIC);
-	put32(buf + 4, VRB_HELLO_VERSION);
-	put32(buf + 8, h->rank);
-	put32(buf + 12, h->nranks);
+	hop_put_le32(buf, VRB_HELLO_MAGIC);
+	hop_put_le32(buf + 4, VRB_HELLO_VERSION);
+	hop_put_le32(buf + 8, h->rank);
+	hop_put_le32(buf + 12, h->nranks);
 	memcpy(buf + 16, h->secret, 16);
 }
 
@@ -64,31 +49,22 @@ int vrb_hello_parse(const void *buf, size_t len, struct vrb_hello *out,
 			 VRB_HELLO_LEN);
 		return HOP_ERR_PROTOCOL;
 	}
-	if (get32(b) != VRB_HELLO_MAGIC) {
-		snprintf(why, whylen, "bad magic 0x%08x", get32(b));
+	if (hop_get_le32(b) != VRB_HELLO_MAGIC) {
+		snprintf(why, whylen, "bad magic 0x%08x", hop_get_le32(b));
 		return HOP_ERR_PROTOCOL;
 	}
-	if (get32(b + 4) != VRB_HELLO_VERSION) {
-		snprintf(why, whylen, "version %u, expected %d", get32(b + 4),
+	if (hop_get_le32(b + 4) != VRB_HELLO_VERSION) {
+		snprintf(why, whylen, "version %u, expected %d", hop_get_le32(b + 4),
 			 VRB_HELLO_VERSION);
 		return HOP_ERR_PROTOCOL;
 	}
-	out->rank = get32(b + 8);
-	out->nranks = get32(b + 12);
+	out->rank = hop_get_le32(b + 8);
+	out->nranks = hop_get_le32(b + 12);
 	memcpy(out->secret, b + 16, 16);
 	return 0;
 }
 
 /* constant time */
-static int secret_eq(const uint8_t *a, const uint8_t *b)
-{
-	uint8_t d = 0;
-
-	for (int i = 0; i < HOP_SECRET_BYTES; i++)
-		d |= (uint8_t)(a[i] ^ b[i]);
-	return d == 0;
-}
-
 /* ------------------------------------------------------------------ */
 /* rdmacm                                                             */
 
@@ -248,6 +224,11 @@ struct cm_ctx {
 	int inflight;           /* active attempts in progress */
 };
 
+static int secret_ok(const struct cm_ctx *c, const uint8_t *secret)
+{
+	return hop_ct_equal(secret, hop_bootstrap_secret(c->bs), HOP_SECRET_BYTES);
+}
+
 static int cm_established(struct cm_ctx *c, struct vrb_peer *p)
 {
 	if (p->state != VRB_PEER_RTS) {
@@ -278,7 +259,7 @@ static int cm_request(struct cm_ctx *c, struct rdma_cm_id *id, const void *pd,
 		else if (h.rank <= (uint32_t)prov->rank || h.rank >= (uint32_t)prov->nranks)
 			snprintf(why, sizeof(why), "rank %u does not connect to rank %d",
 				 h.rank, prov->rank);
-		else if (!secret_eq(h.secret, hop_bootstrap_secret(c->bs)))
+		else if (!secret_ok(c, h.secret))
 			snprintf(why, sizeof(why), "wrong secret from rank %u", h.rank);
 		else if (prov->peers[h.rank].state == VRB_PEER_RTS)
 			snprintf(why, sizeof(why), "rank %u is already connected", h.rank);
@@ -377,11 +358,11 @@ static int cm_event(struct cm_ctx *c, struct rdma_cm_event *ev)
 			return vrb_peer_fail(prov, p, HOP_ERR_PROTOCOL,
 					     "connection reply: %s", why);
 		if (h.rank != (uint32_t)p->rank || h.nranks != (uint32_t)prov->nranks ||
-		    !secret_eq(h.secret, hop_bootstrap_secret(c->bs)))
+		    !secret_ok(c, h.secret))
 			return vrb_peer_fail(prov, p, HOP_ERR_AUTH,
 					     "connection reply from rank %u of %u with %s",
 					     h.rank, h.nranks,
-					     secret_eq(h.secret, hop_bootstrap_secret(c->bs)) ?
+					     secret_ok(c, h.secret) ?
 					     "the wrong rank" : "a wrong secret");
 		if ((rc = cm_qp_to(prov, p, IBV_QPS_RTS)))
 			return rc;
@@ -555,74 +536,4 @@ void vrb_cm_close(struct hop_prov *prov)
 		rdma_destroy_event_channel(prov->cm_ch);
 		prov->cm_ch = NULL;
 	}
-}
-
-/* ------------------------------------------------------------------ */
-/* out-of-band                                                        */
-
-#define OOB_HDR 24
-#define OOB_ENT 8
-
-int vrb_oob_connect_all(struct hop_prov *prov, struct hop_bootstrap *bs,
-			uint64_t deadline_ns)
-{
-	size_t len = OOB_HDR + OOB_ENT * (size_t)prov->nranks;
-	uint8_t *mine, *all;
-	int rc = 0;
-
-	if (len * (size_t)prov->nranks > HOP_BS_MAX_MSG)
-		return hop_comm_fail(prov->comm, HOP_ERR_NOT_SUPPORTED,
-				     "verbs: HOP_IB_CM=oob exchanges %zu bytes for %d "
-				     "ranks, more than the bootstrap carries: use "
-				     "HOP_IB_CM=rdmacm", len * (size_t)prov->nranks,
-				     prov->nranks);
-	mine = calloc(1, len);
-	all = malloc(len * (size_t)prov->nranks);
-	if (!mine || !all) {
-		rc = hop_comm_fail(prov->comm, HOP_ERR_NO_MEMORY, "verbs: out of memory");
-		goto out;
-	}
-	memcpy(mine, prov->gid.raw, 16);
-	mine[16] = (uint8_t)prov->lid;
-	mine[17] = (uint8_t)(prov->lid >> 8);
-	mine[18] = (uint8_t)prov->mtu;
-	put32(mine + 20, (uint32_t)prov->nranks);
-	for (int r = 0; r < prov->nranks; r++) {
-		put32(mine + OOB_HDR + OOB_ENT * (size_t)r, prov->peers[r].qp->qp_num);
-		put32(mine + OOB_HDR + OOB_ENT * (size_t)r + 4, prov->peers[r].psn);
-	}
-	rc = hop_bootstrap_allgather(bs, mine, all, len, deadline_ns);
-	if (rc) {
-		rc = hop_comm_fail(prov->comm, rc, "verbs: rank %d: exchanging QP "
-				   "numbers: %s", prov->rank, hop_bootstrap_error(bs));
-		goto out;
-	}
-	for (int r = 0; r < prov->nranks; r++) {
-		const uint8_t *h = all + len * (size_t)r;
-		const uint8_t *e = h + OOB_HDR + OOB_ENT * (size_t)prov->rank;
-		struct vrb_peer *p = &prov->peers[r];
-		struct ibv_qp_attr a;
-		union ibv_gid gid;
-		int mask;
-
-		if (r == prov->rank)
-			continue;
-		memcpy(gid.raw, h, 16);
-		memset(&a, 0, sizeof(a));
-		a.port_num = (uint8_t)prov->port;
-		if ((rc = vrb_qp_init(prov, p, &a, IBV_QP_PKEY_INDEX | IBV_QP_PORT)))
-			goto out;
-		vrb_qp_attr_rtr(prov, &a, &mask, get32(e), get32(e + 4), &gid,
-				(uint16_t)(h[16] | h[17] << 8), h[18]);
-		if ((rc = vrb_qp_rtr(prov, p, &a, mask)))
-			goto out;
-		vrb_qp_attr_rts(prov, &a, &mask, p->psn);
-		if ((rc = vrb_qp_rts(prov, p, &a, mask)))
-			goto out;
-		p->state = VRB_PEER_RTS;
-	}
-out:
-	free(mine);
-	free(all);
-	return rc;
 }
