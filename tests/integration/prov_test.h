@@ -1,19 +1,15 @@
 /*
  * prov_test.h - the test cases of prov_test, split by theme:
- * prov_test.c (data path, main), prov_test_fail.c (selection, rejected
- * writes, impostors, dead peers).
+ * prov_cases.c (the data path, shared with the verbs provider's test),
+ * prov_test_fail.c (selection, rejected writes, impostors, dead peers),
+ * prov_test.c (main).
  */
 #ifndef HOP_TESTS_PROV_TEST_H
 #define HOP_TESTS_PROV_TEST_H
 
 #include <string.h>
 
-#include "prov_harness.h"
-
-/* A region as a peer sees it. */
-struct rkey {
-	uint64_t addr, key;
-};
+#include "prov_cases.h"
 
 enum bad_kind { BAD_BOUNDS, BAD_STALE, BAD_ACCESS };
 
