@@ -124,11 +124,25 @@ static void test_ll_roundtrip(void **state)
 		memset(slot, 0, sizeof(slot));
 		hop_ll_encode(slot, msg, total, flag);
 		assert_int_equal(hop_ll_bytes(total), (total + 3) / 4 * 8);
+		/* the wire form, word by word: the flag above 4 message bytes
+		 * in memory order, the last word's missing bytes zero */
+		for (size_t w = 0; w < (total + 3) / 4; w++) {
+			unsigned char bytes[4] = { 0 };
+			uint32_t piece;
+
+			for (size_t k = 0; k < 4 && 4 * w + k < total; k++)
+				bytes[k] = msg[4 * w + k];
+			memcpy(&piece, bytes, 4);
+			assert_true(slot[w] == ((uint64_t)flag << 32 | piece));
+		}
+		assert_int_equal(slot[(total + 3) / 4], 0);
 		memset(out, 0xee, sizeof(out));
 		assert_int_equal(hop_ll_read(slot, sizeof(slot), flag, out, &len,
 					     err, sizeof(err)), 1);
 		assert_int_equal(len, total);
 		assert_memory_equal(out, msg, total);
+		for (size_t k = total; k < sizeof(out); k++)
+			assert_int_equal(out[k], 0xee);
 		/* the message decodes as the eager header it carries */
 		assert_int_equal(hop_eager_hdr_decode(out, len, 1024, &h, err,
 						      sizeof(err)), 0);
