@@ -69,8 +69,7 @@ int hop_eager_hdr_decode(const void *src, size_t written, size_t eager_size,
  * The LL form is on the critical path of every small message on verbs, at
  * both ends: whole words go with a fixed-size copy (one load and one store
  * each), and only the last, partial word byte by byte. A copy of variable
- * size per word cost ~40 instructions a word, ~400 for a 2-byte message,
- * which under TCG was a measurable part of the VMs' ping-pong.
+ * size per word cost ~40 instructions a word, ~400 for a 2-byte message.
  */
 static uint32_t ll_tail(const unsigned char *m, size_t n)
 {
