@@ -22,7 +22,6 @@
 /* ------------------------------------------------------------------ */
 /* the follower (rank 1) and its commands                              */
 
-
 uint8_t pattern(size_t i)
 {
 	return (uint8_t)(i * 7 + 3);
