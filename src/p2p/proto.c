@@ -71,32 +71,41 @@ int hop_eager_hdr_decode(const void *src, size_t written, size_t eager_size,
  * each), and only the last, partial word byte by byte. A copy of variable
  * size per word cost ~40 instructions a word, ~400 for a 2-byte message.
  */
-static uint32_t ll_tail(const unsigned char *m, size_t n)
+static uint32_t ll_piece(const unsigned char *m, size_t n)
 {
 	unsigned char b[4] = { 0, 0, 0, 0 };
 	uint32_t piece;
 
+	if (n >= 4) {
+		memcpy(&piece, m, 4);
+		return piece;
+	}
 	for (size_t k = 0; k < n; k++)
 		b[k] = m[k];
 	memcpy(&piece, b, 4);
 	return piece;
 }
 
+static void ll_unpiece(unsigned char *m, uint32_t piece, size_t n)
+{
+	unsigned char b[4];
+
+	if (n >= 4) {
+		memcpy(m, &piece, 4);
+		return;
+	}
+	memcpy(b, &piece, 4);
+	for (size_t k = 0; k < n; k++)
+		m[k] = b[k];
+}
+
 void hop_ll_encode(void *dst, const void *msg, size_t len, uint32_t flag)
 {
 	const unsigned char *m = msg;
-	const uint64_t hi = (uint64_t)flag << 32;
 	uint64_t *w = dst;
-	size_t i = 0;
 
-	for (; len - i >= 4; i += 4) {
-		uint32_t piece;
-
-		memcpy(&piece, m + i, 4);
-		*w++ = hi | piece;
-	}
-	if (i < len)
-		*w = hi | ll_tail(m + i, len - i);
+	for (size_t i = 0; i < len; i += 4)
+		w[i / 4] = (uint64_t)flag << 32 | ll_piece(m + i, len - i);
 }
 
 int hop_ll_read(const void *slot, size_t slot_bytes, uint32_t flag,
@@ -106,8 +115,7 @@ int hop_ll_read(const void *slot, size_t slot_bytes, uint32_t flag,
 	const volatile uint64_t *w = slot;
 	unsigned char *m = msg;
 	uint64_t word = w[0];
-	size_t total, i, max = hop_ll_max_msg(slot_bytes);
-	uint32_t piece;
+	size_t total, max = hop_ll_max_msg(slot_bytes);
 
 	if ((uint32_t)(word >> 32) != flag)
 		return 0;
@@ -119,24 +127,12 @@ int hop_ll_read(const void *slot, size_t slot_bytes, uint32_t flag,
 			 max < HOP_EAGER_HDR ? 0 : max - HOP_EAGER_HDR);
 		return HOP_ERR_PROTOCOL;
 	}
-	for (i = 0; total - i >= 4; i += 4) {
+	for (size_t i = 0; i < total; i += 4) {
 		if (i)
 			word = w[i / 4];
 		if ((uint32_t)(word >> 32) != flag)
 			return 0;       /* the rest is still on its way */
-		piece = (uint32_t)word;
-		memcpy(m + i, &piece, 4);
-	}
-	if (i < total) {
-		unsigned char b[4];
-
-		word = w[i / 4];
-		if ((uint32_t)(word >> 32) != flag)
-			return 0;
-		piece = (uint32_t)word;
-		memcpy(b, &piece, 4);
-		for (size_t k = 0; k < total - i; k++)
-			m[i + k] = b[k];
+		ll_unpiece(m + i, (uint32_t)word, total - i);
 	}
 	*len = total;
 	return 1;
