@@ -26,8 +26,6 @@
 #include <cmocka.h>
 
 #include "core/core.h"
-#include "model/profile.h"
-#include "model/topo.h"
 #include "bad_input_rig.h"
 
 /* ------------------------------------------------------------------ */
