@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <hop/hop.h>
@@ -218,6 +219,51 @@ static void test_blocking(void)
 		if (memcmp(buf, exp, n))
 			FAIL("pong data differs");
 	}
+}
+
+/* Rank 1 pauses until what rank 0 sent has landed (verbs writes land
+ * without the receiver; with LL on they wait in the slots, a rendezvous
+ * request in the CQ), then takes @want bytes on @tag with hop_recv. */
+static void recv_after_pause(void *b, size_t cap, int tag, size_t want,
+			     int idx)
+{
+	struct timespec pause = { 0, 20 * 1000 * 1000 };
+	hop_status_t st;
+
+	nanosleep(&pause, NULL);
+	OK(hop_recv(comm, b, cap, 0, tag, &st));
+	if (st.bytes != want)
+		FAIL("tag %d: got %zu B, expected %zu", tag, st.bytes, want);
+	verify(b, 0, 1, want, idx, "blocking receive after a pause");
+}
+
+/* Right after test_blocking ranks 0 and 1 are LL peers: a rendezvous
+ * message sent before a small one on the same tag, and a small message
+ * for a later receive, must each go to their own receive. */
+static void test_blocking_order(void)
+{
+	enum { BIG = 100000 };
+	uint8_t *b = xmalloc(BIG), s[16];
+	hop_request_t *req;
+
+	if (rank == 0) {
+		fill(b, 0, 1, BIG, 7);
+		OK(hop_isend(comm, b, BIG, 1, 9, &req));
+		for (int k = 0; k < 3; k++) {   /* tags 9, 11, 12 */
+			if (k == 1)     /* rank 1 took the ones on tag 9 */
+				OK(hop_recv(comm, NULL, 0, 1, 20, NULL));
+			fill(s, 0, 1, 4 + (size_t)k, 8 + k);
+			OK(hop_send(comm, s, 4 + (size_t)k, 1, k ? 10 + k : 9));
+		}
+		OK(hop_wait(&req, NULL));
+	} else if (rank == 1) {
+		recv_after_pause(b, BIG, 9, BIG, 7);
+		recv_after_pause(s, sizeof(s), 9, 4, 8);
+		OK(hop_send(comm, NULL, 0, 0, 20));
+		recv_after_pause(s, sizeof(s), 12, 6, 10);
+		recv_after_pause(s, sizeof(s), 11, 5, 9);
+	}
+	free(b);
 }
 
 /*
@@ -550,6 +596,7 @@ int main(int argc, char **argv)
 		test_big_ring();
 	p2p_barrier();
 	test_blocking();
+	test_blocking_order();
 	test_tags();
 	p2p_barrier();
 	test_order();
