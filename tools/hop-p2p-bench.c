@@ -16,6 +16,7 @@
  *
  * Run: hop-run -n 2 hop-p2p-bench [--min B] [--max B] [--iters N]
  *      [--warmup N] [--window W] [--bw-msgs M] [--json FILE]
+ *      [--samples FILE]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -37,7 +38,7 @@
 struct opts {
 	size_t min, max;
 	int iters, warmup, window, bw_msgs;
-	const char *json;
+	const char *json, *samples;
 	int lat, bw;
 };
 
@@ -49,6 +50,7 @@ struct row {
 
 static hop_comm_t *comm;
 static int rank;
+static FILE *samples_out;       /* --samples, rank 0 */
 
 static void die(const char *what, int ret)
 {
@@ -76,7 +78,9 @@ static void usage(FILE *f)
 "  --bw-msgs M     messages per bandwidth size (default: 64 MiB / size,\n"
 "                  at most iters / 10 windows, at least 3)\n"
 "  --no-lat        bandwidth only      --no-bw   latency only\n"
-"  --json FILE     also write the table as JSON (rank 0)\n");
+"  --json FILE     also write the table as JSON (rank 0)\n"
+"  --samples FILE  also write every timed half round trip, one \"bytes us\"\n"
+"                  line each in the order measured (rank 0)\n");
 }
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -89,6 +93,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "window", required_argument, NULL, 'W' },
 		{ "bw-msgs", required_argument, NULL, 'M' },
 		{ "json", required_argument, NULL, 'j' },
+		{ "samples", required_argument, NULL, 's' },
 		{ "no-lat", no_argument, NULL, 'L' },
 		{ "no-bw", no_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
@@ -96,7 +101,7 @@ static int parse(int argc, char **argv, struct opts *o)
 	};
 	int c, li = 0;
 
-	*o = (struct opts){ 1, 64u << 20, 1000, 100, 64, 0, NULL, 1, 1 };
+	*o = (struct opts){ 1, 64u << 20, 1000, 100, 64, 0, NULL, NULL, 1, 1 };
 	while ((c = getopt_long(argc, argv, "h", lo, &li)) != -1) {
 		int ok = 1;
 
@@ -108,6 +113,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'W': ok = tool_parse_int(optarg, 1, WINDOW_MAX, &o->window); break;
 		case 'M': ok = tool_parse_int(optarg, 1, 100000000, &o->bw_msgs); break;
 		case 'j': o->json = optarg; break;
+		case 's': o->samples = optarg; break;
 		case 'L': o->lat = 0; break;
 		case 'B': o->bw = 0; break;
 		case 'h': usage(stdout); exit(0);
@@ -166,6 +172,8 @@ static void latency(const struct opts *o, size_t n, void *sbuf, void *rbuf,
 		if (i >= 0)
 			samples[i] = (tool_now_us() - t0) / 2;
 	}
+	for (int i = 0; samples_out && i < iters; i++)
+		fprintf(samples_out, "%zu %.3f\n", n, samples[i]);
 	qsort(samples, (size_t)iters, sizeof(double), cmp_double);
 	row->lat_iters = iters;
 	row->lat_min = samples[0];
@@ -312,6 +320,12 @@ int main(int argc, char **argv)
 	}
 	memset(sbuf, rank + 1, o.max);
 	memset(rbuf, 0, o.max);
+	if (rank == 0 && o.samples && !(samples_out = fopen(o.samples, "w"))) {
+		/* the peer's next wait fails when this rank is gone */
+		fprintf(stderr, "hop-p2p-bench: cannot write %s: %s\n",
+			o.samples, strerror(errno));
+		exit(1);
+	}
 	if (rank == 0) {
 		printf("# hop-p2p-bench %s: 2 ranks on %s; latency = half round "
 		       "trip (us), bandwidth = window of %d isends (MB/s = "
@@ -339,6 +353,11 @@ int main(int argc, char **argv)
 	}
 	if (rank == 0 && o.json)
 		status = write_json(&o, rows, nrows);
+	if (samples_out && fclose(samples_out)) {
+		fprintf(stderr, "hop-p2p-bench: cannot write %s: %s\n",
+			o.samples, strerror(errno));
+		status = 1;
+	}
 	free(samples);
 	free(sbuf);
 	free(rbuf);
