@@ -357,13 +357,15 @@ static int cm_event(struct cm_ctx *c, struct rdma_cm_event *ev)
 		if (vrb_hello_parse(pd, pdlen, &h, why, sizeof(why)))
 			return vrb_peer_fail(prov, p, HOP_ERR_PROTOCOL,
 					     "connection reply: %s", why);
-		if (h.rank != (uint32_t)p->rank || h.nranks != (uint32_t)prov->nranks ||
-		    !secret_ok(c, h.secret))
-			return vrb_peer_fail(prov, p, HOP_ERR_AUTH,
-					     "connection reply from rank %u of %u with %s",
-					     h.rank, h.nranks,
-					     secret_ok(c, h.secret) ?
-					     "the wrong rank" : "a wrong secret");
+		if (!secret_ok(c, h.secret))
+			return vrb_peer_fail(prov, p, HOP_ERR_AUTH, "connection "
+					     "reply from rank %u of %u with a wrong "
+					     "secret", h.rank, h.nranks);
+		if (h.rank != (uint32_t)p->rank || h.nranks != (uint32_t)prov->nranks)
+			return vrb_peer_fail(prov, p, HOP_ERR_PROTOCOL, "connection "
+					     "reply from rank %u of %u, expected "
+					     "rank %d of %d", h.rank, h.nranks,
+					     p->rank, prov->nranks);
 		if ((rc = cm_qp_to(prov, p, IBV_QPS_RTS)))
 			return rc;
 		if (rdma_establish(id)) {
