@@ -183,12 +183,14 @@ static double bcast_chain(const struct form *f, double k)
 /* ---- reduce ---- */
 
 /* The root receives N-1 vectors one after the other over its link and
- * reduces each as it lands: a two-stage pipeline (receive, reduce). */
+ * reduces each as it lands: a two-stage pipeline (receive, reduce).
+ * Out of place, the first reduction also waits for the root's copy of
+ * its own vector (g m), made meanwhile. */
 static double reduce_flat(const struct form *f)
 {
 	double s = f->a + f->m / f->b, r = f->g * f->m;
 
-	return s + (f->n - 2) * max2(s, r) + r;
+	return max2(max2(s, f->cp) + (f->n - 1) * r, (f->n - 1) * s + r);
 }
 
 /* Binomial: every node folds its children's partials as they arrive,
@@ -201,12 +203,14 @@ static double reduce_tree(const struct form *f)
 	return binom_once(&d, f->nranks, 0, f->cp, 0);
 }
 
-/* N-1 transfer stages and N-1 reduce stages, k chunks. */
+/* N-1 transfer stages and N-1 reduce stages, k chunks. Out of place,
+ * the root's first fold also waits for its copy of the chunk (g c). */
 static double reduce_chain(const struct form *f, double k)
 {
 	double c = f->m / k, s = f->a + c / f->b, r = f->g * c;
+	double first = max2((f->n - 1) * s + (f->n - 2) * r, f->cp / k);
 
-	return (f->n - 1) * (s + r) + (k - 1) * max2(f->a + c / f->bd, r);
+	return first + r + (k - 1) * max2(f->a + c / f->bd, r);
 }
 
 /* ---- allreduce ---- */
@@ -223,8 +227,13 @@ static double reduce_chain(const struct form *f, double k)
 static double allreduce_ring(const struct form *f, double k)
 {
 	double c = f->m / (f->n * k), t = f->a + c / f->bd, r = f->g * c;
+	double step = t + max2(r, (k - 1) * t);
+	/* out of place, a chunk's first reduction also waits for the copy
+	 * of the rank's own chunk (g c, from the start): step 1 begins at
+	 * max(max(t, g c) + r, k t) */
+	double first = max2(max2(t, f->cp / (f->n * k)) + r, k * t);
 
-	return (f->n - 1) * (t + max2(r, (k - 1) * t)) + (f->n - 1) * k * t;
+	return first + (f->n - 2) * step + (f->n - 1) * k * t;
 }
 
 /*
@@ -357,9 +366,11 @@ static double allreduce_rabenseifner(const struct form *f)
 
 /* ---- allgather and reducescatter (m: the whole vector, N blocks) ---- */
 
+/* Out of place, the copy of the own block (g m/N) runs beside the
+ * transfers, which send it from the input. */
 static double allgather_ring(const struct form *f)
 {
-	return (f->n - 1) * (f->a + f->m / (f->n * f->bd));
+	return max2((f->n - 1) * (f->a + f->m / (f->n * f->bd)), f->cp / f->n);
 }
 
 /* Bruck: L steps; N-1 blocks of m/N move in all. Step j sends min(2^j,
@@ -383,7 +394,11 @@ static double reducescatter_ring(const struct form *f, double k)
 {
 	double c = f->m / (f->n * k), t = f->a + c / f->bd, r = f->g * c;
 
-	return (f->n - 2) * (t + max2(r, (k - 1) * t)) + k * t + r;
+	/* out of place, the last step's reductions wait for the copies of
+	 * the own block's chunks (g c each; they start with the ring and,
+	 * on the forms' machine, do not contend: docs/model.md) */
+	return max2((f->n - 2) * (t + max2(r, (k - 1) * t)) + k * t,
+		    f->cp / (f->n * k)) + r;
 }
 
 /*

@@ -6,7 +6,8 @@
  *    the pipelined double binary tree (docs/model.md, "The simulator",
  *    says why);
  *  - with a reduction cost, in place and out of place, N a power of
- *    two or not, for every collective too, the same exception;
+ *    two or not, for every collective too, the same exception; and with
+ *    reductions slower than the link, the pipelined trees (k > 1) too;
  *  - every result is exact: each rank's output equals the reference,
  *    computed independently from the inputs, bit for bit;
  *  - per-link alpha/beta from a topology, relayed where no link exists;
@@ -112,12 +113,28 @@ static void test_forms_uniform(void **state)
 	assert_true(checked > 500);
 }
 
+/*
+ * Reductions slower than the link (g = 1 ns/B against b = 2 GB/s): the
+ * simulator lets one rank's reductions of different chunks overlap in
+ * virtual time, which hop's executor cannot (it runs them one after the
+ * other), so the pipelined trees' forms, which count them one after the
+ * other, are pessimistic against it there (docs/model.md, "Not done
+ * yet"). Everything else, copies out of place included, must agree.
+ */
+static int overlap_free(const struct hop_simrun *r)
+{
+	return chunks_of(r) == 1 ||
+	       (r->algo != HOP_ALGO_TREE && r->algo != HOP_ALGO_CHAIN);
+}
+
 /* gamma > 0, in place and out of place (copies are timed at gamma too),
- * N not a power of two too, at k = 1, 3 and the model's best */
+ * N not a power of two too, at k = 1, 3 and the model's best; a
+ * reduction cheaper than a transfer (0.3 ns/B) and dearer (1 ns/B) */
 static void test_forms_gamma(void **state)
 {
 	static const int ns[] = { 2, 3, 4, 5, 6, 8, 12, 16 };
 	static const long chunks[] = { 0, 1, 3 };
+	static const double gammas[] = { 0.3e-9, 1e-9 };
 	int checked = 0;
 	(void)state;
 
@@ -127,14 +144,15 @@ static void test_forms_gamma(void **state)
 		for (int i = 0; i < na; i++)
 			for (size_t ni = 0; ni < sizeof(ns) / sizeof(*ns); ni++)
 				for (size_t ci = 0; ci < 3; ci++)
-					for (int ip = 0; ip < 2; ip++) {
+					for (int gi = 0; gi < 4; gi++) {
 						struct hop_simrun r = base(kind,
 							algos[i], ns[ni], 1u << 20,
-							0.3e-9);
+							gammas[gi / 2]);
 
-						r.inplace = ip;
+						r.inplace = gi % 2;
 						r.chunks = chunks[ci];
-						if (!modelled_exactly(&r))
+						if (!modelled_exactly(&r) ||
+						    (gi >= 2 && !overlap_free(&r)))
 							continue;
 						check_run(&r, 0.01);
 						checked++;
@@ -142,7 +160,7 @@ static void test_forms_gamma(void **state)
 	}
 	print_message("with gamma, simulated = closed form within 1 %%: %d "
 		      "runs\n", checked);
-	assert_true(checked > 500);
+	assert_true(checked > 1000);
 }
 
 /* data, bit for bit, every algorithm, odd sizes and N, in place or not,
