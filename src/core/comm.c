@@ -37,6 +37,8 @@ static int usable_cores(void)
 	return n > 0 ? n : 1;
 }
 
+#define SPIN_MIN_NS 1000000ull    /* 1 ms */
+
 /*
  * Resolve HOP_SPIN/HOP_YIELD_US "auto" (-1). A rank that spins while the
  * rank it waits for has no core burns the time slice that rank needs
@@ -52,15 +54,23 @@ static void resolve_wait_policy(struct hop_comm *comm)
 	if (comm->local_ranks < 1)
 		comm->local_ranks = 1;
 	over = hop_comm_oversubscribed(comm);
+	/*
+	 * Not oversubscribed, spin by time as well as by polls: a poll costs
+	 * ~10 ns on shm but ~1 us on tcp, so 2000 polls are 20 us on shm,
+	 * shorter than a blocked peer takes to wake, and a pair that once
+	 * blocked kept blocking (a 1 KiB AllReduce over 2 ranks on 2 cores
+	 * took 7-34 us instead of 2).
+	 */
+	comm->spin_min_ns = comm->cfg.spin_count < 0 && !over ? SPIN_MIN_NS : 0;
 	if (comm->cfg.spin_count < 0)
 		comm->cfg.spin_count = over ? 0 : 2000;
 	if (comm->cfg.yield_us < 0)
 		comm->cfg.yield_us = over ? 10000 : 0;
 	HOP_INFO("%d ranks on this host, %d usable cores%s: a waiter spins "
-		 "%d polls, yields for %d us, then sleeps",
+		 "%d polls and at least %d us, yields for %d us, then sleeps",
 		 comm->local_ranks, comm->usable_cores,
-		 over ? " (oversubscribed)" : "",
-		 comm->cfg.spin_count, comm->cfg.yield_us);
+		 over ? " (oversubscribed)" : "", comm->cfg.spin_count,
+		 (int)(comm->spin_min_ns / 1000), comm->cfg.yield_us);
 }
 
 int hop_comm_init_rank(hop_comm_t **commp, int nranks, hop_unique_id_t id,

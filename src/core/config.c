@@ -56,7 +56,7 @@ static const struct cfg_var cfg_vars[] = {
 	{ "HOP_SOCKET_IFNAME", CFG_STR, "", 0, 15, NULL, FIELD(socket_ifname),
 	  "interface for the rendezvous and TCP traffic; unset: first non-loopback IPv4 interface, else lo" },
 	{ "HOP_SPIN", CFG_INT, "-1", -1, 100000000, NULL, FIELD(spin_count),
-	  "polls a waiter spins before it yields or blocks; -1: 2000, or 0 when this host runs more ranks than the process may use cores (oversubscribed)" },
+	  "polls a waiter spins before it yields or blocks; -1: 2000 polls and at least 1 ms, or 0 when this host runs more ranks than the process may use cores (oversubscribed)" },
 	{ "HOP_YIELD_US", CFG_INT, "-1", -1, 1000000000, NULL, FIELD(yield_us),
 	  "microseconds a waiter then polls with sched_yield() between polls before it blocks in the provider; -1: 10000 when oversubscribed, else 0" },
 	/* p2p */

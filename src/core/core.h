@@ -44,6 +44,7 @@ struct hop_comm {
 	struct hop_coll *coll;          /* owned by src/coll */
 	int local_ranks;                /* ranks on this rank's host (>= 1) */
 	int usable_cores;               /* of this process (sched_getaffinity) */
+	uint64_t spin_min_ns;           /* auto HOP_SPIN: spin at least this long */
 	atomic_int failed;              /* 0, or the code that failed it */
 	atomic_int aborted;             /* set by hop_comm_abort() */
 	char fail_msg[HOP_MSG_LEN];     /* first cause, kept */

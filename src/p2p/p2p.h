@@ -99,7 +99,8 @@ int hop_p2p_progress(struct hop_comm *comm);
 
 /*
  * hop_p2p_wait_until() - The single waiting loop of hop: progress until
- * @done(@arg) is true, spinning cfg.spin_count polls and then yielding or
+ * @done(@arg) is true, spinning cfg.spin_count polls (and, with HOP_SPIN
+ * auto and a core per rank, at least comm->spin_min_ns), then yielding or
  * blocking in the provider's wait(); returns HOP_ERR_TIMEOUT (message
  * names @what) at the comm deadline, HOP_ERR_ABORTED when aborted, the
  * comm's failure code when it fails.
