@@ -28,23 +28,8 @@
 static hop_comm_t *comm;
 static int rank;
 
-#define FAIL(...)                                                             \
-	do {                                                                  \
-		fprintf(stderr, "p2p_internal rank %d: FAIL line %d: ", rank, \
-			__LINE__);                                            \
-		fprintf(stderr, __VA_ARGS__);                                 \
-		fprintf(stderr, " (last error: %s)\n",                        \
-			hop_comm_last_error(comm));                           \
-		exit(1);                                                      \
-	} while (0)
-#define EXPECT(call, want)                                                    \
-	do {                                                                  \
-		int rc_ = (call);                                             \
-		if (rc_ != (want))                                            \
-			FAIL("%s returned %s, expected %s", #call,            \
-			     hop_err_name(rc_), hop_err_name(want));          \
-	} while (0)
-#define OK(call) EXPECT(call, 0)
+#define TEST_NAME "p2p_internal"
+#include "rank_check.h"
 
 static double now_s(void)
 {
@@ -171,7 +156,7 @@ static void case_mismatch(size_t len)
 		if (ret != HOP_ERR_MISMATCH)
 			FAIL("receive: %s", hop_err_name(ret));
 	}
-	EXPECT(hop_send(comm, buf, 1, 1 - rank, 1), HOP_ERR_COMM_FAILED);
+	CHECK_RC(hop_send(comm, buf, 1, 1 - rank, 1), HOP_ERR_COMM_FAILED);
 	msg = hop_comm_last_error(comm);
 	if (!strstr(msg, "0x00001111") || !strstr(msg, "0x00002222") ||
 	    !strstr(msg, "rank 0") || !strstr(msg, "rank 1"))
@@ -199,7 +184,7 @@ static void case_timeout(void)
 		    "recv from rank 1 tag 7 (1048576 B) not completed within"))
 		FAIL("timeout message does not name the receive: %s",
 		     hop_comm_last_error(comm));
-	EXPECT(hop_send(comm, buf, 1, 1, 1), HOP_ERR_COMM_FAILED);
+	CHECK_RC(hop_send(comm, buf, 1, 1, 1), HOP_ERR_COMM_FAILED);
 }
 
 static void *aborter(void *arg)
@@ -231,7 +216,7 @@ static void case_abort(void)
 		     hop_err_name(ret));
 	if (now_s() - t0 > 1.0)
 		FAIL("abort took %.2f s to end the wait", now_s() - t0);
-	EXPECT(hop_send(comm, buf, 1, 1, 1), HOP_ERR_COMM_FAILED);
+	CHECK_RC(hop_send(comm, buf, 1, 1, 1), HOP_ERR_COMM_FAILED);
 }
 
 static void case_peer_exit(void)

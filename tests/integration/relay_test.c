@@ -29,24 +29,8 @@
 static hop_comm_t *comm;
 static int rank, size;
 
-#define FAIL(...)                                                             \
-	do {                                                                  \
-		fprintf(stderr, "relay_test rank %d: FAIL %s:%d: ", rank,     \
-			__func__, __LINE__);                                  \
-		fprintf(stderr, __VA_ARGS__);                                 \
-		fprintf(stderr, " (last error: %s)\n",                        \
-			hop_comm_last_error(comm));                           \
-		exit(1);                                                      \
-	} while (0)
-
-#define CHECK_RC(call, want)                                                  \
-	do {                                                                  \
-		int rc_ = (call);                                             \
-		if (rc_ != (want))                                            \
-			FAIL("%s returned %s, expected %s", #call,            \
-			     hop_err_name(rc_), hop_err_name(want));          \
-	} while (0)
-#define OK(call) CHECK_RC(call, HOP_SUCCESS)
+#define TEST_NAME "relay_test"
+#include "rank_check.h"
 
 static uint8_t pat(int idx, size_t n, size_t i)
 {
