@@ -1,6 +1,6 @@
 #!/bin/bash
 # hop-model end to end: predict at up to 65536 ranks (one pick per size, CSV
-# consistent with the table), route on a topology where store-and-forward
+# consistent with the table), on a host with fewer cores than ranks, route on a topology where store-and-forward
 # and pipelining disagree, and the exit status and message of bad input.
 set -u
 bin="${top_builddir:-.}/tools/hop-model"
@@ -29,6 +29,18 @@ check "csv header" [ "$(head -1 "$tmp/out")" = "collective,nranks,bytes,algo,chu
 check "one pick per size" [ "$(awk -F, 'NR > 1 && $8 == 1' "$tmp/out" | wc -l)" = 3 ]
 check "the pick is the fastest" awk -F, 'NR > 1 { if (!($3 in best) || $7 < best[$3]) best[$3] = $7; if ($8 == 1) pick[$3] = $7 }
 	END { for (s in best) if (pick[s] != best[s]) exit 1 }' "$tmp/out"
+
+# --cores: with more ranks than cores, every prediction is that of the link
+# a communicator uses there, written out by hand (built-in tcp: alpha 17 us,
+# beta 1.5 GB/s; 4 ranks on 2 cores: alpha 37 us, beta 0.75 GB/s)
+status 0 "$bin" predict --nranks 2,4 --sizes 8,64K,16M --csv --provider tcp --cores 2
+cp "$tmp/out" "$tmp/cores.csv"
+status 0 "$bin" predict --nranks 4 --sizes 8,64K,16M --csv --provider tcp --alpha-us 37 --beta-GBps 0.75
+check "--cores: N = 4 on 2 cores is the adjusted link" [ "$(awk -F, '$2 == 4' "$tmp/cores.csv")" = "$(awk -F, '$2 == 4' "$tmp/out")" ]
+status 0 "$bin" predict --nranks 2 --sizes 8,64K,16M --csv --provider tcp
+check "--cores: N = 2 on 2 cores is left alone" [ "$(awk -F, '$2 == 2' "$tmp/cores.csv")" = "$(awk -F, '$2 == 2' "$tmp/out")" ]
+status 2 "$bin" predict --nranks 4 --sizes 1K --cores 0
+check "--cores 0: status 2" [ $? = 0 ]
 
 cat >"$tmp/t.topo" <<'TOPO'
 hop-topo 1

@@ -24,11 +24,25 @@ struct popts {
 	struct hop_model_link link;
 	char src[512];
 	int csv;
+	long cores;             /* --cores: all ranks on a host of this many */
 };
+
+/* The link hop's collectives use with @n ranks on one host of
+ * o->cores cores: adjusted as a communicator does when the ranks
+ * outnumber the cores (coll_op.c), else as given. */
+static struct hop_model_link link_for(const struct popts *o, int n)
+{
+	struct hop_model_link l = o->link;
+
+	if (o->cores > 0)
+		hop_model_link_oversubscribed(&l, n, (int)o->cores);
+	return l;
+}
 
 static void table(const struct popts *o, int kind, int n)
 {
 	int algos[16], na = hop_model_algos(kind, algos, 16);
+	struct hop_model_link link = link_for(o, n);
 	char tb[32];
 
 	if (o->csv) {
@@ -37,12 +51,12 @@ static void table(const struct popts *o, int kind, int n)
 			int pick;
 			long pk;
 
-			hop_model_choose(kind, m, n, &o->link, &pick, &pk, NULL);
+			hop_model_choose(kind, m, n, &link, &pick, &pk, NULL);
 			for (int i = 0; i < na; i++) {
 				long k = hop_model_best_chunks(kind, algos[i], m, n,
-							       &o->link);
+							       &link);
 				double t = hop_model_predict(kind, algos[i], m, n,
-							     &o->link, k);
+							     &link, k);
 
 				printf("%s,%d,%zu,%s,%ld,%zu,%.9g,%d\n",
 				       hop_model_kind_name(kind), n, m,
@@ -58,6 +72,9 @@ static void table(const struct popts *o, int kind, int n)
 	       kind == HOP_COLL_ALLGATHER || kind == HOP_COLL_REDUCESCATTER
 		       ? " (bytes: per-rank block; the vector is N times it)"
 		       : "");
+	if (o->cores > 0 && n > o->cores)
+		printf("# %d ranks on %ld cores: alpha %.2f us, beta %.3f GB/s\n",
+		       n, o->cores, link.alpha * 1e6, link.beta / 1e9);
 	printf("%14s", "bytes");
 	for (int i = 0; i < na; i++)
 		printf(" %13s", hop_model_algo_name(algos[i]));
@@ -68,15 +85,15 @@ static void table(const struct popts *o, int kind, int n)
 		long pk;
 		double pt;
 
-		hop_model_choose(kind, m, n, &o->link, &pick, &pk, &pt);
+		hop_model_choose(kind, m, n, &link, &pick, &pk, &pt);
 		printf("%14zu", m);
 		for (int i = 0; i < na; i++) {
 			long k = hop_model_best_chunks(kind, algos[i], m, n,
-						       &o->link);
+						       &link);
 
 			printf(" %13s",
 			       hm_time(hop_model_predict(kind, algos[i], m, n,
-							 &o->link, k),
+							 &link, k),
 				       tb, sizeof(tb)));
 		}
 		printf("  %s", hop_model_algo_name(pick));
@@ -120,12 +137,14 @@ int hm_predict(int argc, char **argv)
 		{ "sizes", required_argument, NULL, 's' },
 		{ "collective", required_argument, NULL, 'c' },
 		{ "csv", no_argument, NULL, 'C' },
+		{ "cores", required_argument, NULL, 'k' },
 		HM_LINK_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct popts o;
 	struct hm_link_opts lo = { 0 };
 	const char *nspec = NULL, *sspec = NULL, *cspec = "allreduce";
+	const char *kspec = NULL;
 	int c, ret;
 
 	memset(&o, 0, sizeof(o));
@@ -136,6 +155,7 @@ int hm_predict(int argc, char **argv)
 		case 's': sspec = optarg; break;
 		case 'c': cspec = optarg; break;
 		case 'C': o.csv = 1; break;
+		case 'k': kspec = optarg; break;
 		default:
 			ret = hm_link_opt(&lo, c, optarg);
 			if (ret < 0)
@@ -162,6 +182,13 @@ int hm_predict(int argc, char **argv)
 	    hm_parse_sizes("--sizes", sspec, o.sizes, HM_MAX_LIST, &o.ns) ||
 	    parse_kinds(cspec, &o))
 		return 2;
+	if (kspec) {
+		int nk;
+
+		if (hm_parse_ints("--cores", kspec, 1, 1L << 20, &o.cores, 1,
+				  &nk))
+			return 2;
+	}
 	if ((ret = hm_link_load("predict", &lo, &o.link, o.src, sizeof(o.src))))
 		return ret;
 	if (o.csv)
