@@ -355,29 +355,12 @@ static int probe_grace_ms(const struct hop_comm *comm)
 	return (int)(g < 50 ? 50 : g > 500 ? 500 : g);
 }
 
-/* After the polls of HOP_SPIN, keep spinning until comm->spin_min_ns
- * passed since they ran out (the clock read every 64th poll). */
-static int spin_still(const struct hop_comm *comm, uint64_t *since,
-		      unsigned iter)
-{
-	uint64_t now;
-
-	if (!comm->spin_min_ns)
-		return 0;
-	if (*since && (iter & 63))
-		return 1;
-	now = hop_now_ns();
-	if (!*since)
-		*since = now;
-	return now - *since < comm->spin_min_ns;
-}
-
 int p2p_wait_loop(struct hop_comm *comm, int (*done)(void *), void *arg,
 		  p2p_describe_fn describe, void *darg)
 {
 	struct hop_p2p *p = comm->p2p;
 	unsigned spins = 0, iter = 0, spin_max;
-	uint64_t deadline, yield_ns, quiet_since = 0, spin_since = 0;
+	uint64_t deadline, yield_ns, quiet_since = 0;
 	char what[256];
 	int ret, probed = 0;
 
@@ -398,7 +381,7 @@ int p2p_wait_loop(struct hop_comm *comm, int (*done)(void *), void *arg,
 			return 0;
 		if (ret > 0) {
 			spins = 0;
-			quiet_since = spin_since = 0;
+			quiet_since = 0;
 		}
 		if ((++iter & 1023) == 0 || spins >= spin_max) {
 			if (hop_deadline_passed(deadline)) {
@@ -411,14 +394,18 @@ int p2p_wait_loop(struct hop_comm *comm, int (*done)(void *), void *arg,
 			spins++;
 			continue;
 		}
-		if (spin_still(comm, &spin_since, iter))
-			continue;
-		if (yield_ns) {
-			uint64_t now = hop_now_ns();
+		if (comm->spin_min_ns || yield_ns) {
+			/* the polls ran out: spin on until comm->spin_min_ns
+			 * has passed, then poll with sched_yield() for
+			 * yield_ns more */
+			uint64_t quiet, now = hop_now_ns();
 
 			if (!quiet_since)
 				quiet_since = now;
-			if (now - quiet_since < yield_ns) {
+			quiet = now - quiet_since;
+			if (quiet < comm->spin_min_ns)
+				continue;
+			if (quiet < comm->spin_min_ns + yield_ns) {
 				sched_yield();
 				continue;
 			}
