@@ -19,6 +19,8 @@
  *
  * Options: --quick (skip 64 MiB), --big BYTES (size of the ring test).
  */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>

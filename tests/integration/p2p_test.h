@@ -8,8 +8,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 
 #include <hop/hop.h>
 
@@ -18,7 +16,6 @@
 
 extern hop_comm_t *comm;
 extern int rank, size;
-
 
 /* Fill @b with the pattern of message @idx of @n bytes from @src to @dst;
  * verify() fails naming the first byte that differs. */

@@ -1,7 +1,8 @@
 #!/bin/bash
 # hop-model end to end: predict at up to 65536 ranks (one pick per size, CSV
-# consistent with the table), on a host with fewer cores than ranks, route on a topology where store-and-forward
-# and pipelining disagree, and the exit status and message of bad input.
+# consistent with the table) and on a host with fewer cores than ranks,
+# route on a topology where store-and-forward and pipelining disagree, and
+# the exit status and message of bad input.
 set -u
 bin="${top_builddir:-.}/tools/hop-model"
 tmp=$(mktemp -d)
