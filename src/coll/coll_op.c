@@ -46,6 +46,10 @@ int hop_coll_init(struct hop_comm *comm)
 		free(c);
 		return hop_set_error(comm, ret, "%s", err);
 	}
+	/* larger messages go by rendezvous, which the model charges */
+	c->tune.link.eager = (double)comm->cfg.eager_size;
+	HOP_INFO("cost model: messages above %zu B go by rendezvous (%d "
+		 "alphas)", comm->cfg.eager_size, 1 + HOP_MODEL_RNDV_ALPHAS);
 	if (hop_comm_oversubscribed(comm)) {
 		hop_model_link_oversubscribed(&c->tune.link, comm->local_ranks,
 					      comm->usable_cores);

@@ -162,14 +162,15 @@ int hop_model_pipelined(int kind, int algo)
  *      estimates, to be replaced by a hop-probe profile.
  * gamma: a vectorised f32 sum of 16 MiB runs at 15 GB/s (0.066 ns/B);
  *      0.1 ns/B leaves room for f16/bf16 conversion and other ops.
+ * eager: HOP_EAGER_SIZE's default; a communicator sets its own.
  */
 static const struct {
 	const char *name;
 	struct hop_model_link link;
 } link_defaults[] = {
-	{ "shm", { 1.0e-6, 6.0e9, 1.0e-10, 1.2, 4096 } },
-	{ "tcp", { 17.0e-6, 1.5e9, 1.0e-10, 1.6, 16384 } },
-	{ "verbs", { 20.0e-6, 1.0e9, 1.0e-10, 1.6, 4096 } },
+	{ "shm", { 1.0e-6, 6.0e9, 1.0e-10, 1.2, 4096, HOP_MODEL_EAGER } },
+	{ "tcp", { 17.0e-6, 1.5e9, 1.0e-10, 1.6, 16384, HOP_MODEL_EAGER } },
+	{ "verbs", { 20.0e-6, 1.0e9, 1.0e-10, 1.6, 4096, HOP_MODEL_EAGER } },
 };
 
 int hop_model_link_default(const char *provider, struct hop_model_link *out)
@@ -207,6 +208,8 @@ int hop_model_link_check(const struct hop_model_link *l, char *err,
 		field = "duplex", v = l->duplex, want = "in [1, 4]";
 	else if (!(isfinite(l->min_chunk) && l->min_chunk >= 1))
 		field = "min_chunk", v = l->min_chunk, want = "finite, >= 1 B";
+	else if (!(isfinite(l->eager) && l->eager >= 0))
+		field = "eager", v = l->eager, want = "finite, >= 0 B";
 	if (!field)
 		return 0;
 	if (err && errlen)
@@ -411,11 +414,20 @@ long hop_model_best_chunks(int kind, int algo, size_t bytes, int nranks,
 			   const struct hop_model_link *l)
 {
 	struct pred_ctx c = { kind, algo, nranks, bytes, l };
-	long kmax = hop_model_max_chunks(kind, algo, bytes, nranks, l);
+	long kmax = hop_model_max_chunks(kind, algo, bytes, nranks, l), keager;
+	double t_rndv, t_eager;
 
 	if (kmax <= 1)
 		return 1;
-	return hop_model_argmin(pred_eval, &c, 1, kmax, NULL);
+	/* the time jumps where chunks become eager: search each side */
+	keager = l->eager > 0 ? (long)ceil(region_bytes(algo_find(kind, algo),
+							bytes, nranks) /
+					   l->eager) : 1;
+	if (keager <= 1 || keager > kmax)
+		return hop_model_argmin(pred_eval, &c, 1, kmax, NULL);
+	long k1 = hop_model_argmin(pred_eval, &c, 1, keager - 1, &t_rndv);
+	long k2 = hop_model_argmin(pred_eval, &c, keager, kmax, &t_eager);
+	return t_eager < t_rndv ? k2 : k1;
 }
 
 int hop_model_choose(int kind, size_t bytes, int nranks,

@@ -34,6 +34,10 @@ struct hop_profile;
  * @duplex:    >= 1; a rank that sends and receives at once moves bytes at
  *             beta / duplex each way (1 = full duplex, 2 = serialised).
  * @min_chunk: bytes; pipelining never cuts a chunk smaller than this.
+ * @eager:     bytes; a message larger than this goes by rendezvous (the
+ *             p2p layer's HOP_EAGER_SIZE): a request to send and a clear
+ *             to send cross first, so it costs HOP_MODEL_RNDV_ALPHAS more
+ *             alphas. 0: every message costs one alpha.
  */
 struct hop_model_link {
 	double alpha;
@@ -41,7 +45,22 @@ struct hop_model_link {
 	double gamma;
 	double duplex;
 	double min_chunk;
+	double eager;
 };
+
+/* Extra alphas of a rendezvous message: its RTS and CTS. */
+#define HOP_MODEL_EAGER 8192.0  /* HOP_EAGER_SIZE's default */
+#define HOP_MODEL_RNDV_ALPHAS 2
+
+/* hop_model_msg_alpha() - What one message of @len bytes costs beyond
+ * len / beta on @l: alpha, or (1 + HOP_MODEL_RNDV_ALPHAS) alpha above
+ * the eager size. */
+static inline double hop_model_msg_alpha(const struct hop_model_link *l,
+					 double len)
+{
+	return l->eager > 0 && len > l->eager
+	       ? (1 + HOP_MODEL_RNDV_ALPHAS) * l->alpha : l->alpha;
+}
 
 /* One hop of a multi-hop path (seconds, bytes per second). */
 struct hop_model_hop {

@@ -16,6 +16,7 @@
 
 struct form {
 	double n, m, a, b, bd, g, d;
+	const struct hop_model_link *l;
 	double cp;              /* out of place: copying m to the output, g m */
 	int nranks;
 	int L, lp;              /* ceil(log2 N), log2 p */
@@ -38,6 +39,7 @@ static void form_init(struct form *f, int kind, size_t bytes, int nranks,
 	f->m = (double)bytes;
 	if (kind == HOP_COLL_ALLGATHER || kind == HOP_COLL_REDUCESCATTER)
 		f->m *= nranks;     /* per-rank block -> the whole vector */
+	f->l = l;
 	f->a = l->alpha;
 	f->b = l->beta;
 	f->d = l->duplex >= 1 ? l->duplex : 1;
@@ -54,6 +56,13 @@ static double max2(double x, double y)
 	return x > y ? x : y;
 }
 
+/* alpha of one message of @len bytes: a rendezvous above the eager size
+ * costs its RTS and CTS too */
+static double fa(const struct form *f, double len)
+{
+	return hop_model_msg_alpha(f->l, len);
+}
+
 /*
  * When the p ranks of a recursive algorithm start. Every one first spends
  * @copy (the input copied to the output, out of place); with the fold, an
@@ -65,13 +74,13 @@ static double fold_start(const struct form *f, double copy)
 {
 	if (f->nranks == (int)f->p)
 		return copy;
-	return max2(copy, f->a + f->m / f->b) + f->g * f->m;
+	return max2(copy, fa(f, f->m) + f->m / f->b) + f->g * f->m;
 }
 
 /* With the fold, the partner returns @back bytes at the end. */
 static double fold_end(const struct form *f, double back)
 {
-	return f->nranks == (int)f->p ? 0 : f->a + back / f->b;
+	return f->nranks == (int)f->p ? 0 : fa(f, back) + back / f->b;
 }
 
 /* ---- trees ---- */
@@ -163,21 +172,21 @@ static double binom_once(struct tnode *d, int n, double cp, double root_cp,
 
 static double bcast_flat(const struct form *f)
 {
-	return (f->n - 1) * (f->a + f->m / f->b);
+	return (f->n - 1) * (fa(f, f->m) + f->m / f->b);
 }
 
 static double bcast_tree(const struct form *f)
 {
-	return f->L * (f->a + f->m / f->b);
+	return f->L * (fa(f, f->m) + f->m / f->b);
 }
 
 /* A chain of h = N-1 hops, k chunks: h stages to fill, k-1 periods in
  * which a relay receives one chunk while it forwards the previous one. */
 static double bcast_chain(const struct form *f, double k)
 {
-	double h = f->n - 1, c = f->m / k;
+	double h = f->n - 1, c = f->m / k, a = fa(f, c);
 
-	return h * (f->a + c / f->b) + (k - 1) * (f->a + c / f->bd);
+	return h * (a + c / f->b) + (k - 1) * (a + c / f->bd);
 }
 
 /* ---- reduce ---- */
@@ -188,7 +197,7 @@ static double bcast_chain(const struct form *f, double k)
  * its own vector (g m), made meanwhile. */
 static double reduce_flat(const struct form *f)
 {
-	double s = f->a + f->m / f->b, r = f->g * f->m;
+	double s = fa(f, f->m) + f->m / f->b, r = f->g * f->m;
 
 	return max2(max2(s, f->cp) + (f->n - 1) * r, (f->n - 1) * s + r);
 }
@@ -198,7 +207,7 @@ static double reduce_flat(const struct form *f)
  * L (a + m/b + g m). */
 static double reduce_tree(const struct form *f)
 {
-	struct tnode d = { .t = f->a + f->m / f->b, .r = f->g * f->m };
+	struct tnode d = { .t = fa(f, f->m) + f->m / f->b, .r = f->g * f->m };
 
 	return binom_once(&d, f->nranks, 0, f->cp, 0);
 }
@@ -207,10 +216,10 @@ static double reduce_tree(const struct form *f)
  * the root's first fold also waits for its copy of the chunk (g c). */
 static double reduce_chain(const struct form *f, double k)
 {
-	double c = f->m / k, s = f->a + c / f->b, r = f->g * c;
+	double c = f->m / k, a = fa(f, c), s = a + c / f->b, r = f->g * c;
 	double first = max2((f->n - 1) * s + (f->n - 2) * r, f->cp / k);
 
-	return first + r + (k - 1) * max2(f->a + c / f->bd, r);
+	return first + r + (k - 1) * max2(a + c / f->bd, r);
 }
 
 /* ---- allreduce ---- */
@@ -226,7 +235,7 @@ static double reduce_chain(const struct form *f, double k)
  */
 static double allreduce_ring(const struct form *f, double k)
 {
-	double c = f->m / (f->n * k), t = f->a + c / f->bd, r = f->g * c;
+	double c = f->m / (f->n * k), t = fa(f, c) + c / f->bd, r = f->g * c;
 	double step = t + max2(r, (k - 1) * t);
 	/* out of place, a chunk's first reduction also waits for the copy
 	 * of the rank's own chunk (g c, from the start): step 1 begins at
@@ -254,15 +263,15 @@ static double allreduce_ring(const struct form *f, double k)
  */
 static double allreduce_tree(const struct form *f, double k)
 {
-	double c = f->m / k, cp = f->cp / k, period = 2 * f->L - 1;
-	struct tnode d = { .t = f->a + c / f->b, .r = f->g * c };
+	double c = f->m / k, cp = f->cp / k, period = 2 * f->L - 1, a = fa(f, c);
+	struct tnode d = { .t = a + c / f->b, .r = f->g * c };
 	struct tnode d0 = { .t = d.t };
 	double t1 = binom_once(&d, f->nranks, cp, cp, 1);
 
 	if (k == 1)
 		return t1;
 	return max2(binom_once(&d0, f->nranks, 0, 0, 1) + d.r +
-		    (k - 1) * period * (f->a + c / f->bd),
+		    (k - 1) * period * (a + c / f->bd),
 		    t1 + (k - 1) * f->L * d.r);
 }
 
@@ -340,27 +349,32 @@ static double allreduce_dbtree(const struct form *f, double k)
 {
 	double c = f->m / (2 * k), ch = f->nranks >= 3 ? 2 : 1;
 	double q = (f->lp >= 2 ? ch + 1 : ch) + 1;
-	struct tnode d = { .t = f->a + c / f->b, .r = f->g * c,
+	double a = fa(f, c);
+	struct tnode d = { .t = a + c / f->b, .r = f->g * c,
 			 .cp = f->cp / (2 * k) };
 
 	return dbt_once(&d, f->nranks) +
-	       (k - 1) * max2(q * (f->a + c / f->bd), ch * d.r);
+	       (k - 1) * max2(q * (a + c / f->bd), ch * d.r);
 }
 
 /* Recursive doubling: lp exchanges of the whole vector, each reduced. */
 static double allreduce_rd(const struct form *f)
 {
 	return fold_start(f, f->cp) +
-	       f->lp * (f->a + f->m / f->bd + f->g * f->m) + fold_end(f, f->m);
+	       f->lp * (fa(f, f->m) + f->m / f->bd + f->g * f->m) +
+	       fold_end(f, f->m);
 }
 
 /* Rabenseifner: recursive-halving reduce-scatter then recursive-doubling
- * allgather among p ranks: 2 lp a + 2 (p-1)/p m/bd + (p-1)/p g m. */
+ * allgather among p ranks: 2 lp a + 2 (p-1)/p m/bd + (p-1)/p g m. Step j
+ * of each half moves m/2^j, so its alpha is that message's. */
 static double allreduce_rabenseifner(const struct form *f)
 {
-	double frac = (f->p - 1) / f->p;
+	double frac = (f->p - 1) / f->p, alphas = 0;
 
-	return fold_start(f, f->cp) + 2 * f->lp * f->a +
+	for (int j = 1; j <= f->lp; j++)
+		alphas += 2 * fa(f, f->m / (double)(1L << j));
+	return fold_start(f, f->cp) + alphas +
 	       2 * frac * f->m / f->bd + frac * f->g * f->m + fold_end(f, f->m);
 }
 
@@ -370,21 +384,38 @@ static double allreduce_rabenseifner(const struct form *f)
  * transfers, which send it from the input. */
 static double allgather_ring(const struct form *f)
 {
-	return max2((f->n - 1) * (f->a + f->m / (f->n * f->bd)), f->cp / f->n);
+	double blk = f->m / f->n;
+
+	return max2((f->n - 1) * (fa(f, blk) + blk / f->bd), f->cp / f->n);
 }
 
 /* Bruck: L steps; N-1 blocks of m/N move in all. Step j sends min(2^j,
  * N - 2^j) blocks; a rank whose blocks wrap past rank N-1 sends them as
  * two messages, and the last rank wraps whenever a step sends more than
- * one block: one extra alpha per such step. */
+ * one block: one extra alpha per such step. With an eager size, a step
+ * costs the alphas of its slowest rank: one message of cnt blocks, or
+ * the two pieces of a wrapped run, each a rendezvous when larger than the
+ * eager size (the split that makes the most of them). */
+static double bruck_step_alpha(const struct form *f, int cnt)
+{
+	double blk = f->m / f->n, whole = fa(f, cnt * blk);
+	int e = f->l->eager > 0 ? (int)fmin(f->l->eager / blk, cnt) : cnt;
+	int nrndv = cnt >= 2 * e + 2 ? 2 : cnt >= e + 2 ? 1 : 0;
+
+	if (cnt < 2)
+		return whole;
+	return max2(whole, (2 + nrndv * HOP_MODEL_RNDV_ALPHAS) * f->a);
+}
+
 static double allgather_bruck(const struct form *f)
 {
-	double steps = 0;
+	double alphas = 0;
 
 	for (int d = 1; d < f->nranks; d *= 2)
-		steps += (d < f->nranks - d ? d : f->nranks - d) > 1 ? 2 : 1;
+		alphas += bruck_step_alpha(f, d < f->nranks - d ? d
+							 : f->nranks - d);
 	/* out of place the own block is copied before the first send */
-	return f->cp / f->n + steps * f->a + (f->n - 1) / f->n * f->m / f->bd;
+	return f->cp / f->n + alphas + (f->n - 1) / f->n * f->m / f->bd;
 }
 
 /* Ring reduce-scatter: N-1 steps of one block in k chunks, each chunk
@@ -392,7 +423,7 @@ static double allgather_bruck(const struct form *f)
  *   T = (N-2) [t + max(r, (k-1) t)] + k t + r */
 static double reducescatter_ring(const struct form *f, double k)
 {
-	double c = f->m / (f->n * k), t = f->a + c / f->bd, r = f->g * c;
+	double c = f->m / (f->n * k), t = fa(f, c) + c / f->bd, r = f->g * c;
 
 	/* out of place, the last step's reductions wait for the copies of
 	 * the own block's chunks (g c each; they start with the ring and,
@@ -417,9 +448,13 @@ static double reducescatter_halving(const struct form *f)
 	double blk = f->m / f->n, kept = 0, end = f->g * blk;
 	int rem = f->nranks - (int)f->p;
 
-	for (int w = (int)f->p / 2; w >= 1; w /= 2)
+	double alphas = 0;
+
+	for (int w = (int)f->p / 2; w >= 1; w /= 2) {
 		kept += w + (rem < w ? rem : w);
-	return fold_start(f, 0) + f->lp * f->a +
+		alphas += fa(f, (w + (rem < w ? rem : w)) * blk);
+	}
+	return fold_start(f, 0) + alphas +
 	       kept * blk * (1 / f->bd + f->g) + max2(end, fold_end(f, blk));
 }
 

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/model.h"
 #include "model/topo.h"
 
 /* Heap entry: an event (key = time, a = rank or message, b = step or -1)
@@ -179,6 +180,16 @@ static int routed_time(struct hop_simnet *net, int src, int dst, size_t len,
 	return 0;
 }
 
+/* alpha of a message of @len bytes on a link of @alpha: a rendezvous
+ * above the eager size costs its RTS and CTS too (as the forms count) */
+static double msg_alpha(const struct hop_simnet *net, double alpha,
+			size_t len)
+{
+	struct hop_model_link l = { .alpha = alpha, .eager = net->eager };
+
+	return hop_model_msg_alpha(&l, (double)len);
+}
+
 /* Seconds a message of @len bytes holds its ports: its link's alpha +
  * len / beta (uniform, or the topology's direct link), or the
  * store-and-forward time of the best route when there is no direct link
@@ -189,12 +200,12 @@ static int msg_time(struct hop_simnet *net, int src, int dst, size_t len,
 	const struct hop_topo_link *l;
 
 	if (!net->topo) {
-		*t = net->alpha + (double)len / net->beta;
+		*t = msg_alpha(net, net->alpha, len) + (double)len / net->beta;
 		return 0;
 	}
 	if (!(l = hop_topo_find(net->topo, src, dst)))
 		return routed_time(net, src, dst, len, t);
-	*t = l->alpha + (double)len / l->beta;
+	*t = msg_alpha(net, l->alpha, len) + (double)len / l->beta;
 	return 0;
 }
 

@@ -8,7 +8,8 @@
  * duplex). A message is eligible once both its SEND and its RECV are
  * posted (rendezvous); it starts when the sender's send port and the
  * receiver's receive port are both free, holds both for alpha + bytes /
- * beta of its link, then both steps complete. A port that frees takes,
+ * beta of its link (alpha times 1 + HOP_MODEL_RNDV_ALPHAS above the eager
+ * size: a rendezvous), then both steps complete. A port that frees takes,
  * among the eligible messages that wait for it, the one its rank's
  * schedule lists first (builders emit steps chunk by chunk, so an older
  * chunk goes before a newer one, as a pipeline needs). alpha and beta are
@@ -45,6 +46,8 @@ struct hop_simnet {
 	struct hop_sched *s;    /* nranks schedules, built and started */
 	double alpha;           /* seconds per message */
 	double beta;            /* bytes per second */
+	double eager;           /* bytes; a larger message costs
+				 * 1 + HOP_MODEL_RNDV_ALPHAS alphas (0: one) */
 	const struct hop_topo *topo; /* per-link alpha/beta, or NULL */
 	FILE *trace;            /* one line per message (start end src -> dst
 				 * tag bytes), or NULL */

@@ -252,6 +252,7 @@ int hop_simrun(struct hop_simrun *r)
 	net.s = s;
 	net.alpha = r->link.alpha;
 	net.beta = r->link.beta;
+	net.eager = r->link.eager;
 	net.topo = r->topo;
 	net.trace = r->trace;
 	if ((ret = hop_simnet_run(&net))) {

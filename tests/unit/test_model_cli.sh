@@ -43,6 +43,18 @@ check "--cores: N = 2 on 2 cores is left alone" [ "$(awk -F, '$2 == 2' "$tmp/cor
 status 2 "$bin" predict --nranks 4 --sizes 1K --cores 0
 check "--cores 0: status 2" [ $? = 0 ]
 
+# --eager: a rendezvous costs 3 alphas. Recursive doubling at N = 2 moves
+# one message of m, both ways at once: with tcp's built-in link (alpha
+# 17 us, beta 1.5 GB/s, duplex 1.6, gamma 0.1 ns/B) 64 KiB takes
+# 3 x 17 + 65536 x 1.6 / 1500 + 6.5536 = 127.4587 us above an 8 KiB eager
+# size, 93.4587 us with none (as printed: %.9g seconds)
+status 0 "$bin" predict --nranks 2 --sizes 64K --csv --provider tcp --eager 8192
+check "--eager 8192: recursive doubling pays the rendezvous" grep -q '^allreduce,2,65536,rd,1,65536,0.000127458667,' "$tmp/out"
+status 0 "$bin" predict --nranks 2 --sizes 64K --csv --provider tcp --eager 0
+check "--eager 0: one alpha" grep -q '^allreduce,2,65536,rd,1,65536,9.34586667e-05,' "$tmp/out"
+status 2 "$bin" predict --nranks 2 --sizes 64K --eager -1
+check "--eager -1: status 2, named" grep -q -- '--eager' "$tmp/err"
+
 cat >"$tmp/t.topo" <<'TOPO'
 hop-topo 1
 # one slow direct link, three fast ones around it

@@ -28,7 +28,8 @@
 #include "model/simrun.h"
 #include "model/topo.h"
 
-/* a = 2 us, b = 2 GB/s, g as given, full duplex, 4 KiB min chunk */
+/* a = 2 us, b = 2 GB/s, g as given, full duplex, 4 KiB min chunk, every
+ * message one alpha (no eager size) */
 static struct hop_simrun base(int kind, int algo, int n, size_t bytes,
 			      double gamma)
 {
@@ -39,7 +40,7 @@ static struct hop_simrun base(int kind, int algo, int n, size_t bytes,
 	r.algo = algo;
 	r.nranks = n;
 	r.bytes = bytes;
-	r.link = (struct hop_model_link){ 2e-6, 2e9, gamma, 1, 4096 };
+	r.link = (struct hop_model_link){ 2e-6, 2e9, gamma, 1, 4096, 0 };
 	return r;
 }
 
@@ -82,35 +83,52 @@ static int modelled_exactly(const struct hop_simrun *r)
 	return r->algo != HOP_ALGO_DBTREE || chunks_of(r) == 1;
 }
 
-/* gamma = 0: the alpha-beta structure of every schedule */
-static void test_forms_uniform(void **state)
+/* One algorithm of @kind at every N, size and chunk count of the uniform
+ * test, messages above @eager bytes costing a rendezvous. */
+static int forms_uniform_algo(int kind, int algo, double eager)
 {
 	static const int ns[] = { 2, 3, 4, 6, 8, 16 };
 	static const size_t sizes[] = { 4096, 65536, 1u << 20 };
 	static const long chunks[] = { 0, 1, 3 }; /* 0: the model's best */
 	int checked = 0;
+
+	for (size_t ni = 0; ni < sizeof(ns) / sizeof(*ns); ni++)
+		for (size_t si = 0; si < 3; si++)
+			for (size_t ci = 0; ci < 3; ci++) {
+				struct hop_simrun r = base(kind, algo, ns[ni],
+							   sizes[si], 0);
+
+				r.link.eager = eager;
+				r.chunks = chunks[ci];
+				if (!modelled_exactly(&r))
+					continue;
+				check_run(&r, 0.01);
+				checked++;
+			}
+	return checked;
+}
+
+/* gamma = 0: the alpha-beta structure of every schedule; without an
+ * eager size, and with 16 KiB, which the sizes' messages straddle (at
+ * 64 KiB: recursive doubling's are rendezvous, the 8-rank ring's chunks
+ * eager) */
+static void test_forms_uniform(void **state)
+{
+	static const double eagers[] = { 0, 16384 };
+	int checked = 0;
 	(void)state;
 
-	for (int kind = 0; kind < HOP_COLL_KIND_COUNT; kind++) {
-		int algos[16], na = hop_model_algos(kind, algos, 16);
+	for (size_t e = 0; e < sizeof(eagers) / sizeof(*eagers); e++)
+		for (int kind = 0; kind < HOP_COLL_KIND_COUNT; kind++) {
+			int algos[16], na = hop_model_algos(kind, algos, 16);
 
-		for (int i = 0; i < na; i++)
-			for (size_t ni = 0; ni < sizeof(ns) / sizeof(*ns); ni++)
-				for (size_t si = 0; si < 3; si++)
-					for (size_t ci = 0; ci < 3; ci++) {
-						struct hop_simrun r = base(kind,
-							algos[i], ns[ni], sizes[si], 0);
-
-						r.chunks = chunks[ci];
-						if (!modelled_exactly(&r))
-							continue;
-						check_run(&r, 0.01);
-						checked++;
-					}
-	}
+			for (int i = 0; i < na; i++)
+				checked += forms_uniform_algo(kind, algos[i],
+							      eagers[e]);
+		}
 	print_message("simulated = closed form within 1 %%: %d runs\n",
 		      checked);
-	assert_true(checked > 500);
+	assert_true(checked > 1000);
 }
 
 /*

@@ -25,9 +25,9 @@ const char *hm_time(double seconds, char *buf, size_t len);
 /* Link options (link_opts.c): getopt codes, and the long options. */
 enum {
 	HM_OPT_PROFILE = 0x100, HM_OPT_PROVIDER, HM_OPT_ALPHA, HM_OPT_BETA,
-	HM_OPT_GAMMA, HM_OPT_DUPLEX, HM_OPT_MINCHUNK,
+	HM_OPT_GAMMA, HM_OPT_DUPLEX, HM_OPT_MINCHUNK, HM_OPT_EAGER,
 };
-#define HM_LINK_NFIELDS 5
+#define HM_LINK_NFIELDS 6
 #define HM_LINK_LONGOPTS                                                     \
 	{ "profile", required_argument, NULL, HM_OPT_PROFILE },              \
 	{ "provider", required_argument, NULL, HM_OPT_PROVIDER },            \
@@ -35,11 +35,12 @@ enum {
 	{ "beta-GBps", required_argument, NULL, HM_OPT_BETA },               \
 	{ "gamma-ns", required_argument, NULL, HM_OPT_GAMMA },               \
 	{ "duplex", required_argument, NULL, HM_OPT_DUPLEX },                \
-	{ "min-chunk", required_argument, NULL, HM_OPT_MINCHUNK }
+	{ "min-chunk", required_argument, NULL, HM_OPT_MINCHUNK },           \
+	{ "eager", required_argument, NULL, HM_OPT_EAGER }
 
 struct hm_link_opts {
 	const char *profile, *provider;
-	double v[HM_LINK_NFIELDS];      /* alpha us, beta GB/s, gamma ns, duplex, min chunk */
+	double v[HM_LINK_NFIELDS];      /* alpha us, beta GB/s, gamma ns, duplex, min chunk, eager B */
 	int have[HM_LINK_NFIELDS];
 };
 /* Take getopt code @c: 1 taken, 0 not a link option, -1 bad value

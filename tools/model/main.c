@@ -26,7 +26,7 @@ static void usage(FILE *f)
 		"usage: hop-model predict --nranks N[,N...] --sizes LO:HI[:F]|S,S...\n"
 		"                 [--collective NAME|all] [--profile FILE | --provider shm|tcp|verbs]\n"
 		"                 [--alpha-us X] [--beta-GBps X] [--gamma-ns X] [--duplex X]\n"
-		"                 [--min-chunk BYTES] [--cores C] [--csv]\n"
+		"                 [--min-chunk BYTES] [--eager BYTES] [--cores C] [--csv]\n"
 		"       hop-model route --topo FILE --from A --to C --size M [--min-chunk BYTES]\n"
 		"       hop-model sim [--coll NAME] [--algo NAME|auto|all] -n N --bytes SIZE\n"
 		"                 [--chunks K] [--depth D] [--root R] [--inplace] [--no-verify]\n"
