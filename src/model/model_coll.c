@@ -1,9 +1,10 @@
 /*
  * model_coll.c - closed forms of the collective algorithms of src/coll.
  *
- * Notation (docs/model.md derives each form): N ranks, m bytes, a = alpha,
- * b = beta, g = gamma, d = duplex, bd = b / d (a rank sending and receiving
- * at once), L = ceil(log2 N), p = the largest power of two <= N, lp =
+ * Notation (docs/model.md derives each form): N ranks, m bytes, a = alpha
+ * (a message above the link's eager size costs 3a: fa()), b = beta,
+ * g = gamma, d = duplex, bd = b / d (a rank sending and receiving at
+ * once), L = ceil(log2 N), p = the largest power of two <= N, lp =
  * log2 p, k = chunks. A pipeline of stages s_1..s_S over k chunks takes
  * sum(s_i) + (k - 1) max(s_i'), where s_i' is the stage in steady state
  * (sending and receiving at once, so at bd). m is the whole vector: for
@@ -281,7 +282,10 @@ static double allreduce_tree(const struct form *f, double k)
  * k = 1 each tree runs as if alone (a rank's role in the other tree costs
  * it one send early and one receive late), so the time is one tree's,
  * evaluated node by node (tree_node()), every node copying its own data
- * first out of place.
+ * first out of place. Its transfers run at bd: the other tree's cross
+ * them the other way (a leaf of one tree sends up while, as an inner
+ * node of the other, it receives; at N = 2 the two halves are swapped at
+ * once), as the ring's do.
  */
 /* Virtual rank @v (@bit: its lowest set bit) of a tree over @n ranks. Its
  * left child's subtree is always complete; only the right spine is cut
@@ -350,7 +354,7 @@ static double allreduce_dbtree(const struct form *f, double k)
 	double c = f->m / (2 * k), ch = f->nranks >= 3 ? 2 : 1;
 	double q = (f->lp >= 2 ? ch + 1 : ch) + 1;
 	double a = fa(f, c);
-	struct tnode d = { .t = a + c / f->b, .r = f->g * c,
+	struct tnode d = { .t = a + c / f->bd, .r = f->g * c,
 			 .cp = f->cp / (2 * k) };
 
 	return dbt_once(&d, f->nranks) +
