@@ -48,18 +48,25 @@ struct hop_model_link {
 	double eager;
 };
 
-/* Extra alphas of a rendezvous message: its RTS and CTS. */
 #define HOP_MODEL_EAGER 8192.0  /* HOP_EAGER_SIZE's default */
+/* Extra alphas of a rendezvous message: its RTS and CTS. */
 #define HOP_MODEL_RNDV_ALPHAS 2
 
-/* hop_model_msg_alpha() - What one message of @len bytes costs beyond
- * len / beta on @l: alpha, or (1 + HOP_MODEL_RNDV_ALPHAS) alpha above
- * the eager size. */
+/* hop_model_rndv_alpha() - What one message of @len bytes costs beyond
+ * len / beta on a link of @alpha and @eager size: alpha, or
+ * (1 + HOP_MODEL_RNDV_ALPHAS) alpha above the eager size (0: never). */
+static inline double hop_model_rndv_alpha(double alpha, double eager,
+					  double len)
+{
+	return eager > 0 && len > eager ? (1 + HOP_MODEL_RNDV_ALPHAS) * alpha
+					: alpha;
+}
+
+/* hop_model_msg_alpha() - hop_model_rndv_alpha() on link @l. */
 static inline double hop_model_msg_alpha(const struct hop_model_link *l,
 					 double len)
 {
-	return l->eager > 0 && len > l->eager
-	       ? (1 + HOP_MODEL_RNDV_ALPHAS) * l->alpha : l->alpha;
+	return hop_model_rndv_alpha(l->alpha, l->eager, len);
 }
 
 /* One hop of a multi-hop path (seconds, bytes per second). */

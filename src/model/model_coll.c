@@ -449,14 +449,14 @@ static double reducescatter_ring(const struct form *f, double k)
  */
 static double reducescatter_halving(const struct form *f)
 {
-	double blk = f->m / f->n, kept = 0, end = f->g * blk;
+	double blk = f->m / f->n, kept = 0, alphas = 0, end = f->g * blk;
 	int rem = f->nranks - (int)f->p;
 
-	double alphas = 0;
-
 	for (int w = (int)f->p / 2; w >= 1; w /= 2) {
-		kept += w + (rem < w ? rem : w);
-		alphas += fa(f, (w + (rem < w ? rem : w)) * blk);
+		int step = w + (rem < w ? rem : w);   /* blocks kept and sent */
+
+		kept += step;
+		alphas += fa(f, step * blk);
 	}
 	return fold_start(f, 0) + alphas +
 	       kept * blk * (1 / f->bd + f->g) + max2(end, fold_end(f, blk));

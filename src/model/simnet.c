@@ -180,18 +180,9 @@ static int routed_time(struct hop_simnet *net, int src, int dst, size_t len,
 	return 0;
 }
 
-/* alpha of a message of @len bytes on a link of @alpha: a rendezvous
- * above the eager size costs its RTS and CTS too (as the forms count) */
-static double msg_alpha(const struct hop_simnet *net, double alpha,
-			size_t len)
-{
-	struct hop_model_link l = { .alpha = alpha, .eager = net->eager };
-
-	return hop_model_msg_alpha(&l, (double)len);
-}
-
-/* Seconds a message of @len bytes holds its ports: its link's alpha +
- * len / beta (uniform, or the topology's direct link), or the
+/* Seconds a message of @len bytes holds its ports: its link's alpha (a
+ * rendezvous above the eager size also pays its RTS and CTS, as the
+ * forms count) + len / beta (uniform, or the topology's direct link), or the
  * store-and-forward time of the best route when there is no direct link
  * (the relays' ports are not simulated). */
 static int msg_time(struct hop_simnet *net, int src, int dst, size_t len,
@@ -200,12 +191,14 @@ static int msg_time(struct hop_simnet *net, int src, int dst, size_t len,
 	const struct hop_topo_link *l;
 
 	if (!net->topo) {
-		*t = msg_alpha(net, net->alpha, len) + (double)len / net->beta;
+		*t = hop_model_rndv_alpha(net->alpha, net->eager, (double)len) +
+		     (double)len / net->beta;
 		return 0;
 	}
 	if (!(l = hop_topo_find(net->topo, src, dst)))
 		return routed_time(net, src, dst, len, t);
-	*t = msg_alpha(net, l->alpha, len) + (double)len / l->beta;
+	*t = hop_model_rndv_alpha(l->alpha, net->eager, (double)len) +
+	     (double)len / l->beta;
 	return 0;
 }
 
