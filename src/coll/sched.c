@@ -22,10 +22,8 @@ void hop_sched_free(struct hop_sched *s)
 	free(s->succ_start);
 	free(s->succ);
 	free(s->pending);
-	free(s->ready);
-	free(s->completed);
+	free(s->qnext);
 	free(s->tmp);
-	free(s->tready);
 	free(s->tdone);
 	hop_sched_init(s);
 }
@@ -134,17 +132,14 @@ static int sched_prepare(struct hop_sched *s)
 		 sizeof(int)))
 		return HOP_ERR_NO_MEMORY;
 	int cap = s->run_cap;
-	if (grow((void **)&s->pending, &cap, n ? n : 1, sizeof(int)))
+	if (grow((void **)&s->pending, &cap, n ? n : 1, sizeof(*s->pending)))
 		return HOP_ERR_NO_MEMORY;
 	cap = s->run_cap;
-	if (grow((void **)&s->ready, &cap, n ? n : 1, sizeof(int)))
-		return HOP_ERR_NO_MEMORY;
-	cap = s->run_cap;
-	if (grow((void **)&s->completed, &cap, n ? n : 1, sizeof(int)))
+	if (grow((void **)&s->qnext, &cap, n ? n : 1, sizeof(int)))
 		return HOP_ERR_NO_MEMORY;
 	s->run_cap = cap;
 
-	/* count successors per step, prefix-sum, fill (pending as cursor) */
+	/* count successors per step, prefix-sum, fill (qnext as cursor) */
 	memset(s->succ_start, 0, (size_t)(n + 1) * sizeof(int));
 	for (int i = 0; i < n; i++)
 		for (int k = 0; k < HOP_SCHED_MAXDEPS; k++)
@@ -153,12 +148,12 @@ static int sched_prepare(struct hop_sched *s)
 	for (int i = 0; i < n; i++)
 		s->succ_start[i + 1] += s->succ_start[i];
 	for (int i = 0; i < n; i++)
-		s->pending[i] = s->succ_start[i];
+		s->qnext[i] = s->succ_start[i];
 	for (int i = 0; i < n; i++)
 		for (int k = 0; k < HOP_SCHED_MAXDEPS; k++) {
 			int d = s->steps[i].deps[k];
 			if (d >= 0)
-				s->succ[s->pending[d]++] = i;
+				s->succ[s->qnext[d]++] = i;
 		}
 	return 0;
 }
@@ -243,28 +238,48 @@ int hop_sched_build(struct hop_sched *s, const struct hop_coll_args *a)
 	return 0;
 }
 
+static void queue_push(int *head, int *tail, int *next, int i)
+{
+	next[i] = -1;
+	if (*tail < 0)
+		*head = i;
+	else
+		next[*tail] = i;
+	*tail = i;
+}
+
+static int queue_pop(int *head, int *tail, const int *next)
+{
+	int i = *head;
+
+	*head = next[i];
+	if (*head < 0)
+		*tail = -1;
+	return i;
+}
+
 void hop_sched_start(struct hop_sched *s, void *const base[HOP_BUF_COUNT])
 {
 	for (int b = 0; b < HOP_BUF_COUNT; b++)
 		s->base[b] = base[b];
-	s->rhead = s->rtail = s->chead = s->ctail = 0;
+	s->rhead = s->rtail = s->chead = s->ctail = -1;
 	s->ndone = 0;
 	s->finished = 0;
 	for (int i = 0; i < s->nsteps; i++) {
 		int p = 0;
 		for (int k = 0; k < HOP_SCHED_MAXDEPS; k++)
 			p += s->steps[i].deps[k] >= 0;
-		s->pending[i] = p;
-		if (s->tready)
-			s->tready[i] = s->tdone[i] = 0;
+		s->pending[i] = (uint8_t)p;
+		if (s->tdone)
+			s->tdone[i] = 0;
 		if (!p)
-			s->ready[s->rtail++] = i;
+			queue_push(&s->rhead, &s->rtail, s->qnext, i);
 	}
 }
 
 void hop_sched_complete(struct hop_sched *s, int idx)
 {
-	s->completed[s->ctail++] = idx;
+	queue_push(&s->chead, &s->ctail, s->qnext, idx);
 	s->ndone++;
 }
 
@@ -286,20 +301,19 @@ int hop_sched_advance(struct hop_sched *s, hop_sched_start_fn start,
 		      void *ctx)
 {
 	for (;;) {
-		if (s->chead < s->ctail) {
-			int i = s->completed[s->chead++];
+		if (s->chead >= 0) {
+			int i = queue_pop(&s->chead, &s->ctail, s->qnext);
 			for (int e = s->succ_start[i]; e < s->succ_start[i + 1];
 			     e++) {
 				int j = s->succ[e];
-				if (s->tready && s->tready[j] < s->tdone[i])
-					s->tready[j] = s->tdone[i];
 				if (--s->pending[j] == 0)
-					s->ready[s->rtail++] = j;
+					queue_push(&s->rhead, &s->rtail,
+						   s->qnext, j);
 			}
 			continue;
 		}
-		if (s->rhead < s->rtail) {
-			int i = s->ready[s->rhead++];
+		if (s->rhead >= 0) {
+			int i = queue_pop(&s->rhead, &s->rtail, s->qnext);
 			const struct hop_step *st = &s->steps[i];
 			if (st->kind == HOP_STEP_SEND ||
 			    st->kind == HOP_STEP_RECV) {
@@ -309,8 +323,8 @@ int hop_sched_advance(struct hop_sched *s, hop_sched_start_fn start,
 			} else {
 				if (st->kind != HOP_STEP_NOP)
 					run_inline(s, st);
-				if (s->tready)
-					s->tdone[i] = s->tready[i] +
+				if (s->tdone)
+					s->tdone[i] = hop_sched_tready(s, i) +
 						(st->kind == HOP_STEP_NOP ? 0 :
 						 s->tgamma * (double)st->len);
 				hop_sched_complete(s, i);

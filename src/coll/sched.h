@@ -115,19 +115,36 @@ struct hop_sched {
 	int *tmp;               /* builders' scratch index array */
 	int tmp_cap;
 	/* run state */
-	int *pending;           /* unfinished dependencies per step */
-	int *ready, *completed; /* FIFO queues, each step enters once */
+	uint8_t *pending;       /* unfinished dependencies per step */
+	/* FIFO queues of ready and of completed steps, linked through
+	 * qnext (a step is in at most one at a time); -1 when empty */
+	int *qnext;
 	int rhead, rtail, chead, ctail;
 	int ndone;
 	int finished;           /* all steps done and epilogue applied */
 	int run_cap;
 	void *base[HOP_BUF_COUNT];
-	/* virtual time (simulation only; NULL on the p2p executor): the
-	 * driver propagates ready times along dependencies and times inline
-	 * steps at @tgamma seconds per byte */
-	double *tready, *tdone;
+	/* virtual time (simulation only; NULL on the p2p executor): when
+	 * each step ended; the driver times inline steps at @tgamma seconds
+	 * per byte from hop_sched_tready() */
+	double *tdone;
 	double tgamma;
 };
+
+/* Virtual time at which step @i of a timed schedule became ready: when
+ * the last of its dependencies ended (0 without any). */
+static inline double hop_sched_tready(const struct hop_sched *s, int i)
+{
+	double t = 0;
+
+	for (int k = 0; k < HOP_SCHED_MAXDEPS; k++) {
+		int d = s->steps[i].deps[k];
+
+		if (d >= 0 && s->tdone[d] > t)
+			t = s->tdone[d];
+	}
+	return t;
+}
 
 /* Backend of an executor: start a SEND or RECV step. Returns 0 (it will
  * call hop_sched_complete() later, possibly from inside this call) or a

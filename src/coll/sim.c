@@ -111,9 +111,10 @@ static int sim_deliver(struct hop_sim *sim, int srank, int sstep, int rrank,
 		memcpy(dst, src, sd->len);
 	sim->messages++;
 	sim->bytes += sd->len;
-	if (ss->tready && rs->tready) {
-		double t = ss->tready[sstep] > rs->tready[rstep]
-				   ? ss->tready[sstep] : rs->tready[rstep];
+	if (ss->tdone && rs->tdone) {
+		double ts = hop_sched_tready(ss, sstep);
+		double tr = hop_sched_tready(rs, rstep);
+		double t = ts > tr ? ts : tr;
 		t += sim->alpha + sim->beta * (double)sd->len;
 		ss->tdone[sstep] = rs->tdone[rstep] = t;
 		if (t > sim->makespan)
@@ -290,17 +291,9 @@ int hop_sim_timed(struct hop_sched *s)
 {
 	size_t n = (size_t)(s->nsteps ? s->nsteps : 1);
 
-	free(s->tready);
 	free(s->tdone);
-	s->tready = calloc(n, sizeof(double));
 	s->tdone = calloc(n, sizeof(double));
-	if (!s->tready || !s->tdone) {
-		free(s->tready);
-		free(s->tdone);
-		s->tready = s->tdone = NULL;
-		return HOP_ERR_NO_MEMORY;
-	}
-	return 0;
+	return s->tdone ? 0 : HOP_ERR_NO_MEMORY;
 }
 
 void hop_sim_free(struct hop_sim *sim)

@@ -6,8 +6,8 @@
  * run is deterministic): POST, a SEND or RECV step became ready on its
  * rank (the shared driver computed when); DONE, a message finished, which
  * completes its two steps and frees its two ports. Posted steps without a
- * partner wait in a hash table keyed by (source, destination, tag), FIFO
- * per key: the p2p layer's matching rule. A matched message waits in the
+ * partner wait, FIFO per (source, destination, tag): the p2p layer's
+ * matching rule (simnet_match.c). A matched message waits in the
  * queues of its two ports; ports touched at an instant are arbitrated
  * once every event of that instant is processed, so a message that
  * becomes eligible at the same time as others competes with them.
@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "model/model.h"
+#include "model/simnet_match.h"
 #include "model/topo.h"
 
 /* Heap entry: an event (key = time, a = rank or message, b = step or -1)
@@ -53,14 +54,6 @@ struct hop_simnet_route {
 	int valid, src, dst;
 	size_t len;
 	double t;
-};
-
-struct hop_simnet_wait {
-	int src, dst;
-	uint32_t tag;
-	int is_send;
-	int rank, step;
-	int next;               /* chain in posting order, or the free list */
 };
 
 /* ---- binary min-heap on (key, seq) ---- */
@@ -117,12 +110,12 @@ static int ev_push(struct hop_simnet *net, double t, int a, int b)
 	return heap_push(net->events, (struct ent){ t, net->seq++, a, b });
 }
 
-/* Driver callback: a SEND or RECV is ready at its tready. */
+/* Driver callback: a SEND or RECV is ready. */
 static int net_start(void *ctx, struct hop_sched *s, int idx)
 {
 	struct hop_simnet *net = ctx;
 
-	return ev_push(net, s->tready[idx], s->args.rank, idx);
+	return ev_push(net, hop_sched_tready(s, idx), s->args.rank, idx);
 }
 
 /* ---- ports ---- */
@@ -269,43 +262,6 @@ static int arbitrate_dirty(struct hop_simnet *net, double now)
 
 /* ---- matching ---- */
 
-static unsigned wait_hash(int src, int dst, uint32_t tag, int nb)
-{
-	uint64_t h = ((uint64_t)(uint32_t)src << 32 | (uint32_t)dst) ^
-		     (uint64_t)tag * 0x9e3779b97f4a7c15ull;
-
-	/* splitmix64's finaliser: every input bit reaches the low bits
-	 * (ring neighbours and consecutive tags must not share buckets) */
-	h = (h ^ h >> 30) * 0xbf58476d1ce4e5b9ull;
-	h = (h ^ h >> 27) * 0x94d049bb133111ebull;
-	h ^= h >> 31;
-	return (unsigned)(h & (uint64_t)(nb - 1));
-}
-
-/* Index of a free slot of @arr (elements of @size, free list through
- * the int at @next_off), growing it; -1 when out of memory. */
-static int slot_new(void **arr, int *n, int *cap, int *free_head,
-		    size_t size, size_t next_off)
-{
-	if (*free_head >= 0) {
-		int i = *free_head;
-
-		memcpy(free_head, (char *)*arr + (size_t)i * size + next_off,
-		       sizeof(int));
-		return i;
-	}
-	if (*n == *cap) {
-		int ncap = *cap ? *cap * 2 : 4096;
-		void *p = realloc(*arr, (size_t)ncap * size);
-
-		if (!p)
-			return -1;
-		*arr = p;
-		*cap = ncap;
-	}
-	return (*n)++;
-}
-
 /* A SEND met its RECV: queue the message at both ports. */
 static int matched(struct hop_simnet *net, int srank, int sstep, int rrank,
 		   int rstep)
@@ -320,9 +276,9 @@ static int matched(struct hop_simnet *net, int srank, int sstep, int rrank,
 			 srank, sstep, sd->len, sd->tag, rrank, rstep, rv->len);
 		return HOP_ERR_INTERNAL;
 	}
-	m = slot_new((void **)&net->msg, &net->nmsg, &net->msg_cap,
-		     &net->msg_free, sizeof(*net->msg),
-		     offsetof(struct hop_simnet_msg, next_free));
+	m = hop_simnet_slot_new((void **)&net->msg, &net->nmsg, &net->msg_cap,
+				&net->msg_free, sizeof(*net->msg),
+				offsetof(struct hop_simnet_msg, next_free));
 	if (m < 0)
 		return HOP_ERR_NO_MEMORY;
 	net->msg[m] = (struct hop_simnet_msg){ srank, sstep, rrank, rstep, 0,
@@ -348,47 +304,21 @@ static int post(struct hop_simnet *net, int me, int idx)
 			 "peer %d", me, idx, st->peer);
 		return HOP_ERR_INTERNAL;
 	}
-	unsigned h = wait_hash(src, dst, st->tag, net->nbucket);
-	int prev = -1, cur = net->bucket[h];
-	while (cur >= 0) {
-		struct hop_simnet_wait *w = &net->wait[cur];
+	int prank, pstep;
+	int ret = hop_simnet_match_post(&net->match, src, dst, st->tag, is_send,
+					me, idx, &prank, &pstep);
 
-		if (w->src == src && w->dst == dst && w->tag == st->tag &&
-		    w->is_send != is_send) {
-			int prank = w->rank, pstep = w->step;
-
-			if (prev < 0)
-				net->bucket[h] = w->next;
-			else
-				net->wait[prev].next = w->next;
-			w->next = net->wait_free;
-			w->rank = -1;
-			net->wait_free = cur;
-			return is_send ? matched(net, me, idx, prank, pstep)
-				       : matched(net, prank, pstep, me, idx);
-		}
-		prev = cur;
-		cur = w->next;
-	}
-	int nw = slot_new((void **)&net->wait, &net->nwait, &net->wait_cap,
-			  &net->wait_free, sizeof(*net->wait),
-			  offsetof(struct hop_simnet_wait, next));
-	if (nw < 0)
-		return HOP_ERR_NO_MEMORY;
-	net->wait[nw] = (struct hop_simnet_wait){ src, dst, st->tag, is_send,
-						  me, idx, -1 };
-	if (prev < 0)
-		net->bucket[h] = nw;
-	else
-		net->wait[prev].next = nw;
-	return 0;
+	if (ret <= 0)
+		return ret;
+	return is_send ? matched(net, me, idx, prank, pstep)
+		       : matched(net, prank, pstep, me, idx);
 }
 
 /* ---- the run ---- */
 
 static int setup(struct hop_simnet *net)
 {
-	int n = net->nranks, nb = 4096;
+	int n = net->nranks;
 
 	if (n < 1 || !net->s || (!net->topo && !(net->beta > 0)) ||
 	    !(net->alpha >= 0)) {
@@ -397,25 +327,13 @@ static int setup(struct hop_simnet *net)
 			 n, net->beta, net->alpha);
 		return HOP_ERR_INVALID_ARG;
 	}
-	size_t steps = 0;
-
-	/* about one bucket per two steps: in an allgather phase every rank
-	 * posts all its receives at once */
-	for (int r = 0; r < n; r++)
-		steps += (size_t)net->s[r].nsteps;
-	while ((size_t)nb < steps / 2 && nb < (1 << 24))
-		nb *= 2;
 	hop_simnet_free(net);
 	net->tx = calloc((size_t)n, sizeof(*net->tx));
 	net->rx = calloc((size_t)n, sizeof(*net->rx));
 	net->events = calloc(1, sizeof(*net->events));
-	net->bucket = malloc((size_t)nb * sizeof(int));
-	if (!net->tx || !net->rx || !net->events || !net->bucket)
+	if (!net->tx || !net->rx || !net->events)
 		return HOP_ERR_NO_MEMORY;
-	net->nbucket = nb;
-	for (int i = 0; i < nb; i++)
-		net->bucket[i] = -1;
-	net->wait_free = net->msg_free = -1;
+	net->msg_free = -1;
 	net->time = 0;
 	net->messages = net->bytes = net->events_run = 0;
 	net->seq = 0;
@@ -433,18 +351,15 @@ static void report_stuck(struct hop_simnet *net)
 			continue;
 		snprintf(net->err, sizeof(net->err), "deadlock: rank %d "
 			 "finished %d of %d steps", r, s->ndone, s->nsteps);
-		for (int w = 0; w < net->nwait; w++) {
-			const struct hop_simnet_wait *e = &net->wait[w];
-			size_t l = strlen(net->err);
+		const struct hop_simnet_wait *e =
+			hop_simnet_match_waiting(&net->match, r);
+		size_t l = strlen(net->err);
 
-			if (e->rank != r)
-				continue;
+		if (e)
 			snprintf(net->err + l, sizeof(net->err) - l, "; %s step "
 				 "%d peer %d tag %u unmatched", e->is_send ?
 				 "send" : "recv", e->step, e->is_send ? e->dst
 				 : e->src, e->tag);
-			break;
-		}
 		return;
 	}
 }
@@ -484,7 +399,7 @@ int hop_simnet_run(struct hop_simnet *net)
 	double now = 0;
 
 	for (int r = 0; !ret && r < net->nranks; r++) {
-		if (!net->s[r].tready) {
+		if (!net->s[r].tdone) {
 			snprintf(net->err, sizeof(net->err), "rank %d: schedule "
 				 "not timed (hop_sim_timed)", r);
 			return HOP_ERR_INVALID_ARG;
@@ -535,17 +450,12 @@ void hop_simnet_free(struct hop_simnet *net)
 	free(net->rx);
 	free(net->msg);
 	free(net->dirty);
-	free(net->wait);
-	free(net->bucket);
+	hop_simnet_match_free(&net->match);
 	free(net->routes);
 	net->routes = NULL;
 	net->tx = net->rx = NULL;
 	net->events = NULL;
 	net->msg = NULL;
 	net->dirty = NULL;
-	net->wait = NULL;
-	net->bucket = NULL;
 	net->nmsg = net->msg_cap = net->ndirty = net->dirty_cap = 0;
-	net->nwait = net->wait_cap = 0;
-	net->nbucket = 0;
 }

@@ -32,10 +32,10 @@
 #include <stdio.h>
 
 #include "coll/sched.h"
+#include "model/simnet_match.h"
 
 struct hop_topo;
 struct hop_simnet_heap;
-struct hop_simnet_wait;
 struct hop_simnet_msg;
 struct hop_simnet_port;
 struct hop_simnet_route;
@@ -63,10 +63,7 @@ struct hop_simnet {
 	int ndirty, dirty_cap;
 	struct hop_simnet_heap *events;   /* by virtual time */
 	uint64_t seq;
-	struct hop_simnet_wait *wait;     /* posted, unmatched SEND/RECV */
-	int nwait, wait_cap, wait_free;
-	int *bucket;
-	int nbucket;
+	struct hop_simnet_match match;    /* posted, unmatched SEND/RECV */
 	struct hop_simnet_route *routes;  /* HOP_SIMNET_ROUTES cached routes */
 };
 
