@@ -220,11 +220,11 @@ static int op_start_step(void *ctx, struct hop_sched *s, int idx)
 	op->outstanding++;
 	if (st->kind == HOP_STEP_SEND)
 		ret = hop_p2p_isend(op->comm, req, st->peer, tag,
-				    hop_sched_ptr(s, st->sbuf, st->soff), st->len,
+				    hop_step_src(s, idx), st->len,
 				    op->sig);
 	else
 		ret = hop_p2p_irecv(op->comm, req, st->peer, tag,
-				    hop_sched_ptr(s, st->dbuf, st->doff), st->len,
+				    hop_step_dst(s, idx), st->len,
 				    op->sig);
 	if (ret && op->posted[idx]) {
 		op->posted[idx] = 0;

@@ -19,6 +19,7 @@ void hop_sched_init(struct hop_sched *s)
 void hop_sched_free(struct hop_sched *s)
 {
 	free(s->steps);
+	free(s->offs);
 	free(s->succ_start);
 	free(s->succ);
 	free(s->pending);
@@ -53,7 +54,10 @@ int hop_sched_add(struct hop_sched *s, int kind, int flags, int dbuf,
 	if (s->err)
 		return -1;
 	if (grow((void **)&s->steps, &s->cap, s->nsteps + 1,
-		 sizeof(*s->steps))) {
+		 sizeof(*s->steps)) ||
+	    (!s->args.timing_only &&
+	     grow((void **)&s->offs, &s->offs_cap, s->nsteps + 1,
+		  sizeof(*s->offs)))) {
 		s->err = HOP_ERR_NO_MEMORY;
 		return -1;
 	}
@@ -67,9 +71,9 @@ int hop_sched_add(struct hop_sched *s, int kind, int flags, int dbuf,
 	st->deps[0] = d0;
 	st->deps[1] = d1;
 	st->deps[2] = d2;
-	st->doff = doff;
-	st->soff = soff;
 	st->len = len;
+	if (!s->args.timing_only)
+		s->offs[s->nsteps] = (struct hop_step_offs){ doff, soff };
 	return s->nsteps++;
 }
 
@@ -166,7 +170,7 @@ static int args_equal(const struct hop_coll_args *a,
 	       a->root == b->root && a->count == b->count &&
 	       a->dtype == b->dtype && a->op == b->op &&
 	       a->inplace == b->inplace && a->chunk_bytes == b->chunk_bytes &&
-	       a->depth == b->depth;
+	       a->depth == b->depth && a->timing_only == b->timing_only;
 }
 
 static int build_dispatch(struct hop_sched *s)
@@ -220,6 +224,11 @@ int hop_sched_build(struct hop_sched *s, const struct hop_coll_args *a)
 	s->rop = a->op == HOP_AVG ? HOP_SUM : a->op;
 	s->nsteps = 0;
 	s->scratch_bytes = 0;
+	if (a->timing_only) { /* no stale offsets */
+		free(s->offs);
+		s->offs = NULL;
+		s->offs_cap = 0;
+	}
 	s->avg_buf = HOP_BUF_NONE;
 	s->avg_off = s->avg_count = 0;
 	s->err = 0;
@@ -283,10 +292,11 @@ void hop_sched_complete(struct hop_sched *s, int idx)
 	s->ndone++;
 }
 
-static void run_inline(struct hop_sched *s, const struct hop_step *st)
+static void run_inline(struct hop_sched *s, int i)
 {
-	void *dst = hop_sched_ptr(s, st->dbuf, st->doff);
-	const void *src = hop_sched_ptr(s, st->sbuf, st->soff);
+	const struct hop_step *st = &s->steps[i];
+	void *dst = hop_step_dst(s, i);
+	const void *src = hop_step_src(s, i);
 
 	if (!dst || !src || dst == src || !st->len)
 		return; /* data-less simulation, in place, or empty */
@@ -322,7 +332,7 @@ int hop_sched_advance(struct hop_sched *s, hop_sched_start_fn start,
 					return ret;
 			} else {
 				if (st->kind != HOP_STEP_NOP)
-					run_inline(s, st);
+					run_inline(s, i);
 				if (s->tdone)
 					s->tdone[i] = hop_sched_tready(s, i) +
 						(st->kind == HOP_STEP_NOP ? 0 :

@@ -80,8 +80,14 @@ struct hop_step {
 	int32_t peer;           /* SEND/RECV */
 	uint32_t tag;           /* SEND/RECV: low 32 bits of the p2p tag */
 	int32_t deps[HOP_SCHED_MAXDEPS]; /* earlier step indices, -1 = none */
-	size_t doff, soff;      /* byte offsets into dbuf / sbuf */
 	size_t len;             /* bytes */
+};
+
+/* Where a step's bytes are: kept apart from struct hop_step, which the
+ * driver reads for every step, and not kept at all for a timing-only
+ * schedule (the simulator's largest runs hold 100 million steps). */
+struct hop_step_offs {
+	size_t doff, soff;      /* byte offsets into dbuf / sbuf */
 };
 
 /* What a schedule is built from; equal args give an equal schedule. */
@@ -95,6 +101,8 @@ struct hop_coll_args {
 	int inplace;
 	size_t chunk_bytes;     /* pipelining chunk, > 0 */
 	int depth;              /* lanes in flight, 1..HOP_SCHED_MAX_DEPTH */
+	int timing_only;        /* keep no offsets: the schedule runs without
+				 * buffers (a simulation that moves no data) */
 };
 
 struct hop_sched {
@@ -104,7 +112,8 @@ struct hop_sched {
 	size_t esize;           /* element size */
 	hop_op_t rop;           /* reduction op (HOP_AVG reduces with HOP_SUM) */
 	struct hop_step *steps;
-	int nsteps, cap;
+	struct hop_step_offs *offs; /* per step; NULL when timing_only */
+	int nsteps, cap, offs_cap;
 	int *succ_start;        /* CSR successors: succ[succ_start[i]..[i+1]) */
 	int *succ;
 	int succ_cap, start_cap;
@@ -169,6 +178,20 @@ static inline void *hop_sched_ptr(const struct hop_sched *s, int buf,
 				  size_t off)
 {
 	return s->base[buf] ? (char *)s->base[buf] + off : NULL;
+}
+
+/* Step @i's destination and source bytes; NULL without a buffer (a
+ * data-less run) or offsets (a timing-only schedule). */
+static inline void *hop_step_dst(const struct hop_sched *s, int i)
+{
+	return s->offs ? hop_sched_ptr(s, s->steps[i].dbuf, s->offs[i].doff)
+		       : NULL;
+}
+
+static inline void *hop_step_src(const struct hop_sched *s, int i)
+{
+	return s->offs ? hop_sched_ptr(s, s->steps[i].sbuf, s->offs[i].soff)
+		       : NULL;
 }
 
 /* ---- builder helpers (algorithms use these) ---- */

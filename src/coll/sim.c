@@ -105,8 +105,8 @@ static int sim_deliver(struct hop_sim *sim, int srank, int sstep, int rrank,
 			 rrank, rstep, rv->len);
 		return HOP_ERR_INTERNAL;
 	}
-	void *dst = hop_sched_ptr(rs, rv->dbuf, rv->doff);
-	const void *src = hop_sched_ptr(ss, sd->sbuf, sd->soff);
+	void *dst = hop_step_dst(rs, rstep);
+	const void *src = hop_step_src(ss, sstep);
 	if (dst && src && sd->len)
 		memcpy(dst, src, sd->len);
 	sim->messages++;

@@ -201,9 +201,8 @@ static int msg_start(struct hop_simnet *net, double now, int m)
 	struct hop_simnet_msg *g = &net->msg[m];
 	struct hop_sched *ss = &net->s[g->srank], *rs = &net->s[g->rrank];
 	const struct hop_step *sd = &ss->steps[g->sstep];
-	const struct hop_step *rv = &rs->steps[g->rstep];
-	void *dst = hop_sched_ptr(rs, rv->dbuf, rv->doff);
-	const void *src = hop_sched_ptr(ss, sd->sbuf, sd->soff);
+	void *dst = hop_step_dst(rs, g->rstep);
+	const void *src = hop_step_src(ss, g->sstep);
 	double t;
 	int ret;
 

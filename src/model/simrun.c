@@ -148,6 +148,7 @@ static int build_rank(struct hop_simrun *r, int rk, struct hop_sched *s,
 		.dtype = r->kind == HOP_COLL_BARRIER ? HOP_UINT8 : HOP_FLOAT32,
 		.op = HOP_SUM, .chunk_bytes = r->chunk_bytes,
 		.depth = r->depth ? r->depth : 4,
+		.timing_only = !r->verify,
 	};
 	int ret;
 

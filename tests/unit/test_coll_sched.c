@@ -182,7 +182,7 @@ static void test_driver(void **state)
 	int a[4] = { 1, 2, 3, 4 }, b[4] = { 10, 20, 30, 40 };
 	void *base[HOP_BUF_COUNT] = { NULL, a, b, NULL };
 	struct hop_coll_args ar = { HOP_COLL_ALLREDUCE, HOP_ALGO_RING, 0, 1, 0, 4,
-				    HOP_INT32, HOP_SUM, 0, 64, 2 };
+				    HOP_INT32, HOP_SUM, 0, 64, 2, 0 };
 	(void)state;
 
 	hop_sched_init(&s);
@@ -206,7 +206,7 @@ static void test_sim_deadlock(void **state)
 	struct hop_sched s[2];
 	void *base[HOP_BUF_COUNT] = { NULL };
 	struct hop_coll_args a = { HOP_COLL_BARRIER, HOP_ALGO_DISSEMINATION, 0, 2,
-				   0, 0, HOP_UINT8, HOP_SUM, 0, 64, 1 };
+				   0, 0, HOP_UINT8, HOP_SUM, 0, 64, 1, 0 };
 	(void)state;
 
 	hop_sched_init(&s[0]);
