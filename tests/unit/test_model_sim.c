@@ -13,7 +13,7 @@
  *  - per-link alpha/beta from a topology, relayed where no link exists;
  *  - a 512-rank ring AllReduce and a 4096-rank Rabenseifner AllReduce
  *    complete, exact, within 1 % of their forms; wall times are printed
- *    (a 4096-rank ring takes minutes and 9 GB: docs/model.md, "Scale").
+ *    (a 4096-rank ring takes 45-55 s and 6-9 GB: docs/model.md, "Scale").
  */
 #include <math.h>
 #include <setjmp.h>
