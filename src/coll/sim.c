@@ -1,9 +1,9 @@
 /*
  * sim.c - in-process simulation executor (see sim.h).
  *
- * Posted SENDs and RECVs that found no partner wait in a hash table keyed
- * by (source, destination, tag), each key a FIFO in posting order, exactly
- * the matching rule of the p2p layer.
+ * Posted SENDs and RECVs that found no partner wait, FIFO per (source,
+ * destination, tag): the matching rule of the p2p layer (sim_match.c,
+ * shared with the network simulator of hop-model).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,37 +11,11 @@
 
 #include "coll/sim.h"
 
-struct hop_sim_ent {
-	int src, dst;
-	uint32_t tag;
-	int is_send;
-	int rank, step;         /* the posting rank's step */
-	int next;               /* bucket chain, in posting order */
-};
-
-static unsigned sim_hash(int src, int dst, uint32_t tag, int nb)
-{
-	uint64_t h = (uint64_t)(uint32_t)src * 0x9e3779b97f4a7c15ull;
-	h ^= (uint64_t)(uint32_t)dst * 0xc2b2ae3d27d4eb4full;
-	h ^= (uint64_t)tag * 0x165667b19e3779f9ull;
-	h ^= h >> 29;
-	return (unsigned)(h % (uint64_t)nb);
-}
-
 static int sim_setup(struct hop_sim *sim)
 {
 	int n = sim->nranks;
 
-	if (!sim->bucket) {
-		sim->nbucket = 4096;
-		sim->bucket = malloc((size_t)sim->nbucket * sizeof(int));
-		if (!sim->bucket)
-			return HOP_ERR_NO_MEMORY;
-	}
-	for (int i = 0; i < sim->nbucket; i++)
-		sim->bucket[i] = -1;
-	sim->nent = 0;
-	sim->free_ent = -1;
+	hop_sim_match_free(&sim->match);
 	if (sim->wcap < n) {
 		free(sim->work);
 		free(sim->inwork);
@@ -72,24 +46,6 @@ static void sim_wake(struct hop_sim *sim, int rank)
 	sim->inwork[rank] = 1;
 	sim->work[(sim->whead + sim->wcount) % sim->wcap] = rank;
 	sim->wcount++;
-}
-
-static int sim_new_ent(struct hop_sim *sim)
-{
-	if (sim->free_ent >= 0) {
-		int e = sim->free_ent;
-		sim->free_ent = sim->ent[e].next;
-		return e;
-	}
-	if (sim->nent == sim->ent_cap) {
-		int ncap = sim->ent_cap ? sim->ent_cap * 2 : 1024;
-		void *p = realloc(sim->ent, (size_t)ncap * sizeof(*sim->ent));
-		if (!p)
-			return -1;
-		sim->ent = p;
-		sim->ent_cap = ncap;
-	}
-	return sim->nent++;
 }
 
 static int sim_deliver(struct hop_sim *sim, int srank, int sstep, int rrank,
@@ -177,45 +133,17 @@ static int sim_start(void *ctx, struct hop_sched *s, int idx)
 			 "rank %d step %d: bad peer %d", me, idx, st->peer);
 		return HOP_ERR_INTERNAL;
 	}
-	unsigned h = sim_hash(src, dst, st->tag, sim->nbucket);
-	int prev = -1, cur = sim->bucket[h];
-	while (cur >= 0) {
-		struct hop_sim_ent *e = &sim->ent[cur];
-		if (e->src == src && e->dst == dst && e->tag == st->tag &&
-		    e->is_send != is_send) {
-			int prank = e->rank, pstep = e->step;
-			if (prev < 0)
-				sim->bucket[h] = e->next;
-			else
-				sim->ent[prev].next = e->next;
-			e->rank = -1;
-			e->next = sim->free_ent;
-			sim->free_ent = cur;
-			if (sim->chaos)
-				return is_send ? sim_defer(sim, me, idx, prank, pstep)
-					       : sim_defer(sim, prank, pstep, me, idx);
-			return is_send ? sim_deliver(sim, me, idx, prank, pstep)
-				       : sim_deliver(sim, prank, pstep, me, idx);
-		}
-		prev = cur;
-		cur = e->next;
-	}
-	int ne = sim_new_ent(sim); /* may move sim->ent: indices only */
-	if (ne < 0)
-		return HOP_ERR_NO_MEMORY;
-	struct hop_sim_ent *e = &sim->ent[ne];
-	e->src = src;
-	e->dst = dst;
-	e->tag = st->tag;
-	e->is_send = is_send;
-	e->rank = me;
-	e->step = idx;
-	e->next = -1;
-	if (prev < 0) /* append: FIFO per key */
-		sim->bucket[h] = ne;
-	else
-		sim->ent[prev].next = ne;
-	return 0;
+	int prank, pstep;
+	int ret = hop_sim_match_post(&sim->match, src, dst, st->tag, is_send,
+				     me, idx, &prank, &pstep);
+
+	if (ret <= 0)
+		return ret;
+	if (sim->chaos)
+		return is_send ? sim_defer(sim, me, idx, prank, pstep)
+			       : sim_defer(sim, prank, pstep, me, idx);
+	return is_send ? sim_deliver(sim, me, idx, prank, pstep)
+		       : sim_deliver(sim, prank, pstep, me, idx);
 }
 
 static void sim_report_stuck(struct hop_sim *sim)
@@ -227,17 +155,14 @@ static void sim_report_stuck(struct hop_sim *sim)
 		snprintf(sim->err, sizeof(sim->err),
 			 "deadlock: rank %d finished %d of %d steps", r,
 			 s->ndone, s->nsteps);
-		for (int e = 0; e < sim->nent; e++) {
-			struct hop_sim_ent *en = &sim->ent[e];
-			if (en->rank != r)
-				continue;
-			size_t l = strlen(sim->err);
+		const struct hop_sim_wait *en =
+			hop_sim_match_waiting(&sim->match, r);
+		size_t l = strlen(sim->err);
+		if (en)
 			snprintf(sim->err + l, sizeof(sim->err) - l,
 				 "; %s step %d peer %d tag %u unmatched",
 				 en->is_send ? "send" : "recv", en->step,
 				 en->is_send ? en->dst : en->src, en->tag);
-			break;
-		}
 		return;
 	}
 }
@@ -298,16 +223,13 @@ int hop_sim_timed(struct hop_sched *s)
 
 void hop_sim_free(struct hop_sim *sim)
 {
-	free(sim->ent);
-	free(sim->bucket);
+	hop_sim_match_free(&sim->match);
 	free(sim->work);
 	free(sim->inwork);
 	free(sim->late);
 	sim->late = NULL;
 	sim->nlate = sim->late_cap = 0;
-	sim->ent = NULL;
-	sim->bucket = NULL;
 	sim->work = NULL;
 	sim->inwork = NULL;
-	sim->nent = sim->ent_cap = sim->wcap = 0;
+	sim->wcap = 0;
 }

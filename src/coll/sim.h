@@ -19,8 +19,7 @@
 #define HOP_COLL_SIM_H
 
 #include "coll/sched.h"
-
-struct hop_sim_ent;
+#include "coll/sim_match.h"
 
 struct hop_sim {
 	/* caller */
@@ -37,10 +36,7 @@ struct hop_sim {
 	uint64_t messages, bytes;
 	char err[256];
 	/* private */
-	struct hop_sim_ent *ent;
-	int nent, ent_cap, free_ent;
-	int *bucket;
-	int nbucket;
+	struct hop_sim_match match;     /* posted, unmatched SEND/RECV */
 	int *work;              /* ranks with queued work */
 	char *inwork;
 	int whead, wcount, wcap;

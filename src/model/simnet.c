@@ -7,7 +7,7 @@
  * rank (the shared driver computed when); DONE, a message finished, which
  * completes its two steps and frees its two ports. Posted steps without a
  * partner wait, FIFO per (source, destination, tag): the p2p layer's
- * matching rule (simnet_match.c). A matched message waits in the
+ * matching rule (sim_match.c). A matched message waits in the
  * queues of its two ports; ports touched at an instant are arbitrated
  * once every event of that instant is processed, so a message that
  * becomes eligible at the same time as others competes with them.
@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll/sim_match.h"
 #include "model/model.h"
-#include "model/simnet_match.h"
 #include "model/topo.h"
 
 /* Heap entry: an event (key = time, a = rank or message, b = step or -1)
@@ -275,7 +275,7 @@ static int matched(struct hop_simnet *net, int srank, int sstep, int rrank,
 			 srank, sstep, sd->len, sd->tag, rrank, rstep, rv->len);
 		return HOP_ERR_INTERNAL;
 	}
-	m = hop_simnet_slot_new((void **)&net->msg, &net->nmsg, &net->msg_cap,
+	m = hop_sim_slot_new((void **)&net->msg, &net->nmsg, &net->msg_cap,
 				&net->msg_free, sizeof(*net->msg),
 				offsetof(struct hop_simnet_msg, next_free));
 	if (m < 0)
@@ -304,7 +304,7 @@ static int post(struct hop_simnet *net, int me, int idx)
 		return HOP_ERR_INTERNAL;
 	}
 	int prank, pstep;
-	int ret = hop_simnet_match_post(&net->match, src, dst, st->tag, is_send,
+	int ret = hop_sim_match_post(&net->match, src, dst, st->tag, is_send,
 					me, idx, &prank, &pstep);
 
 	if (ret <= 0)
@@ -350,8 +350,8 @@ static void report_stuck(struct hop_simnet *net)
 			continue;
 		snprintf(net->err, sizeof(net->err), "deadlock: rank %d "
 			 "finished %d of %d steps", r, s->ndone, s->nsteps);
-		const struct hop_simnet_wait *e =
-			hop_simnet_match_waiting(&net->match, r);
+		const struct hop_sim_wait *e =
+			hop_sim_match_waiting(&net->match, r);
 		size_t l = strlen(net->err);
 
 		if (e)
@@ -449,7 +449,7 @@ void hop_simnet_free(struct hop_simnet *net)
 	free(net->rx);
 	free(net->msg);
 	free(net->dirty);
-	hop_simnet_match_free(&net->match);
+	hop_sim_match_free(&net->match);
 	free(net->routes);
 	net->routes = NULL;
 	net->tx = net->rx = NULL;

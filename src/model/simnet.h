@@ -32,7 +32,7 @@
 #include <stdio.h>
 
 #include "coll/sched.h"
-#include "model/simnet_match.h"
+#include "coll/sim_match.h"
 
 struct hop_topo;
 struct hop_simnet_heap;
@@ -63,7 +63,7 @@ struct hop_simnet {
 	int ndirty, dirty_cap;
 	struct hop_simnet_heap *events;   /* by virtual time */
 	uint64_t seq;
-	struct hop_simnet_match match;    /* posted, unmatched SEND/RECV */
+	struct hop_sim_match match;    /* posted, unmatched SEND/RECV */
 	struct hop_simnet_route *routes;  /* HOP_SIMNET_ROUTES cached routes */
 };
 

@@ -1,8 +1,8 @@
 /*
- * simnet_match.c - matching posted steps per (source, destination) pair
- * (see simnet_match.h).
+ * sim_match.c - matching posted steps per (source, destination) pair
+ * (see sim_match.h).
  */
-#include "model/simnet_match.h"
+#include "coll/sim_match.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -10,7 +10,7 @@
 
 #include <hop/common.h>
 
-int hop_simnet_slot_new(void **arr, int *n, int *cap, int *free_head,
+int hop_sim_slot_new(void **arr, int *n, int *cap, int *free_head,
 			size_t size, size_t next_off)
 {
 	if (free_head && *free_head >= 0) {
@@ -36,7 +36,7 @@ int hop_simnet_slot_new(void **arr, int *n, int *cap, int *free_head,
 
 /* Bucket of a key: a hash of the tag and the peer's offset, plus the
  * destination, so that consecutive ranks posting one tag to the same
- * relative peer land in consecutive buckets (see simnet_match.h). */
+ * relative peer land in consecutive buckets (see sim_match.h). */
 static unsigned wait_hash(int src, int dst, uint32_t tag, int nb)
 {
 	uint64_t h = (uint64_t)(uint32_t)(src - dst) << 32 | tag;
@@ -49,7 +49,7 @@ static unsigned wait_hash(int src, int dst, uint32_t tag, int nb)
 
 /* Rebuild with @nb buckets. A key's entries share a chain, walked in
  * order and appended in order: posting order is kept. */
-static int rehash(struct hop_simnet_match *m, int nb)
+static int rehash(struct hop_sim_match *m, int nb)
 {
 	int *bucket = malloc((size_t)nb * sizeof(int));
 	int *tail = malloc((size_t)nb * sizeof(int));
@@ -63,7 +63,7 @@ static int rehash(struct hop_simnet_match *m, int nb)
 		bucket[i] = tail[i] = -1;
 	for (int b = 0; b < m->nbucket; b++) {
 		for (int cur = m->bucket[b], next; cur >= 0; cur = next) {
-			struct hop_simnet_wait *w = &m->wait[cur];
+			struct hop_sim_wait *w = &m->wait[cur];
 			unsigned h = wait_hash(w->src, w->dst, w->tag, nb);
 
 			next = w->next;
@@ -82,7 +82,7 @@ static int rehash(struct hop_simnet_match *m, int nb)
 	return 0;
 }
 
-int hop_simnet_match_post(struct hop_simnet_match *m, int src, int dst,
+int hop_sim_match_post(struct hop_sim_match *m, int src, int dst,
 			  uint32_t tag, int is_send, int rank, int step,
 			  int *prank, int *pstep)
 {
@@ -93,7 +93,7 @@ int hop_simnet_match_post(struct hop_simnet_match *m, int src, int dst,
 		return HOP_ERR_NO_MEMORY;
 	h = wait_hash(src, dst, tag, m->nbucket);
 	for (cur = m->bucket[h]; cur >= 0; prev = cur, cur = m->wait[cur].next) {
-		struct hop_simnet_wait *e = &m->wait[cur];
+		struct hop_sim_wait *e = &m->wait[cur];
 
 		if (e->src != src || e->dst != dst || e->tag != tag ||
 		    e->is_send == is_send)
@@ -110,12 +110,12 @@ int hop_simnet_match_post(struct hop_simnet_match *m, int src, int dst,
 		m->live--;
 		return 1;
 	}
-	w = hop_simnet_slot_new((void **)&m->wait, &m->nwait, &m->wait_cap,
+	w = hop_sim_slot_new((void **)&m->wait, &m->nwait, &m->wait_cap,
 				&m->wait_free, sizeof(*m->wait),
-				offsetof(struct hop_simnet_wait, next));
+				offsetof(struct hop_sim_wait, next));
 	if (w < 0)
 		return HOP_ERR_NO_MEMORY;
-	m->wait[w] = (struct hop_simnet_wait){ src, dst, tag, is_send, rank,
+	m->wait[w] = (struct hop_sim_wait){ src, dst, tag, is_send, rank,
 					       step, -1 };
 	if (prev < 0) /* append: FIFO per key */
 		m->bucket[h] = w;
@@ -126,8 +126,8 @@ int hop_simnet_match_post(struct hop_simnet_match *m, int src, int dst,
 	return 0;
 }
 
-const struct hop_simnet_wait *
-hop_simnet_match_waiting(const struct hop_simnet_match *m, int rank)
+const struct hop_sim_wait *
+hop_sim_match_waiting(const struct hop_sim_match *m, int rank)
 {
 	for (int w = 0; w < m->nwait; w++)
 		if (m->wait[w].rank == rank)
@@ -135,7 +135,7 @@ hop_simnet_match_waiting(const struct hop_simnet_match *m, int rank)
 	return NULL;
 }
 
-void hop_simnet_match_free(struct hop_simnet_match *m)
+void hop_sim_match_free(struct hop_sim_match *m)
 {
 	free(m->wait);
 	free(m->bucket);

@@ -1,6 +1,7 @@
 /*
- * test_simnet_match.c - the simulator's matching of posted steps
- * (src/model/simnet_match.h) and its deadlock report:
+ * test_sim_match.c - the simulators' matching of posted steps
+ * (src/coll/sim_match.h, used by sim.c and hop-model's simnet.c) and
+ * the network simulator's deadlock report:
  *  - a post meets the first waiting step of the other kind with the same
  *    (source, destination, tag), in posting order, while the table grows
  *    through several doublings; checked against per-key queues kept here;
@@ -19,8 +20,8 @@
 #include <cmocka.h>
 
 #include "coll/sim.h"
+#include "coll/sim_match.h"
 #include "model/simnet.h"
-#include "model/simnet_match.h"
 
 #define NKEYS 613
 #define PER_KEY 40
@@ -44,7 +45,7 @@ static uint64_t lcg(uint64_t *x)
  * receive. Then the same with sends waiting and receives meeting them. */
 static void check_fifo(int recv_first)
 {
-	struct hop_simnet_match m;
+	struct hop_sim_match m;
 	int total = NKEYS * PER_KEY;
 	int *order = malloc((size_t)total * sizeof(int));
 	int met[NKEYS] = { 0 };
@@ -52,14 +53,14 @@ static void check_fifo(int recv_first)
 
 	assert_non_null(order);
 	memset(&m, 0, sizeof(m));
-	hop_simnet_match_free(&m);
+	hop_sim_match_free(&m);
 	for (int i = 0; i < total; i++) {
 		int src, dst, pr = -1, ps = -1;
 		uint32_t tag;
 
 		key_of(i % NKEYS, &src, &dst, &tag);
 		/* rank = key, step = its sequence number within the key */
-		assert_int_equal(hop_simnet_match_post(&m, src, dst, tag,
+		assert_int_equal(hop_sim_match_post(&m, src, dst, tag,
 						       !recv_first, i % NKEYS,
 						       i / NKEYS, &pr, &ps), 0);
 		order[i] = i % NKEYS;
@@ -76,15 +77,15 @@ static void check_fifo(int recv_first)
 		uint32_t tag;
 
 		key_of(k, &src, &dst, &tag);
-		assert_int_equal(hop_simnet_match_post(&m, src, dst, tag,
+		assert_int_equal(hop_sim_match_post(&m, src, dst, tag,
 						       recv_first, 7, i, &pr,
 						       &ps), 1);
 		assert_int_equal(pr, k);
 		assert_int_equal(ps, met[k]);
 		met[k]++;
 	}
-	assert_null(hop_simnet_match_waiting(&m, 0));
-	hop_simnet_match_free(&m);
+	assert_null(hop_sim_match_waiting(&m, 0));
+	hop_sim_match_free(&m);
 	free(order);
 }
 
@@ -102,29 +103,29 @@ static void test_fifo_send_first(void **state)
 
 static void test_no_false_match(void **state)
 {
-	struct hop_simnet_match m;
+	struct hop_sim_match m;
 	int pr, ps;
-	const struct hop_simnet_wait *w;
+	const struct hop_sim_wait *w;
 	(void)state;
 
 	memset(&m, 0, sizeof(m));
-	hop_simnet_match_free(&m);
-	assert_int_equal(hop_simnet_match_post(&m, 1, 2, 5, 1, 1, 0, &pr, &ps), 0);
+	hop_sim_match_free(&m);
+	assert_int_equal(hop_sim_match_post(&m, 1, 2, 5, 1, 1, 0, &pr, &ps), 0);
 	/* another send, another source, destination or tag: all wait */
-	assert_int_equal(hop_simnet_match_post(&m, 1, 2, 5, 1, 1, 1, &pr, &ps), 0);
-	assert_int_equal(hop_simnet_match_post(&m, 3, 2, 5, 0, 2, 0, &pr, &ps), 0);
-	assert_int_equal(hop_simnet_match_post(&m, 1, 4, 5, 0, 4, 0, &pr, &ps), 0);
-	assert_int_equal(hop_simnet_match_post(&m, 1, 2, 6, 0, 2, 1, &pr, &ps), 0);
-	w = hop_simnet_match_waiting(&m, 4);
+	assert_int_equal(hop_sim_match_post(&m, 1, 2, 5, 1, 1, 1, &pr, &ps), 0);
+	assert_int_equal(hop_sim_match_post(&m, 3, 2, 5, 0, 2, 0, &pr, &ps), 0);
+	assert_int_equal(hop_sim_match_post(&m, 1, 4, 5, 0, 4, 0, &pr, &ps), 0);
+	assert_int_equal(hop_sim_match_post(&m, 1, 2, 6, 0, 2, 1, &pr, &ps), 0);
+	w = hop_sim_match_waiting(&m, 4);
 	assert_non_null(w);
 	assert_int_equal(w->src, 1);
 	assert_int_equal(w->step, 0);
 	assert_false(w->is_send);
 	/* the receive that fits meets the older of the two sends */
-	assert_int_equal(hop_simnet_match_post(&m, 1, 2, 5, 0, 2, 2, &pr, &ps), 1);
+	assert_int_equal(hop_sim_match_post(&m, 1, 2, 5, 0, 2, 2, &pr, &ps), 1);
 	assert_int_equal(pr, 1);
 	assert_int_equal(ps, 0);
-	hop_simnet_match_free(&m);
+	hop_sim_match_free(&m);
 }
 
 /* rank 0 runs a barrier, rank 1 an empty AllReduce: rank 0 waits for
