@@ -22,13 +22,17 @@
 #include "model/model.h"
 #include "model/topo.h"
 
-/* Heap entry: an event (key = time, a = rank or message, b = step or -1)
- * or a port's waiting message (key = its step index, a = message, seq =
- * the message's generation). */
+/* Heap entry: an event (key = time, a = rank or message, b = step or -1;
+ * a POST carries what matching needs of its step, read when the step
+ * became ready, so that the post does not miss the cache on it again) or
+ * a port's waiting message (key = its step index, a = message, seq = the
+ * message's generation). */
 struct ent {
 	double key;
 	uint64_t seq;
 	int a, b;
+	int peer, is_send;
+	uint32_t tag;
 };
 
 struct hop_simnet_heap {
@@ -105,17 +109,15 @@ static struct ent heap_pop(struct hop_simnet_heap *h)
 	return top;
 }
 
-static int ev_push(struct hop_simnet *net, double t, int a, int b)
-{
-	return heap_push(net->events, (struct ent){ t, net->seq++, a, b });
-}
-
-/* Driver callback: a SEND or RECV is ready. */
+/* Driver callback: a SEND or RECV is ready; POST it at that time. */
 static int net_start(void *ctx, struct hop_sched *s, int idx)
 {
 	struct hop_simnet *net = ctx;
+	const struct hop_step *st = &s->steps[idx];
 
-	return ev_push(net, hop_sched_tready(s, idx), s->args.rank, idx);
+	return heap_push(net->events, (struct ent){
+		hop_sched_tready(s, idx), net->seq++, s->args.rank, idx,
+		st->peer, st->kind == HOP_STEP_SEND, st->tag });
 }
 
 /* ---- ports ---- */
@@ -217,7 +219,8 @@ static int msg_start(struct hop_simnet *net, double now, int m)
 			now + t, g->srank, g->rrank, sd->tag, sd->len);
 	net->messages++;
 	net->bytes += sd->len;
-	return ev_push(net, now + t, m, -1);
+	return heap_push(net->events, (struct ent){ now + t, net->seq++, m, -1,
+						    0, 0, 0 });
 }
 
 /* A free port takes its first waiting message whose other port is free
@@ -283,29 +286,28 @@ static int matched(struct hop_simnet *net, int srank, int sstep, int rrank,
 	net->msg[m] = (struct hop_simnet_msg){ srank, sstep, rrank, rstep, 0,
 					       -1, net->seq++ };
 	if ((ret = heap_push(&net->tx[srank].q,
-			     (struct ent){ sstep, net->msg[m].gen, m, 0 })) ||
+			     (struct ent){ sstep, net->msg[m].gen, m, 0, 0, 0, 0 })) ||
 	    (ret = heap_push(&net->rx[rrank].q,
-			     (struct ent){ rstep, net->msg[m].gen, m, 0 })) ||
+			     (struct ent){ rstep, net->msg[m].gen, m, 0, 0, 0, 0 })) ||
 	    (ret = mark_dirty(net, srank, 0)))
 		return ret;
 	return mark_dirty(net, rrank, 1);
 }
 
-/* POST: match a waiting partner or wait for one. */
-static int post(struct hop_simnet *net, int me, int idx)
+/* POST event @e: match a waiting partner or wait for one. */
+static int post(struct hop_simnet *net, const struct ent *e)
 {
-	const struct hop_step *st = &net->s[me].steps[idx];
-	int is_send = st->kind == HOP_STEP_SEND;
-	int src = is_send ? me : st->peer, dst = is_send ? st->peer : me;
+	int me = e->a, idx = e->b, is_send = e->is_send;
+	int src = is_send ? me : e->peer, dst = is_send ? e->peer : me;
 
-	if (st->peer < 0 || st->peer >= net->nranks || st->peer == me) {
+	if (e->peer < 0 || e->peer >= net->nranks || e->peer == me) {
 		snprintf(net->err, sizeof(net->err), "rank %d step %d: bad "
-			 "peer %d", me, idx, st->peer);
+			 "peer %d", me, idx, e->peer);
 		return HOP_ERR_INTERNAL;
 	}
 	int prank, pstep;
-	int ret = hop_sim_match_post(&net->match, src, dst, st->tag, is_send,
-					me, idx, &prank, &pstep);
+	int ret = hop_sim_match_post(&net->match, src, dst, e->tag, is_send,
+				     me, idx, &prank, &pstep);
 
 	if (ret <= 0)
 		return ret;
@@ -416,7 +418,7 @@ int hop_simnet_run(struct hop_simnet *net)
 
 		now = e.key;
 		net->events_run++;
-		ret = e.b >= 0 ? post(net, e.a, e.b) : done(net, now, e.a);
+		ret = e.b >= 0 ? post(net, &e) : done(net, now, e.a);
 	}
 	if (ret)
 		return ret;
