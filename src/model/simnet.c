@@ -223,8 +223,22 @@ static int msg_start(struct hop_simnet *net, double now, int m)
 						    0, 0, 0 });
 }
 
+/* Is port entry @e still a message waiting to start? (A message waits in
+ * both its ports' queues; the one that starts it leaves the other's entry
+ * behind, and a finished message's slot may hold a newer one.) */
+static int port_ent_live(const struct hop_simnet *net, const struct ent *e)
+{
+	const struct hop_simnet_msg *g = &net->msg[e->a];
+
+	return !g->started && g->gen == e->seq;
+}
+
 /* A free port takes its first waiting message whose other port is free
- * too; entries of started messages are dropped on the way. */
+ * too; entries of started messages are dropped on the way, and from the
+ * top of a busy port's queue too: a receiver's port is busy again by the
+ * time it is arbitrated whenever the sender's port started the next
+ * message first, and its queue would otherwise keep an entry for every
+ * message it ever received (33 million at 4096 ranks of ring). */
 static int arbitrate(struct hop_simnet *net, double now, int code)
 {
 	int rank = code / 2, is_rx = code % 2, ret = 0;
@@ -233,14 +247,16 @@ static int arbitrate(struct hop_simnet *net, double now, int code)
 	int nkeep = 0;
 
 	p->dirty = 0;
+	while (p->q.n && !port_ent_live(net, &p->q.e[0]))
+		heap_pop(&p->q);
 	while (!p->busy && p->q.n && nkeep < 64) {
 		struct ent e = heap_pop(&p->q);
 		struct hop_simnet_msg *g = &net->msg[e.a];
 		int other_busy = is_rx ? net->tx[g->srank].busy
 				       : net->rx[g->rrank].busy;
 
-		if (g->started || g->gen != e.seq)
-			continue; /* started, or its slot now holds another */
+		if (!port_ent_live(net, &e))
+			continue;
 		if (other_busy)
 			keep[nkeep++] = e;
 		else if ((ret = msg_start(net, now, e.a)))
