@@ -146,27 +146,6 @@ static int sim_start(void *ctx, struct hop_sched *s, int idx)
 		       : sim_deliver(sim, prank, pstep, me, idx);
 }
 
-static void sim_report_stuck(struct hop_sim *sim)
-{
-	for (int r = 0; r < sim->nranks; r++) {
-		struct hop_sched *s = &sim->s[r];
-		if (s->finished)
-			continue;
-		snprintf(sim->err, sizeof(sim->err),
-			 "deadlock: rank %d finished %d of %d steps", r,
-			 s->ndone, s->nsteps);
-		const struct hop_sim_wait *en =
-			hop_sim_match_waiting(&sim->match, r);
-		size_t l = strlen(sim->err);
-		if (en)
-			snprintf(sim->err + l, sizeof(sim->err) - l,
-				 "; %s step %d peer %d tag %u unmatched",
-				 en->is_send ? "send" : "recv", en->step,
-				 en->is_send ? en->dst : en->src, en->tag);
-		return;
-	}
-}
-
 int hop_sim_run(struct hop_sim *sim)
 {
 	int ret = sim_setup(sim);
@@ -202,7 +181,8 @@ int hop_sim_run(struct hop_sim *sim)
 	for (int r = 0; r < sim->nranks; r++) {
 		struct hop_sched *s = &sim->s[r];
 		if (!s->finished) {
-			sim_report_stuck(sim);
+			hop_sim_match_report_stuck(&sim->match, s, r, sim->err,
+						   sizeof(sim->err));
 			return HOP_ERR_INTERNAL;
 		}
 		for (int i = 0; s->tdone && i < s->nsteps; i++)

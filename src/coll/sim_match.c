@@ -5,8 +5,11 @@
 #include "coll/sim_match.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "coll/sched.h"
 
 #include <hop/common.h>
 
@@ -133,6 +136,20 @@ hop_sim_match_waiting(const struct hop_sim_match *m, int rank)
 		if (m->wait[w].rank == rank)
 			return &m->wait[w];
 	return NULL;
+}
+
+void hop_sim_match_report_stuck(const struct hop_sim_match *m,
+				const struct hop_sched *s, int rank,
+				char *err, size_t len)
+{
+	const struct hop_sim_wait *e = hop_sim_match_waiting(m, rank);
+	int n = snprintf(err, len, "deadlock: rank %d finished %d of %d steps",
+			 rank, s->ndone, s->nsteps);
+
+	if (e && n >= 0 && (size_t)n < len)
+		snprintf(err + n, len - (size_t)n, "; %s step %d peer %d tag %u "
+			 "unmatched", e->is_send ? "send" : "recv", e->step,
+			 e->is_send ? e->dst : e->src, e->tag);
 }
 
 void hop_sim_match_free(struct hop_sim_match *m)

@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct hop_sched;
+
 struct hop_sim_wait {
 	int src, dst;
 	uint32_t tag;
@@ -46,6 +48,12 @@ int hop_sim_match_post(struct hop_sim_match *m, int src, int dst,
 /* A waiting step of rank @rank, or NULL. */
 const struct hop_sim_wait *
 hop_sim_match_waiting(const struct hop_sim_match *m, int rank);
+
+/* Write to @err (@len bytes) why rank @rank's schedule @s did not finish:
+ * how far it got and one step it waits for, with its peer and tag. */
+void hop_sim_match_report_stuck(const struct hop_sim_match *m,
+				const struct hop_sched *s, int rank,
+				char *err, size_t len);
 
 /* Index of a slot of the growable array @arr (*n used of *cap elements
  * of @size): the head of the free list *@free_head, linked through the

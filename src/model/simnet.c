@@ -358,29 +358,6 @@ static int setup(struct hop_simnet *net)
 	return 0;
 }
 
-/* Name the first rank that did not finish and one step it waits on. */
-static void report_stuck(struct hop_simnet *net)
-{
-	for (int r = 0; r < net->nranks; r++) {
-		const struct hop_sched *s = &net->s[r];
-
-		if (s->finished)
-			continue;
-		snprintf(net->err, sizeof(net->err), "deadlock: rank %d "
-			 "finished %d of %d steps", r, s->ndone, s->nsteps);
-		const struct hop_sim_wait *e =
-			hop_sim_match_waiting(&net->match, r);
-		size_t l = strlen(net->err);
-
-		if (e)
-			snprintf(net->err + l, sizeof(net->err) - l, "; %s step "
-				 "%d peer %d tag %u unmatched", e->is_send ?
-				 "send" : "recv", e->step, e->is_send ? e->dst
-				 : e->src, e->tag);
-		return;
-	}
-}
-
 static int advance(struct hop_simnet *net, int r)
 {
 	int ret = hop_sched_advance(&net->s[r], net_start, net);
@@ -442,7 +419,8 @@ int hop_simnet_run(struct hop_simnet *net)
 		const struct hop_sched *s = &net->s[r];
 
 		if (!s->finished) {
-			report_stuck(net);
+			hop_sim_match_report_stuck(&net->match, s, r, net->err,
+						   sizeof(net->err));
 			return HOP_ERR_INTERNAL;
 		}
 		for (int i = 0; i < s->nsteps; i++) /* inline steps end last too */
