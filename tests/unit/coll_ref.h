@@ -71,7 +71,7 @@ static inline const double *ref_table(int bf)
 
 /* Nearest finite pattern to |x| (ties to the even pattern); past the
  * rounding boundary above the largest finite value: infinity. */
-static inline uint16_t ref_round(double x, int bf)
+static inline uint16_t ref_round_search(double x, int bf)
 {
 	const double *val = ref_table(bf);
 	uint16_t maxpat = bf ? 0x7f7f : 0x7bff, infpat = bf ? 0x7f80 : 0x7c00;
@@ -96,6 +96,27 @@ static inline uint16_t ref_round(double x, int bf)
 	double dl = a - val[lo], dh = val[hi] - a;
 	uint16_t r = dl < dh ? lo : dh < dl ? hi : (lo % 2 == 0 ? lo : hi);
 	return (uint16_t)(sg | r);
+}
+
+/* ref_round_search() remembered per value: the generators draw from a
+ * few hundred values and the reductions of them stay few, while the
+ * search costs 15 table reads; the collective tests round millions of
+ * elements. A slot keeps the value's bits and its pattern. */
+static inline uint16_t ref_round(double x, int bf)
+{
+	static struct { uint64_t bits; uint32_t pat; } memo[2][1024];
+	uint64_t b;
+
+	if (x != x)
+		return ref_round_search(x, bf);
+	memcpy(&b, &x, sizeof(b));
+	unsigned slot = (unsigned)((b * 0x9e3779b97f4a7c15ull) >> 54);
+	if (memo[bf][slot].pat && memo[bf][slot].bits == b)
+		return (uint16_t)(memo[bf][slot].pat - 1);
+	uint16_t p = ref_round_search(x, bf);
+	memo[bf][slot].bits = b;
+	memo[bf][slot].pat = (uint32_t)p + 1;
+	return p;
 }
 
 static inline uint16_t ref_to_f16(double x)
