@@ -20,8 +20,9 @@
 # $top_builddir, else the current directory) is a configured build with the
 # verbs provider; the test programs are built there when missing.
 # --perf-rounds N (default 3): rounds of the perftest comparison (one pair
-# of runs per size, LAT2_PAIRS (default 3) at 2 B); the table shows
-# medians over the pairs.
+# of runs per size, LAT2_PAIRS (default 3) at 2 B; the sizes without a
+# target only in the first PERF_OTHER_ROUNDS (default 2) rounds); the
+# table shows medians over the pairs.
 # SUITE_ONLY=perf,... in the environment runs only those groups of
 # tests/vm/guest-suite.sh (debugging, measuring); HOP_EAGER_POLL=0|1 is
 # passed to the guests (an A/B of memory-polled eager messages).
@@ -67,6 +68,7 @@ run_cfg() { # name nodes ranks_per_node suite-args...
 	(cd "$B" && "$S/scripts/softroce-cluster" -n "$n" -r "$r" --timeout "$TIMEOUT" \
 		-e PERF_ROUNDS="$ROUNDS" ${SUITE_ONLY:+-e SUITE_ONLY="$SUITE_ONLY"} \
 		${LAT2_PAIRS:+-e LAT2_PAIRS="$LAT2_PAIRS"} \
+		${PERF_OTHER_ROUNDS:+-e PERF_OTHER_ROUNDS="$PERF_OTHER_ROUNDS"} \
 		${HOP_EAGER_POLL:+-e HOP_EAGER_POLL="$HOP_EAGER_POLL"} -- \
 		"$S/tests/vm/guest-suite.sh" "$@") > "$log" 2>&1
 	local rc=$? nranks=$((n * r))
