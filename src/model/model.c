@@ -163,14 +163,20 @@ int hop_model_pipelined(int kind, int algo)
  * gamma: a vectorised f32 sum of 16 MiB runs at 15 GB/s (0.066 ns/B);
  *      0.1 ns/B leaves room for f16/bf16 conversion and other ops.
  * eager: HOP_EAGER_SIZE's default; a communicator sets its own.
+ * max_chunk: 1 MiB; shm, N = 2, ring AllReduce of 32 MiB (hop-bench, 20
+ *      calls, two rounds): 12.4-12.9 ms in the 5.6 MB chunks the forms
+ *      chose, 9.8-10.2 ms in 1 MiB chunks (docs/model.md).
  */
 static const struct {
 	const char *name;
 	struct hop_model_link link;
 } link_defaults[] = {
-	{ "shm", { 1.0e-6, 6.0e9, 1.0e-10, 1.2, 4096, HOP_MODEL_EAGER } },
-	{ "tcp", { 17.0e-6, 1.5e9, 1.0e-10, 1.6, 16384, HOP_MODEL_EAGER } },
-	{ "verbs", { 20.0e-6, 1.0e9, 1.0e-10, 1.6, 4096, HOP_MODEL_EAGER } },
+	{ "shm", { 1.0e-6, 6.0e9, 1.0e-10, 1.2, 4096, HOP_MODEL_EAGER,
+		   HOP_MODEL_MAX_CHUNK } },
+	{ "tcp", { 17.0e-6, 1.5e9, 1.0e-10, 1.6, 16384, HOP_MODEL_EAGER,
+		   HOP_MODEL_MAX_CHUNK } },
+	{ "verbs", { 20.0e-6, 1.0e9, 1.0e-10, 1.6, 4096, HOP_MODEL_EAGER,
+		     HOP_MODEL_MAX_CHUNK } },
 };
 
 int hop_model_link_default(const char *provider, struct hop_model_link *out)
@@ -210,6 +216,8 @@ int hop_model_link_check(const struct hop_model_link *l, char *err,
 		field = "min_chunk", v = l->min_chunk, want = "finite, >= 1 B";
 	else if (!(isfinite(l->eager) && l->eager >= 0))
 		field = "eager", v = l->eager, want = "finite, >= 0 B";
+	else if (!(isfinite(l->max_chunk) && l->max_chunk >= 0))
+		field = "max_chunk", v = l->max_chunk, want = "finite, >= 0 B";
 	if (!field)
 		return 0;
 	if (err && errlen)
@@ -415,17 +423,19 @@ long hop_model_best_chunks(int kind, int algo, size_t bytes, int nranks,
 {
 	struct pred_ctx c = { kind, algo, nranks, bytes, l };
 	long kmax = hop_model_max_chunks(kind, algo, bytes, nranks, l), keager;
-	double t_rndv, t_eager;
+	long kmin = 1;
+	double t_rndv, t_eager, region;
 
 	if (kmax <= 1)
 		return 1;
+	region = region_bytes(algo_find(kind, algo), bytes, nranks);
+	if (l->max_chunk > 0 && region > l->max_chunk)
+		kmin = (long)fmin(ceil(region / l->max_chunk), (double)kmax);
 	/* the time jumps where chunks become eager: search each side */
-	keager = l->eager > 0 ? (long)ceil(region_bytes(algo_find(kind, algo),
-							bytes, nranks) /
-					   l->eager) : 1;
-	if (keager <= 1 || keager > kmax)
-		return hop_model_argmin(pred_eval, &c, 1, kmax, NULL);
-	long k1 = hop_model_argmin(pred_eval, &c, 1, keager - 1, &t_rndv);
+	keager = l->eager > 0 ? (long)ceil(region / l->eager) : 1;
+	if (keager <= kmin || keager > kmax)
+		return hop_model_argmin(pred_eval, &c, kmin, kmax, NULL);
+	long k1 = hop_model_argmin(pred_eval, &c, kmin, keager - 1, &t_rndv);
 	long k2 = hop_model_argmin(pred_eval, &c, keager, kmax, &t_eager);
 	return t_eager < t_rndv ? k2 : k1;
 }

@@ -38,6 +38,11 @@ struct hop_profile;
  *             p2p layer's HOP_EAGER_SIZE): a request to send and a clear
  *             to send cross first, so it costs HOP_MODEL_RNDV_ALPHAS more
  *             alphas. 0: every message costs one alpha.
+ * @max_chunk: bytes; pipelining cuts a region into chunks no larger than
+ *             this, so that a chunk is still in the caches when the step
+ *             after its transfer reads it (a reduction, the next send);
+ *             the forms have no cache term, and without the bound they
+ *             pick a few chunks of many MiB. 0: no bound.
  */
 struct hop_model_link {
 	double alpha;
@@ -46,9 +51,11 @@ struct hop_model_link {
 	double duplex;
 	double min_chunk;
 	double eager;
+	double max_chunk;
 };
 
 #define HOP_MODEL_EAGER 8192.0  /* HOP_EAGER_SIZE's default */
+#define HOP_MODEL_MAX_CHUNK 1048576.0 /* built-in links' max_chunk */
 /* Extra alphas of a rendezvous message: its RTS and CTS. */
 #define HOP_MODEL_RNDV_ALPHAS 2
 

@@ -23,7 +23,7 @@
 #include "model/model.h"
 #include "model/profile.h"
 
-static const struct hop_model_link L1 = { 2, 4, 0.5, 1, 1, 0 };
+static const struct hop_model_link L1 = { 2, 4, 0.5, 1, 1, 0, 0 };
 
 static int close_to(double x, double y)
 {
@@ -245,8 +245,16 @@ static void test_links(void **state)
 	assert_int_equal(hop_model_link_check(&l, err, sizeof(err)),
 			 HOP_ERR_INVALID_ARG);
 	assert_non_null(strstr(err, "eager"));
-	/* every built-in link has HOP_EAGER_SIZE's default */
+	l = s;
+	l.max_chunk = NAN;
+	assert_int_equal(hop_model_link_check(&l, err, sizeof(err)),
+			 HOP_ERR_INVALID_ARG);
+	assert_non_null(strstr(err, "max_chunk"));
+	/* every built-in link has HOP_EAGER_SIZE's default, and 1 MiB chunks
+	 * at most */
 	assert_true(s.eager == 8192 && t.eager == 8192 && v.eager == 8192);
+	assert_true(s.max_chunk == 1048576 && t.max_chunk == 1048576 &&
+		    v.max_chunk == 1048576);
 	/* no profile: the provider's defaults, "auto" meaning tcp */
 	char src[64];
 	assert_int_equal(hop_model_link_load(NULL, "auto", &l, src, sizeof(src),
@@ -492,7 +500,7 @@ static void test_eager(void **state)
  * bandwidth-optimal algorithms. */
 static void test_choose_known(void **state)
 {
-	struct hop_model_link l = { 10e-6, 1e9, 0, 1, 4096, 0 };
+	struct hop_model_link l = { 10e-6, 1e9, 0, 1, 4096, 0, 0 };
 	int algo;
 	long k;
 	double t;
@@ -536,6 +544,36 @@ static void test_choose_known(void **state)
  * moves at half the rate; fewer steps win at mid sizes (measured on shm:
  * Rabenseifner 255 us against the ring's 557 us at 256 KiB; with the
  * eager size the ring's rendezvous chunks lose there anyway, so 512 KiB) */
+/* max_chunk bounds the chunk the choice cuts, and only from above: the
+ * ring of 64 MiB over 2 ranks on the built-in shm link takes a few chunks
+ * of many MiB without the bound, 1 MiB ones with it, and a region already
+ * smaller than the bound keeps the unbounded choice. */
+static void test_max_chunk(void **state)
+{
+	struct hop_model_link l, free_l;
+	int kind = HOP_COLL_ALLREDUCE, algo = HOP_ALGO_RING;
+	long k, k0;
+
+	(void)state;
+	assert_int_equal(hop_model_link_default("shm", &l), 0);
+	free_l = l;
+	free_l.max_chunk = 0;
+	k0 = hop_model_best_chunks(kind, algo, 64u << 20, 2, &free_l);
+	assert_true(hop_model_chunk_bytes(kind, algo, 64u << 20, 2, k0) >
+		    (1u << 20));
+	k = hop_model_best_chunks(kind, algo, 64u << 20, 2, &l);
+	assert_int_equal(hop_model_chunk_bytes(kind, algo, 64u << 20, 2, k),
+			 1u << 20);
+	/* below the bound: nothing changes */
+	for (size_t m = 4096; m <= (2u << 20); m *= 4)
+		assert_int_equal(hop_model_best_chunks(kind, algo, m, 2, &l),
+				 hop_model_best_chunks(kind, algo, m, 2, &free_l));
+	/* a bound under min_chunk: kmax still caps the count */
+	l.max_chunk = 1;
+	assert_int_equal(hop_model_best_chunks(kind, algo, 64u << 20, 2, &l),
+			 hop_model_max_chunks(kind, algo, 64u << 20, 2, &l));
+}
+
 static void test_oversubscribed(void **state)
 {
 	struct hop_model_link l, base;
@@ -576,6 +614,7 @@ int main(void)
 		cmocka_unit_test(test_best_chunks_brute),
 		cmocka_unit_test(test_eager),
 		cmocka_unit_test(test_choose_known),
+		cmocka_unit_test(test_max_chunk),
 		cmocka_unit_test(test_oversubscribed),
 	};
 

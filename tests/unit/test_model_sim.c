@@ -40,7 +40,7 @@ static struct hop_simrun base(int kind, int algo, int n, size_t bytes,
 	r.algo = algo;
 	r.nranks = n;
 	r.bytes = bytes;
-	r.link = (struct hop_model_link){ 2e-6, 2e9, gamma, 1, 4096, 0 };
+	r.link = (struct hop_model_link){ 2e-6, 2e9, gamma, 1, 4096, 0, 0 };
 	return r;
 }
 

@@ -26,8 +26,9 @@ const char *hm_time(double seconds, char *buf, size_t len);
 enum {
 	HM_OPT_PROFILE = 0x100, HM_OPT_PROVIDER, HM_OPT_ALPHA, HM_OPT_BETA,
 	HM_OPT_GAMMA, HM_OPT_DUPLEX, HM_OPT_MINCHUNK, HM_OPT_EAGER,
+	HM_OPT_MAXCHUNK,
 };
-#define HM_LINK_NFIELDS 6
+#define HM_LINK_NFIELDS 7
 #define HM_LINK_LONGOPTS                                                     \
 	{ "profile", required_argument, NULL, HM_OPT_PROFILE },              \
 	{ "provider", required_argument, NULL, HM_OPT_PROVIDER },            \
@@ -36,11 +37,12 @@ enum {
 	{ "gamma-ns", required_argument, NULL, HM_OPT_GAMMA },               \
 	{ "duplex", required_argument, NULL, HM_OPT_DUPLEX },                \
 	{ "min-chunk", required_argument, NULL, HM_OPT_MINCHUNK },           \
-	{ "eager", required_argument, NULL, HM_OPT_EAGER }
+	{ "eager", required_argument, NULL, HM_OPT_EAGER },                  \
+	{ "max-chunk", required_argument, NULL, HM_OPT_MAXCHUNK }
 
 struct hm_link_opts {
 	const char *profile, *provider;
-	double v[HM_LINK_NFIELDS];      /* alpha us, beta GB/s, gamma ns, duplex, min chunk, eager B */
+	double v[HM_LINK_NFIELDS];      /* alpha us, beta GB/s, gamma ns, duplex, min chunk, eager, max chunk B */
 	int have[HM_LINK_NFIELDS];
 };
 /* Take getopt code @c: 1 taken, 0 not a link option, -1 bad value

@@ -21,6 +21,7 @@ int hm_link_opt(struct hm_link_opts *lo, int c, const char *arg)
 		{ HM_OPT_DUPLEX, "--duplex", 1, 0 },
 		{ HM_OPT_MINCHUNK, "--min-chunk", 1, 0 },
 		{ HM_OPT_EAGER, "--eager", 0, 0 },
+		{ HM_OPT_MAXCHUNK, "--max-chunk", 0, 0 },
 	};
 
 	if (c == HM_OPT_PROFILE) {
@@ -46,7 +47,7 @@ int hm_link_opt(struct hm_link_opts *lo, int c, const char *arg)
 int hm_link_load(const char *cmd, const struct hm_link_opts *lo,
 		 struct hop_model_link *l, char *src, size_t srclen)
 {
-	static const double scale[HM_LINK_NFIELDS] = { 1e-6, 1e9, 1e-9, 1, 1, 1 };
+	static const double scale[HM_LINK_NFIELDS] = { 1e-6, 1e9, 1e-9, 1, 1, 1, 1 };
 	char err[512];
 	int any = 0;
 
@@ -77,7 +78,8 @@ int hm_link_load(const char *cmd, const struct hm_link_opts *lo,
 		case 2: l->gamma = v; break;
 		case 3: l->duplex = v; break;
 		case 4: l->min_chunk = v; break;
-		default: l->eager = v; break;
+		case 5: l->eager = v; break;
+		default: l->max_chunk = v; break;
 		}
 	}
 	if (any)
@@ -92,7 +94,7 @@ int hm_link_load(const char *cmd, const struct hm_link_opts *lo,
 void hm_print_link(const struct hop_model_link *l, const char *src)
 {
 	printf("# link: %s: alpha %.2f us, beta %.3f GB/s, gamma %.3f ns/B, "
-	       "duplex %.2f, min chunk %.0f B, eager %.0f B\n", src,
-	       l->alpha * 1e6, l->beta / 1e9, l->gamma * 1e9, l->duplex,
-	       l->min_chunk, l->eager);
+	       "duplex %.2f, min chunk %.0f B, eager %.0f B, max chunk %.0f B\n",
+	       src, l->alpha * 1e6, l->beta / 1e9, l->gamma * 1e9, l->duplex,
+	       l->min_chunk, l->eager, l->max_chunk);
 }
