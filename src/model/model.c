@@ -270,8 +270,10 @@ void hop_model_link_oversubscribed(struct hop_model_link *l, int ranks,
 {
 	if (!l || cores < 1 || ranks <= cores)
 		return;
-	l->alpha += HOP_MODEL_OVERSUB_ALPHA;
-	l->beta *= (double)cores / ranks;
+	double r = (double)ranks / cores;
+
+	l->alpha *= 1 + r;
+	l->beta /= r;
 }
 
 int hop_model_link_load(const char *profile_path, const char *provider,

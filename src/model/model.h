@@ -115,13 +115,14 @@ int hop_model_link_from_profile(const struct hop_profile *p,
 /*
  * hop_model_link_oversubscribed() - The link as seen by @ranks ranks that
  * share @cores cores of one host (ranks > cores; otherwise @l is left
- * alone). Every step then waits for its peer to be scheduled, which
- * costs about a wake-up and a time-slice share (HOP_MODEL_OVERSUB_ALPHA,
- * measured: a 2-step AllReduce of 8 B over 4 ranks on 2 cores takes about
- * 40 us on shm and tcp), and a rank moves data only while it has a core
- * (beta scaled by cores / ranks). Algorithms with fewer steps win sooner.
+ * alone). A step's peer then runs only in its turn among the r = ranks /
+ * cores ranks of a core, each of which spends about an alpha on its own
+ * step first: alpha becomes (1 + r) alpha. A rank moves data only while
+ * it has a core: beta becomes beta / r. Algorithms with fewer steps win
+ * sooner. (Measured, docs/model.md "More ranks than cores": the AllReduce
+ * of 8 B by recursive doubling on 2 cores pays per step about r alphas
+ * more than with 2 ranks, on tcp and shm.)
  */
-#define HOP_MODEL_OVERSUB_ALPHA 20e-6
 void hop_model_link_oversubscribed(struct hop_model_link *l, int ranks,
 				   int cores);
 

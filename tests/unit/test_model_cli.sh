@@ -33,10 +33,11 @@ check "the pick is the fastest" awk -F, 'NR > 1 { if (!($3 in best) || $7 < best
 
 # --cores: with more ranks than cores, every prediction is that of the link
 # a communicator uses there, written out by hand (built-in tcp: alpha 17 us,
-# beta 1.5 GB/s; 4 ranks on 2 cores: alpha 37 us, beta 0.75 GB/s)
+# beta 1.5 GB/s; 4 ranks on 2 cores, 2 per core: alpha 3 x 17 = 51 us,
+# beta 0.75 GB/s)
 status 0 "$bin" predict --nranks 2,4 --sizes 8,64K,16M --csv --provider tcp --cores 2
 cp "$tmp/out" "$tmp/cores.csv"
-status 0 "$bin" predict --nranks 4 --sizes 8,64K,16M --csv --provider tcp --alpha-us 37 --beta-GBps 0.75
+status 0 "$bin" predict --nranks 4 --sizes 8,64K,16M --csv --provider tcp --alpha-us 51 --beta-GBps 0.75
 check "--cores: N = 4 on 2 cores is the adjusted link" [ "$(awk -F, '$2 == 4' "$tmp/cores.csv")" = "$(awk -F, '$2 == 4' "$tmp/out")" ]
 status 0 "$bin" predict --nranks 2 --sizes 8,64K,16M --csv --provider tcp
 check "--cores: N = 2 on 2 cores is left alone" [ "$(awk -F, '$2 == 2' "$tmp/cores.csv")" = "$(awk -F, '$2 == 2' "$tmp/out")" ]

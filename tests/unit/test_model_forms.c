@@ -588,7 +588,7 @@ static void test_oversubscribed(void **state)
 	hop_model_link_oversubscribed(&l, 4, 0);        /* unknown cores */
 	assert_memory_equal(&l, &base, sizeof(l));
 	hop_model_link_oversubscribed(&l, 4, 2);
-	EQ(l.alpha, base.alpha + HOP_MODEL_OVERSUB_ALPHA);
+	EQ(l.alpha, base.alpha * 3); /* 2 ranks per core */
 	EQ(l.beta, base.beta / 2);
 	EQ(l.gamma, base.gamma);
 	assert_int_equal(hop_model_choose(HOP_COLL_ALLREDUCE, 512 << 10, 4,
