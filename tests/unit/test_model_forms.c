@@ -540,10 +540,6 @@ static void test_choose_known(void **state)
 	EQ(t, 0);
 }
 
-/* 4 ranks on 2 cores: each step waits for a scheduling round, data
- * moves at half the rate; fewer steps win at mid sizes (measured on shm:
- * Rabenseifner 255 us against the ring's 557 us at 256 KiB; with the
- * eager size the ring's rendezvous chunks lose there anyway, so 512 KiB) */
 /* max_chunk bounds the chunk the choice cuts, and only from above: the
  * ring of 64 MiB over 2 ranks on the built-in shm link takes a few chunks
  * of many MiB without the bound, 1 MiB ones with it, and a region already
@@ -574,6 +570,11 @@ static void test_max_chunk(void **state)
 			 hop_model_max_chunks(kind, algo, 64u << 20, 2, &l));
 }
 
+/* 4 ranks on 2 cores: each step waits for its peer's turn among the 2
+ * ranks of a core (alpha x 3), data moves at half the rate; fewer steps
+ * win at mid sizes (measured on shm: Rabenseifner 255 us against the
+ * ring's 557 us at 256 KiB; with the eager size the ring's rendezvous
+ * chunks lose there anyway, so 512 KiB) */
 static void test_oversubscribed(void **state)
 {
 	struct hop_model_link l, base;
