@@ -239,6 +239,27 @@ static void shm_peer_setup(struct hop_prov *prov, int r, pid_t pid)
 #endif
 }
 
+/*
+ * The largest write that goes inline through the ring. One
+ * process_vm_writev is cheaper than the two copies through the ring from
+ * about 4 KiB (hop-probe, one way: 8 KiB 1.70 -> 1.11 us, 16 KiB 2.89 ->
+ * 1.33 us), but the p2p layer's eager messages (HOP_EAGER_SIZE plus a
+ * header) stay in the ring: by CMA its 4 and 8 KiB ping-pongs went from
+ * 1.15 to 1.8 and from 1.8 to 2.6 us (not traced; a CMA write waits for
+ * the inline data posted before it, contract 1). Rendezvous data just
+ * above the eager size goes by CMA: a 16 KiB p2p ping-pong 3.4 -> 2.1 us.
+ * At most a sixteenth of the ring, so that an entry always fits.
+ */
+static size_t shm_inline_max(uint64_t ring_size, size_t eager_size)
+{
+	size_t ring_max = ring_size / 16 > 4096 ? (size_t)(ring_size / 16)
+						: 4096;
+	size_t want = eager_size + SHM_LINE > 4096 ? eager_size + SHM_LINE
+						   : 4096;
+
+	return want < ring_max ? want : ring_max;
+}
+
 int shm_open_prov(const struct hop_prov_ctx *ctx, struct hop_prov **out)
 {
 	struct hop_comm *comm = hop_prov_comm(ctx);
@@ -328,12 +349,8 @@ int shm_open_prov(const struct hop_prov_ctx *ctx, struct hop_prov **out)
 		}
 	for (int r = 0; r < n; r++)
 		shm_peer_setup(prov, r, (pid_t)all[r].pid);
-	/* Below ~16 KiB two memcpys through the ring beat one
-	 * process_vm_writev (a syscall, ~2.5 us); an eager message of
-	 * HOP_EAGER_SIZE (8 KiB) plus its header must stay under this, or
-	 * it falls off a cliff: 0.3 us at 2 KiB became 2.9 us at 4 KiB. */
-	prov->inline_max = prov->seg->ring_size / 16 > 4096
-				   ? (size_t)(prov->seg->ring_size / 16) : 4096;
+	prov->inline_max = shm_inline_max(prov->seg->ring_size,
+					  comm->cfg.eager_size);
 	prov->chunk = (size_t)(prov->seg->ring_size / 4) - SHM_ENT_HDR;
 	prov->next_live = hop_now_ns() + SHM_LIVENESS_NS;
 	HOP_INFO("shm: mapped %d segment(s) of %llu KiB (ring %llu KiB, "
