@@ -272,12 +272,48 @@ static void list_devices(struct ibv_device **l, int num, char *buf, size_t len)
 		appendf(buf, len, "%s%s", i ? ", " : "", ibv_get_device_name(l[i]));
 }
 
+/*
+ * The first device of @l (the one HOP_IB_DEVICE names, if set) with a
+ * port that fits, opened, and its index in *@idx; NULL when none does.
+ * *@matched counts the devices HOP_IB_DEVICE let through; @seen collects
+ * why each one was passed over. @pref_ipv4 and @prov go to port_fits().
+ */
+static struct ibv_context *open_fitting(struct ibv_device **l, int num,
+					const struct hop_config *cfg,
+					uint32_t pref_ipv4,
+					struct hop_prov *prov, int *idx,
+					int *matched, char *seen,
+					size_t seenlen)
+{
+	for (int i = 0; i < num; i++) {
+		struct ibv_context *ctx;
+
+		if (cfg->ib_device[0] && strcmp(cfg->ib_device, ibv_get_device_name(l[i])))
+			continue;
+		(*matched)++;
+		ctx = ibv_open_device(l[i]);
+		if (!ctx) {
+			appendf(seen, seenlen, "; %s: ibv_open_device: %s",
+				ibv_get_device_name(l[i]), strerror(errno));
+			continue;
+		}
+		if (port_fits(ctx, cfg->ib_port, cfg, pref_ipv4, prov, seen,
+			      seenlen)) {
+			*idx = i;
+			return ctx;
+		}
+		ibv_close_device(ctx);
+	}
+	return NULL;
+}
+
 int vrb_usable(const struct hop_prov_ctx *ctx, char *why, size_t whylen)
 {
 	const struct hop_config *cfg = &hop_prov_comm(ctx)->cfg;
 	struct ibv_device **l;
+	struct ibv_context *dev;
 	char seen[1024] = "";
-	int num = 0, ok = 0, matched = 0;
+	int num = 0, matched = 0, idx;
 
 	l = ibv_get_device_list(&num);
 	if (!l || num == 0) {
@@ -287,43 +323,31 @@ int vrb_usable(const struct hop_prov_ctx *ctx, char *why, size_t whylen)
 			ibv_free_device_list(l);
 		return 0;
 	}
-	for (int i = 0; i < num && !ok; i++) {
-		struct ibv_context *ctx;
+	dev = open_fitting(l, num, cfg, 0, NULL, &idx, &matched, seen,
+			   sizeof(seen));
+	if (dev) {
+		ibv_close_device(dev);
+	} else if (!matched) {
+		char names[256] = "";
 
-		if (cfg->ib_device[0] && strcmp(cfg->ib_device, ibv_get_device_name(l[i])))
-			continue;
-		matched++;
-		ctx = ibv_open_device(l[i]);
-		if (!ctx) {
-			appendf(seen, sizeof(seen), "; %s: ibv_open_device: %s",
-				ibv_get_device_name(l[i]), strerror(errno));
-			continue;
-		}
-		ok = port_fits(ctx, cfg->ib_port, cfg, 0, NULL, seen, sizeof(seen));
-		ibv_close_device(ctx);
-	}
-	if (!ok) {
-		if (!matched) {
-			char names[256] = "";
-
-			list_devices(l, num, names, sizeof(names));
-			snprintf(why, whylen, "HOP_IB_DEVICE=%s not found; devices: %s",
-				 cfg->ib_device, names);
-		} else {
-			snprintf(why, whylen, "no ACTIVE port %d with a usable GID%s",
-				 cfg->ib_port, seen);
-		}
+		list_devices(l, num, names, sizeof(names));
+		snprintf(why, whylen, "HOP_IB_DEVICE=%s not found; devices: %s",
+			 cfg->ib_device, names);
+	} else {
+		snprintf(why, whylen, "no ACTIVE port %d with a usable GID%s",
+			 cfg->ib_port, seen);
 	}
 	ibv_free_device_list(l);
-	return ok;
+	return dev != NULL;
 }
 
 int vrb_dev_open(struct hop_prov *prov, uint32_t pref_ipv4)
 {
 	const struct hop_config *cfg = &prov->comm->cfg;
 	struct ibv_device **l;
+	struct ibv_context *dev;
 	char seen[1024] = "", names[256] = "";
-	int num = 0, matched = 0;
+	int num = 0, matched = 0, idx;
 
 	l = ibv_get_device_list(&num);
 	if (!l || num == 0) {
@@ -333,27 +357,15 @@ int vrb_dev_open(struct hop_prov *prov, uint32_t pref_ipv4)
 				     "verbs: rank %d: no RDMA devices found "
 				     "(ibv_get_device_list returned 0)", prov->rank);
 	}
-	for (int i = 0; i < num; i++) {
-		struct ibv_context *ctx;
-
-		if (cfg->ib_device[0] && strcmp(cfg->ib_device, ibv_get_device_name(l[i])))
-			continue;
-		matched++;
-		ctx = ibv_open_device(l[i]);
-		if (!ctx) {
-			appendf(seen, sizeof(seen), "; %s: ibv_open_device: %s",
-				ibv_get_device_name(l[i]), strerror(errno));
-			continue;
-		}
-		if (port_fits(ctx, cfg->ib_port, cfg, pref_ipv4, prov, seen, sizeof(seen))) {
-			prov->ctx = ctx;
-			prov->ctx_owned = 1;
-			snprintf(prov->devname, sizeof(prov->devname), "%s",
-				 ibv_get_device_name(l[i]));
-			ibv_free_device_list(l);
-			return 0;
-		}
-		ibv_close_device(ctx);
+	dev = open_fitting(l, num, cfg, pref_ipv4, prov, &idx, &matched, seen,
+			   sizeof(seen));
+	if (dev) {
+		prov->ctx = dev;
+		prov->ctx_owned = 1;
+		snprintf(prov->devname, sizeof(prov->devname), "%s",
+			 ibv_get_device_name(l[idx]));
+		ibv_free_device_list(l);
+		return 0;
 	}
 	list_devices(l, num, names, sizeof(names));
 	ibv_free_device_list(l);
