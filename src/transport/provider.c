@@ -21,6 +21,8 @@
 #include "transport/provider.h"
 
 enum { SEL_VERBS = 0, SEL_TCP, SEL_SHM, SEL_N };
+/* room for a provider's whole reason on the rank that has it */
+#define SEL_WHY_FULL HOP_MSG_LEN
 #define SEL_AUTO 0x7f
 #define SEL_PLUGIN 0x7e
 
@@ -70,7 +72,8 @@ struct sel_rec {
 	uint8_t plug_err;       /* SEL_PLUGIN: -HOP_ERR_* of load/usable, or 0 */
 	uint8_t pad[3];
 	char plugin[16];        /* SEL_PLUGIN: its name (HOP_TRANSPORT) */
-	char why[SEL_N][80];    /* reason each provider is not usable */
+	char why[SEL_N][80];    /* reason each provider is not usable, cut
+				 * ("...") to keep the record small */
 	char plug_why[320];     /* why the plugin cannot be used here */
 };
 
@@ -133,7 +136,10 @@ static void sel_plugin(struct hop_comm *comm, struct sel_rec *rec,
 	rec->plug_err = (uint8_t)-ret;
 }
 
+/* @full: this rank's reasons whole (the verbs one lists every device,
+ * port and GID it saw), for its own error message. */
 static void sel_local(struct hop_comm *comm, struct sel_rec *rec,
+		      char (*full)[SEL_WHY_FULL],
 		      const struct hop_prov_ops **plug)
 {
 	const char *t = comm->cfg.transport;
@@ -142,21 +148,28 @@ static void sel_local(struct hop_comm *comm, struct sel_rec *rec,
 	rec->host = host_identity();
 	for (int i = 0; i < SEL_N; i++) {
 		const struct hop_prov_ops *ops = sel_ops(i);
+		size_t cut = sizeof(rec->why[i]);
 
+		full[i][0] = '\0';
 		if (!ops) {
-			snprintf(rec->why[i], sizeof(rec->why[i]),
+			snprintf(full[i], SEL_WHY_FULL,
 				 "not built (configure found no rdma-core)");
-			continue;
+		} else {
+			comm->prov_ctx.name = ops->name;
+			rec->usable[i] = ops->usable(&comm->prov_ctx, full[i],
+						     SEL_WHY_FULL) == 1;
+			full[i][SEL_WHY_FULL - 1] = '\0';
+			if (rec->usable[i])
+				full[i][0] = '\0';
+			else if (!full[i][0])
+				snprintf(full[i], SEL_WHY_FULL,
+					 "no reason given");
 		}
-		comm->prov_ctx.name = ops->name;
-		rec->usable[i] = ops->usable(&comm->prov_ctx, rec->why[i],
-					     sizeof(rec->why[i])) == 1;
-		if (rec->usable[i])
-			rec->why[i][0] = '\0';
-		else if (!rec->why[i][0])
-			snprintf(rec->why[i], sizeof(rec->why[i]),
-				 "no reason given");
-		rec->why[i][sizeof(rec->why[i]) - 1] = '\0';
+		if (strlen(full[i]) < cut)
+			memcpy(rec->why[i], full[i], strlen(full[i]) + 1);
+		else
+			snprintf(rec->why[i], cut, "%.*s...", (int)cut - 4,
+				 full[i]);
 	}
 	rec->want = SEL_PLUGIN;
 	if (!t[0] || !strcmp(t, "auto"))
@@ -193,8 +206,17 @@ static int sel_plugin_decide(struct hop_comm *comm, const struct sel_rec *all,
 	return 0;
 }
 
-/* Decide from the gathered records; identical on every rank. */
+/* Rank @r's reason for provider @i: whole for this rank. */
+static const char *sel_why(const struct hop_comm *comm,
+			   const struct sel_rec *all,
+			   const char (*full)[SEL_WHY_FULL], int r, int i)
+{
+	return r == comm->rank ? full[i] : all[r].why[i];
+}
+
+/* Decide from the gathered records; the same choice on every rank. */
 static int sel_decide(struct hop_comm *comm, const struct sel_rec *all,
+		      const char (*full)[SEL_WHY_FULL],
 		      const struct hop_prov_ops *plug,
 		      const struct hop_prov_ops **out)
 {
@@ -233,7 +255,8 @@ static int sel_decide(struct hop_comm *comm, const struct sel_rec *all,
 						     "HOP_TRANSPORT=%s is not "
 						     "usable on rank %d: %s",
 						     sel_names[want], r,
-						     all[r].why[want]);
+						     sel_why(comm, all, full,
+							     r, want));
 		choice = want;
 		HOP_INFO("transport: %s (HOP_TRANSPORT)", sel_names[choice]);
 	} else {
@@ -258,7 +281,8 @@ static int sel_decide(struct hop_comm *comm, const struct sel_rec *all,
 			HOP_INFO("transport: auto chose %s (verbs not usable "
 				 "on rank %d: %s; %s)",
 				 sel_names[choice], vr,
-				 vr < n ? all[vr].why[SEL_VERBS] : "",
+				 vr < n ? sel_why(comm, all, full, vr,
+						  SEL_VERBS) : "",
 				 same_host ? "all ranks on one host"
 					   : "ranks on several hosts");
 		}
@@ -270,6 +294,7 @@ static int sel_decide(struct hop_comm *comm, const struct sel_rec *all,
 /* Gather every rank's record and decide; the same on every rank. */
 static int sel_gather(struct hop_comm *comm, struct hop_bootstrap *bs,
 		      const struct sel_rec *mine,
+		      const char (*full)[SEL_WHY_FULL],
 		      const struct hop_prov_ops *plug,
 		      const struct hop_prov_ops **out)
 {
@@ -277,7 +302,7 @@ static int sel_gather(struct hop_comm *comm, struct hop_bootstrap *bs,
 	int ret;
 
 	if (comm->nranks == 1 && !bs)
-		return sel_decide(comm, mine, plug, out);
+		return sel_decide(comm, mine, full, plug, out);
 	if (!bs)
 		return hop_set_error(comm, HOP_ERR_INVALID_ARG,
 				     "transport selection needs a bootstrap "
@@ -293,7 +318,7 @@ static int sel_gather(struct hop_comm *comm, struct hop_bootstrap *bs,
 				    "transport selection: allgather failed: %s",
 				    hop_bootstrap_error(bs));
 	else
-		ret = sel_decide(comm, all, plug, out);
+		ret = sel_decide(comm, all, full, plug, out);
 	free(all);
 	return ret;
 }
@@ -302,6 +327,7 @@ int hop_prov_select(struct hop_comm *comm, struct hop_bootstrap *bs,
 		    const struct hop_prov_ops **out)
 {
 	const struct hop_prov_ops *plug = NULL;
+	char full[SEL_N][SEL_WHY_FULL];
 	struct sel_rec mine;
 	int ret;
 
@@ -311,8 +337,9 @@ int hop_prov_select(struct hop_comm *comm, struct hop_bootstrap *bs,
 	hop_plugin_unload(comm->prov_dl);
 	comm->prov_dl = NULL;
 	hop_prov_ctx_init(comm, NULL);
-	sel_local(comm, &mine, &plug);
-	ret = sel_gather(comm, bs, &mine, plug, out);
+	sel_local(comm, &mine, full, &plug);
+	ret = sel_gather(comm, bs, &mine, (const char (*)[SEL_WHY_FULL])full,
+			 plug, out);
 	if (ret || *out != plug) {
 		hop_plugin_unload(comm->prov_dl);
 		comm->prov_dl = NULL;

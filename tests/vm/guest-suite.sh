@@ -47,6 +47,20 @@ want() { [ -z "${SUITE_ONLY:-}" ] || [[ ",$SUITE_ONLY," == *",$1,"* ]]; }
 if want prov; then
 	step prov-rdmacm 150 env HOP_IB_CM=rdmacm "$B/tests/vm/verbs_prov_test" writes sends order signal oob
 	step prov-oob 120 env HOP_IB_CM=oob "$B/tests/vm/verbs_prov_test" writes signal
+	# a device, port or GID that does not fit: HOP_ERR_NO_DEVICE, and the
+	# rank that has the reason says what it saw (devices, ports, GIDs)
+	dev_err() { # setting, what rank 0's message must contain
+		out=$(env HOP_TRANSPORT=verbs "$1" "$B/tools/hop-bench" allreduce -b 8 -e 8 --iters 1 2>&1)
+		rc=$?
+		echo "$out" | tail -n 1
+		[ $rc != 0 ] && grep -q "HOP_ERR_NO_DEVICE" <<< "$out" &&
+		grep -q "HOP_TRANSPORT=verbs is not usable on rank 0: " <<< "$out" &&
+		{ [ "$R" != 0 ] || grep -qF "$2" <<< "$out"; }
+	}
+	export -f dev_err; export B R
+	step dev-name 60 bash -c 'dev_err "$@"' - HOP_IB_DEVICE=nope "HOP_IB_DEVICE=nope not found; devices: rxe0"
+	step dev-port 60 bash -c 'dev_err "$@"' - HOP_IB_PORT=2 "no ACTIVE port 2 with a usable GID; rxe0 port 2: ibv_query_port"
+	step dev-gid 60 bash -c 'dev_err "$@"' - HOP_IB_GID_INDEX=9 "HOP_IB_GID_INDEX=9 is not a valid GID of this port; GIDs: [0] "
 fi
 
 # 2. p2p end to end on verbs (0 B .. 16 MiB ring, put + immediates, errors;
