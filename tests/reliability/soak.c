@@ -37,7 +37,6 @@
  * hop_comm_init_env()).
  */
 #include <getopt.h>
-#include <malloc.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +48,7 @@
 #include "coll/coll_int.h"
 #include "core/core.h"
 #include "p2p/p2p_priv.h"
+#include "soak.h"
 
 #define GUARD 64
 #define GUARD_BYTE 0xa5
@@ -90,104 +90,6 @@ static uint64_t rnd(struct rng *r)
 static uint64_t below(struct rng *r, uint64_t n)
 {
 	return n ? rnd(r) % n : 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* exact values and their encodings                                    */
-
-static uint16_t f32_to_f16(float f) /* exact normal values and zero */
-{
-	uint32_t x, sign, e, m;
-
-	memcpy(&x, &f, 4);
-	sign = (x >> 16) & 0x8000u;
-	e = (x >> 23) & 0xffu;
-	m = x & 0x7fffffu;
-	if (e == 0)
-		return (uint16_t)sign;
-	return (uint16_t)(sign | (e - 127 + 15) << 10 | m >> 13);
-}
-
-static uint16_t f32_to_bf16(float f) /* exact for our values */
-{
-	uint32_t x;
-
-	memcpy(&x, &f, 4);
-	return (uint16_t)(x >> 16);
-}
-
-static int is_signed(hop_dtype_t t)
-{
-	return t == HOP_INT8 || t == HOP_INT32 || t == HOP_INT64;
-}
-
-static int is_float(hop_dtype_t t)
-{
-	return t >= HOP_FLOAT16;
-}
-
-/* The input of @rank at element @i of collective @salt: small integers
- * (sum/avg/min/max) or +-powers of two (prod): exact in every dtype. */
-static double value(uint64_t salt, int rank, size_t i, hop_dtype_t t,
-		    hop_op_t op)
-{
-	uint64_t h = (i + 1) * 0x9e3779b97f4a7c15ull ^
-		     (uint64_t)(rank + 1) * 0xc2b2ae3d27d4eb4full ^ salt;
-
-	h ^= h >> 29;
-	if (op == HOP_PROD) {
-		static const double sv[] = { -2, -1, 1, 2, 0.5, -0.5 };
-		static const double uv[] = { 1, 2, 1, 2, 1, 2 };
-
-		if (is_float(t))
-			return sv[h % 6];
-		return is_signed(t) ? sv[h % 4] : uv[h % 6];
-	}
-	if (is_signed(t) || is_float(t))
-		return (double)(int)(h % 17) - 8;
-	return (double)(h % 16);
-}
-
-static void encode(void *p, size_t i, hop_dtype_t t, double v)
-{
-	switch (t) {
-	case HOP_INT8: ((int8_t *)p)[i] = (int8_t)v; break;
-	case HOP_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
-	case HOP_INT32: ((int32_t *)p)[i] = (int32_t)v; break;
-	case HOP_UINT32: ((uint32_t *)p)[i] = (uint32_t)v; break;
-	case HOP_INT64: ((int64_t *)p)[i] = (int64_t)v; break;
-	case HOP_UINT64: ((uint64_t *)p)[i] = (uint64_t)v; break;
-	case HOP_FLOAT16: ((uint16_t *)p)[i] = f32_to_f16((float)v); break;
-	case HOP_BFLOAT16: ((uint16_t *)p)[i] = f32_to_bf16((float)v); break;
-	case HOP_FLOAT32: ((float *)p)[i] = (float)v; break;
-	case HOP_FLOAT64: ((double *)p)[i] = v; break;
-	default: break;
-	}
-}
-
-/* The reduction of every rank's element @i, with hop's semantics. */
-static double reduced(uint64_t salt, int n, size_t i, hop_dtype_t t,
-		      hop_op_t op)
-{
-	double acc = value(salt, 0, i, t, op);
-
-	for (int r = 1; r < n; r++) {
-		double v = value(salt, r, i, t, op);
-
-		switch (op) {
-		case HOP_SUM: case HOP_AVG: acc += v; break;
-		case HOP_PROD: acc *= v; break;
-		case HOP_MIN: acc = v < acc ? v : acc; break;
-		case HOP_MAX: acc = v > acc ? v : acc; break;
-		default: break;
-		}
-	}
-	if (op == HOP_AVG) {
-		acc /= n;
-		if (!is_float(t)) /* C's truncating division */
-			acc = (double)(long long)acc;
-	}
-	return acc;
 }
 
 /* ------------------------------------------------------------------ */
@@ -300,10 +202,11 @@ static void prepare(struct soak *s, const struct pick *p, size_t need)
 		need = P;
 	for (int r = 0; r < s->n; r++)
 		for (size_t k = 0; k < need; k++)
-			encode(s->tab_in[r], k, p->t,
-			       value(p->salt, r, k, p->t, p->op));
+			soak_encode(s->tab_in[r], k, p->t,
+				    soak_value(p->salt, r, k, p->t, p->op));
 	for (size_t k = 0; k < need; k++)
-		encode(s->tab_red, k, p->t, reduced(p->salt, s->n, k, p->t, p->op));
+		soak_encode(s->tab_red, k, p->t,
+			    soak_reduced(p->salt, s->n, k, p->t, p->op));
 }
 
 /* Copy (@cmp = 0) table @tab into elements [from, from + cnt) of the
@@ -500,47 +403,6 @@ static long cache_kib(const struct soak *s)
 	return (long)(b >> 10);
 }
 
-/* Bytes malloc has handed out and not got back (glibc), in KiB. */
-static long heap_kib(void)
-{
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
-	struct mallinfo2 mi = mallinfo2();
-
-	return (long)((mi.uordblks + mi.hblkhd) >> 10);
-#else
-	return -1;
-#endif
-}
-
-/*
- * Resident memory of this process in KiB from /proc/self/statm: the
- * private part (resident - shared) when @private, else all of it. The
- * shared part is the peers' shm segments and rings this rank maps: their
- * pages count as resident once first touched, which happens as ring
- * positions are first reached, so only the private part can show a leak.
- */
-static long rss_kib_of(int private)
-{
-	long pages = -1, rss = -1, shared = -1;
-	FILE *f = fopen("/proc/self/statm", "r");
-
-	if (f) {
-		if (fscanf(f, "%ld %ld %ld", &pages, &rss, &shared) != 3)
-			rss = -1;
-		fclose(f);
-	}
-	if (rss < 0)
-		return -1;
-	if (private)
-		rss -= shared;
-	return rss * (sysconf(_SC_PAGESIZE) / 1024);
-}
-
-static long rss_kib(void)
-{
-	return rss_kib_of(1);
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -641,7 +503,7 @@ int main(int argc, char **argv)
 
 		diag(&s, d, sizeof(d));
 		printf("soak: warm-up done (%ld collectives), RSS %ld KiB "
-		       "(private %ld); %s\n", warmups, rss_kib_of(0), rss_kib(), d);
+		       "(private %ld); %s\n", warmups, soak_rss_kib(0), soak_rss_kib(1), d);
 	}
 	/* caches that keep their high-water mark (scratch per algorithm and
 	 * chunking, registrations, pools) fill during the first ~1500 random
@@ -653,8 +515,8 @@ int main(int argc, char **argv)
 		struct pick p;
 
 		if (s.done == warm) {
-			rss_warm = rss_kib();
-			heap_warm = heap_kib();
+			rss_warm = soak_rss_kib(1);
+			heap_warm = soak_heap_kib();
 			cache_warm = cache_kib(&s);
 		}
 		draw(&s, &r, &p, (int)below(&r, C_COUNT), 0);
@@ -679,23 +541,23 @@ int main(int argc, char **argv)
 			diag(&s, d, sizeof(d));
 			printf("soak: %ld/%ld collectives, wrong %ld, RSS %ld "
 			       "KiB (private %ld), heap %ld KiB; %s\n", s.done + 1,
-			       count, s.wrong, rss_kib_of(0), rss_kib(),
-			       heap_kib(), d);
+			       count, s.wrong, soak_rss_kib(0), soak_rss_kib(1),
+			       soak_heap_kib(), d);
 		}
 	}
 	if (!rss_warm) {
-		rss_warm = rss_kib();
-		heap_warm = heap_kib();
+		rss_warm = soak_rss_kib(1);
+		heap_warm = soak_heap_kib();
 		cache_warm = cache_kib(&s);
 	}
 out:;
-	long rss_end = rss_kib();
+	long rss_end = soak_rss_kib(1);
 	int64_t mine[6] = { s.done, s.wrong, s.errors, 0, 0, 0 }, *all;
 	int failed = 0;
 
 	mine[3] = rss_end - rss_warm;
 	mine[4] = cache_kib(&s) - cache_warm;
-	mine[5] = heap_kib() - heap_warm;
+	mine[5] = soak_heap_kib() - heap_warm;
 	all = calloc((size_t)s.n, sizeof(mine));
 	if (s.errors) {
 		/* the comm failed: report locally, peers see their own error */
