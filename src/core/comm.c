@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "coll/coll.h"
 #include "core.h"
@@ -71,6 +72,25 @@ static void resolve_wait_policy(struct hop_comm *comm)
 		 comm->local_ranks, comm->usable_cores,
 		 over ? " (oversubscribed)" : "", comm->cfg.spin_count,
 		 (int)(comm->spin_min_ns / 1000), comm->cfg.yield_us);
+}
+
+/* HOP_EAGER_SIZE=auto (0): the provider's size (config.c says why). */
+static void resolve_eager_size(struct hop_comm *comm)
+{
+	struct rlimit rl;
+	uint64_t memlock = 0;
+
+	if (comm->cfg.eager_size)
+		return;
+	if (!getrlimit(RLIMIT_MEMLOCK, &rl) && rl.rlim_cur != RLIM_INFINITY)
+		memlock = rl.rlim_cur ? (uint64_t)rl.rlim_cur : 1;
+	comm->cfg.eager_size = hop_config_eager_auto(comm->prov_ctx.name,
+						     comm->nranks,
+						     comm->cfg.eager_slots,
+						     memlock);
+	HOP_INFO("HOP_EAGER_SIZE=auto: %zu B on %s (%d ranks x %d slots)",
+		 comm->cfg.eager_size, comm->prov_ctx.name, comm->nranks,
+		 comm->cfg.eager_slots);
 }
 
 int hop_comm_init_rank(hop_comm_t **commp, int nranks, hop_unique_id_t id,
@@ -140,6 +160,7 @@ int hop_comm_init_rank(hop_comm_t **commp, int nranks, hop_unique_id_t id,
 	}
 	comm->prov_ops = ops;
 	resolve_wait_policy(comm);
+	resolve_eager_size(comm);
 
 	/* a copy: ops->name is unloaded with a plugin, and prov_ctx is freed
 	 * with comm before the error below is written */

@@ -60,8 +60,8 @@ static const struct cfg_var cfg_vars[] = {
 	{ "HOP_YIELD_US", CFG_INT, "-1", -1, 1000000000, NULL, FIELD(yield_us),
 	  "microseconds a waiter then polls with sched_yield() between polls before it blocks in the provider; -1: 10000 when oversubscribed, else 0" },
 	/* p2p */
-	{ "HOP_EAGER_SIZE", CFG_SIZE, "8192", 64, 1 * MIB, NULL, FIELD(eager_size),
-	  "largest payload sent eagerly (bytes per pre-registered slot); larger messages use rendezvous" },
+	{ "HOP_EAGER_SIZE", CFG_SIZE, "auto", 64, 1 * MIB, "auto", FIELD(eager_size),
+	  "largest payload sent eagerly (bytes per pre-registered slot); larger messages use rendezvous; auto: 8 KiB on tcp and shm; on verbs the largest of 64, 32, 16 and 8 KiB whose registered slots ((ranks + 2) x HOP_EAGER_SLOTS) take at most 16 MiB and a quarter of RLIMIT_MEMLOCK" },
 	{ "HOP_EAGER_SLOTS", CFG_INT, "16", 1, 1024, NULL, FIELD(eager_slots),
 	  "eager slots per peer (receive ring depth)" },
 	{ "HOP_EAGER_POLL", CFG_INT, "-1", -1, 1, NULL, FIELD(eager_poll),
@@ -353,8 +353,15 @@ static int parse_var(const struct cfg_var *v, const char *value,
 		*(int *)(void *)field = (int)lv;
 		return 0;
 	case CFG_SIZE:
+		/* a size's only word ("auto") is stored as 0 */
+		if (v->choices && in_choices(v->choices, value)) {
+			*(size_t *)(void *)field = 0;
+			return 0;
+		}
 		ret = hop_parse_size(v->name, value, (size_t)v->min,
 				     (size_t)v->max, &sv, err, errlen);
+		if (ret && v->choices && err && strlen(err) + 12 < errlen)
+			strcat(err, " or auto");
 		if (ret)
 			return ret;
 		*(size_t *)(void *)field = sv;
@@ -384,6 +391,36 @@ static int parse_var(const struct cfg_var *v, const char *value,
 	}
 	return cfg_err(err, errlen, "%s: internal error (type %d)", v->name,
 		       (int)v->type);
+}
+
+/*
+ * HOP_EAGER_SIZE=auto on @provider. On verbs a rendezvous costs two more
+ * crossings of the wire (RTS, CTS) than an eager message, which costs two
+ * copies: in the SoftRoCE VMs a 16 KiB ping-pong took 1818 us by
+ * rendezvous against 762 us eager (ib_write_lat 586 us), 64 KiB 3718
+ * against 2423 us (2264 us; docs/verbs.md). On an HCA (not measured here)
+ * a round trip of a few us and a 64 KiB copy at memory speed are of the
+ * same order. A rank registers (@nranks + 2) x @slots slots (its receive
+ * ring and the staging slots), so the size falls as the job grows: the
+ * largest of 64, 32, 16 KiB whose slots fit in 16 MiB, or in a quarter of
+ * @memlock (RLIMIT_MEMLOCK in bytes, 0: unlimited) when that is less; else
+ * 8 KiB. On shm a larger eager message leaves the ring for
+ * process_vm_writev and was slower (docs/providers.md); tcp and the
+ * plugins keep 8 KiB.
+ */
+size_t hop_config_eager_auto(const char *provider, int nranks, int slots,
+			     uint64_t memlock)
+{
+	double budget = 16.0 * 1024 * 1024;
+	size_t sz = 64 * 1024;
+
+	if (!provider || strcmp(provider, "verbs"))
+		return 8192;
+	if (memlock && (double)memlock / 4 < budget)
+		budget = (double)memlock / 4;
+	while (sz > 8192 && ((double)nranks + 2) * slots * (double)sz > budget)
+		sz /= 2;
+	return sz;
 }
 
 void hop_config_defaults(struct hop_config *cfg)
@@ -472,6 +509,14 @@ int hop_config_load(struct hop_config *cfg, char *err, size_t errlen)
 
 static void var_allowed(const struct cfg_var *v, char *buf, size_t len)
 {
+	if (v->choices && v->type == CFG_SIZE) {
+		size_t n;
+
+		snprintf(buf, len, "%s, or ", v->choices);
+		n = strlen(buf);
+		allowed_size((size_t)v->min, (size_t)v->max, buf + n, len - n);
+		return;
+	}
 	if (v->choices) {
 		choices_list(v->choices, buf, len);
 		return;

@@ -7,6 +7,7 @@
 #define HOP_CORE_CONFIG_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define HOP_CFG_STR 256
 
@@ -19,7 +20,7 @@ struct hop_config {
 	int spin_count;                 /* HOP_SPIN polls before a waiter yields, default -1 = auto */
 	int yield_us;                   /* HOP_YIELD_US polling with sched_yield() before blocking, default -1 = auto */
 	/* p2p */
-	size_t eager_size;              /* HOP_EAGER_SIZE payload bytes per eager slot, default 8192 */
+	size_t eager_size;              /* HOP_EAGER_SIZE payload bytes per eager slot; 0 (auto) until comm.c resolves it */
 	int eager_slots;                /* HOP_EAGER_SLOTS slots per peer, default 16 */
 	int eager_poll;                 /* HOP_EAGER_POLL memory-polled eager: 1, 0, -1 (default: verbs only) */
 	size_t rndv_chunk;              /* HOP_RNDV_CHUNK bytes per rendezvous write, default 1 MiB */
@@ -52,6 +53,14 @@ int hop_config_load(struct hop_config *cfg, char *err, size_t errlen);
 
 /* Defaults only, no environment (tests, tools). */
 void hop_config_defaults(struct hop_config *cfg);
+
+/* The eager size HOP_EAGER_SIZE=auto stands for on @provider ("verbs",
+ * "tcp", "shm" or a plugin's name) with @nranks ranks, @slots eager slots
+ * per peer and @memlock bytes of RLIMIT_MEMLOCK (0: unlimited): 8192
+ * except on verbs, 64 KiB down to 8 KiB as the registered slots would
+ * pass 16 MiB or a quarter of @memlock. */
+size_t hop_config_eager_auto(const char *provider, int nranks, int slots,
+			     uint64_t memlock);
 
 /* Print "NAME|default|meaning" lines, one per variable (for docs checks). */
 void hop_config_print_table(void *file /* FILE * */);

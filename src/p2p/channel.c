@@ -178,10 +178,11 @@ int hop_p2p_init(struct hop_comm *comm)
 	p->rank = comm->rank;
 	p->nranks = comm->nranks;
 	if (comm->cfg.eager_slots < 1 || comm->cfg.eager_slots > 65535 ||
-	    comm->cfg.eager_size > (1u << 30) || comm->cfg.rndv_chunk == 0)
+	    comm->cfg.eager_size < 64 || comm->cfg.eager_size > (1u << 30) ||
+	    comm->cfg.rndv_chunk == 0)
 		return hop_comm_fail(comm, HOP_ERR_CONFIG,
 				     "p2p: HOP_EAGER_SLOTS=%d (1..65535), "
-				     "HOP_EAGER_SIZE=%zu (<= 1 GiB) or "
+				     "HOP_EAGER_SIZE=%zu (64 B..1 GiB) or "
 				     "HOP_RNDV_CHUNK=%zu (> 0) out of range",
 				     comm->cfg.eager_slots, comm->cfg.eager_size,
 				     comm->cfg.rndv_chunk);

@@ -24,7 +24,9 @@ static const char *const vars[] = {
 static void check_ranges(const struct hop_config *c)
 {
 	FUZZ_CHECK(c->timeout_ms >= 1, "timeout %d", c->timeout_ms);
-	FUZZ_CHECK(c->eager_size >= 64 && c->eager_size <= (1u << 20),
+	/* 0: auto, resolved when the communicator has its provider */
+	FUZZ_CHECK(c->eager_size == 0 ||
+		   (c->eager_size >= 64 && c->eager_size <= (1u << 20)),
 		   "eager_size %zu", c->eager_size);
 	FUZZ_CHECK(c->eager_slots >= 1 && c->eager_slots <= 1024,
 		   "eager_slots %d", c->eager_slots);

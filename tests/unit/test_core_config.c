@@ -53,7 +53,7 @@ static void test_defaults(void **state)
 	assert_string_equal(c.socket_ifname, "");
 	assert_int_equal(c.spin_count, -1);
 	assert_int_equal(c.yield_us, -1);
-	assert_int_equal(c.eager_size, 8192);
+	assert_int_equal(c.eager_size, 0);     /* auto, resolved by comm.c */
 	assert_int_equal(c.eager_slots, 16);
 	assert_int_equal(c.rndv_chunk, 1 << 20);
 	assert_string_equal(c.algo, "");
@@ -159,6 +159,46 @@ static void test_sizes(void **state)
 	assert_int_equal(hop_parse_size("HOP_X", "2G", 0, 1ull << 30, &v, err,
 					sizeof(err)), HOP_ERR_CONFIG);
 	assert_non_null(strstr(err, "0..1G bytes"));
+}
+
+/* HOP_EAGER_SIZE=auto: stored as 0; the size it stands for per provider,
+ * falling on verbs as the registered slots pass 16 MiB or a quarter of
+ * RLIMIT_MEMLOCK. */
+static void test_eager_auto(void **state)
+{
+	struct hop_config c;
+	char err[256];
+
+	(void)state;
+	setenv("HOP_EAGER_SIZE", "8K", 1);
+	assert_int_equal(hop_config_load(&c, err, sizeof(err)), 0);
+	assert_int_equal(c.eager_size, 8192);
+	setenv("HOP_EAGER_SIZE", "auto", 1);
+	assert_int_equal(hop_config_load(&c, err, sizeof(err)), 0);
+	assert_int_equal(c.eager_size, 0);
+	setenv("HOP_EAGER_SIZE", "0", 1);
+	assert_int_equal(hop_config_load(&c, err, sizeof(err)), HOP_ERR_CONFIG);
+	assert_non_null(strstr(err, "64..1M bytes"));
+	assert_non_null(strstr(err, "or auto"));
+
+	assert_int_equal(hop_config_eager_auto("shm", 2, 16, 0), 8192);
+	assert_int_equal(hop_config_eager_auto("tcp", 2, 16, 0), 8192);
+	assert_int_equal(hop_config_eager_auto("example", 2, 16, 0), 8192);
+	assert_int_equal(hop_config_eager_auto(NULL, 2, 16, 0), 8192);
+	/* (ranks + 2) x 16 slots within 16 MiB */
+	assert_int_equal(hop_config_eager_auto("verbs", 2, 16, 0), 65536);
+	assert_int_equal(hop_config_eager_auto("verbs", 14, 16, 0), 65536);
+	assert_int_equal(hop_config_eager_auto("verbs", 15, 16, 0), 32768);
+	assert_int_equal(hop_config_eager_auto("verbs", 30, 16, 0), 32768);
+	assert_int_equal(hop_config_eager_auto("verbs", 62, 16, 0), 16384);
+	assert_int_equal(hop_config_eager_auto("verbs", 63, 16, 0), 8192);
+	assert_int_equal(hop_config_eager_auto("verbs", 65536, 1024, 0), 8192);
+	assert_int_equal(hop_config_eager_auto("verbs", 2, 1024, 0), 8192);
+	/* or within a quarter of RLIMIT_MEMLOCK: 8 MiB -> 2 MiB of slots */
+	assert_int_equal(hop_config_eager_auto("verbs", 2, 16, 8u << 20), 32768);
+	assert_int_equal(hop_config_eager_auto("verbs", 2, 16, 64u << 20), 65536);
+	assert_int_equal(hop_config_eager_auto("verbs", 2, 16, 65536), 8192);
+	assert_int_equal(hop_config_eager_auto("shm", 2, 16, 65536), 8192);
 }
 
 static void test_parse_int(void **state)
@@ -381,6 +421,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup(test_valid_values, clear_hop_env),
 		cmocka_unit_test_setup(test_timeout_fractional, clear_hop_env),
 		cmocka_unit_test_setup(test_sizes, clear_hop_env),
+		cmocka_unit_test_setup(test_eager_auto, clear_hop_env),
 		cmocka_unit_test_setup(test_parse_int, clear_hop_env),
 		cmocka_unit_test_setup(test_malformed, clear_hop_env),
 		cmocka_unit_test_setup(test_docs_table, clear_hop_env),
