@@ -162,7 +162,8 @@ int hop_model_pipelined(int kind, int algo)
  *      estimates, to be replaced by a hop-probe profile.
  * gamma: a vectorised f32 sum of 16 MiB runs at 15 GB/s (0.066 ns/B);
  *      0.1 ns/B leaves room for f16/bf16 conversion and other ops.
- * eager: HOP_EAGER_SIZE's default; a communicator sets its own.
+ * eager: what HOP_EAGER_SIZE=auto gives a small job on the provider; a
+ *      communicator sets its own.
  * max_chunk: 1 MiB; shm, N = 2, ring AllReduce of 32 MiB (hop-bench, 20
  *      calls, two rounds): 12.4-12.9 ms in the 5.6 MB chunks the forms
  *      chose, 9.8-10.2 ms in 1 MiB chunks (docs/model.md).
@@ -175,7 +176,7 @@ static const struct {
 		   HOP_MODEL_MAX_CHUNK } },
 	{ "tcp", { 17.0e-6, 1.5e9, 1.0e-10, 1.6, 16384, HOP_MODEL_EAGER,
 		   HOP_MODEL_MAX_CHUNK } },
-	{ "verbs", { 20.0e-6, 1.0e9, 1.0e-10, 1.6, 4096, HOP_MODEL_EAGER,
+	{ "verbs", { 20.0e-6, 1.0e9, 1.0e-10, 1.6, 4096, HOP_MODEL_EAGER_VERBS,
 		     HOP_MODEL_MAX_CHUNK } },
 };
 

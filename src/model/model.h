@@ -54,7 +54,9 @@ struct hop_model_link {
 	double max_chunk;
 };
 
-#define HOP_MODEL_EAGER 8192.0  /* HOP_EAGER_SIZE's default */
+#define HOP_MODEL_EAGER 8192.0  /* HOP_EAGER_SIZE=auto on tcp and shm */
+/* HOP_EAGER_SIZE=auto on verbs up to 14 ranks (config.c) */
+#define HOP_MODEL_EAGER_VERBS 65536.0
 #define HOP_MODEL_MAX_CHUNK 1048576.0 /* built-in links' max_chunk */
 /* Extra alphas of a rendezvous message: its RTS and CTS. */
 #define HOP_MODEL_RNDV_ALPHAS 2

@@ -250,9 +250,9 @@ static void test_links(void **state)
 	assert_int_equal(hop_model_link_check(&l, err, sizeof(err)),
 			 HOP_ERR_INVALID_ARG);
 	assert_non_null(strstr(err, "max_chunk"));
-	/* every built-in link has HOP_EAGER_SIZE's default, and 1 MiB chunks
-	 * at most */
-	assert_true(s.eager == 8192 && t.eager == 8192 && v.eager == 8192);
+	/* every built-in link has what HOP_EAGER_SIZE=auto gives a small job
+	 * on its provider, and 1 MiB chunks at most */
+	assert_true(s.eager == 8192 && t.eager == 8192 && v.eager == 65536);
 	assert_true(s.max_chunk == 1048576 && t.max_chunk == 1048576 &&
 		    v.max_chunk == 1048576);
 	/* no profile: the provider's defaults, "auto" meaning tcp */
