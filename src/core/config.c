@@ -405,8 +405,9 @@ static int parse_var(const struct cfg_var *v, const char *value,
  * largest of 64, 32, 16 KiB whose slots fit in 16 MiB, or in a quarter of
  * @memlock (RLIMIT_MEMLOCK in bytes, 0: unlimited) when that is less; else
  * 8 KiB. On shm a larger eager message leaves the ring for
- * process_vm_writev and was slower (docs/providers.md); tcp and the
- * plugins keep 8 KiB.
+ * process_vm_writev and was slower (docs/providers.md); on tcp point to
+ * point gained but the AllReduce of 256-512 KiB lost (docs/verbs.md), so
+ * tcp, shm and the plugins keep 8 KiB.
  */
 size_t hop_config_eager_auto(const char *provider, int nranks, int slots,
 			     uint64_t memlock)
