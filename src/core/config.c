@@ -61,7 +61,7 @@ static const struct cfg_var cfg_vars[] = {
 	  "microseconds a waiter then polls with sched_yield() between polls before it blocks in the provider; -1: 10000 when oversubscribed, else 0" },
 	/* p2p */
 	{ "HOP_EAGER_SIZE", CFG_SIZE, "auto", 64, 1 * MIB, "auto", FIELD(eager_size),
-	  "largest payload sent eagerly (bytes per pre-registered slot); larger messages use rendezvous; auto: 8 KiB on tcp and shm; on verbs the largest of 64, 32, 16 and 8 KiB whose registered slots ((ranks + 2) x HOP_EAGER_SLOTS) take at most 16 MiB and a quarter of RLIMIT_MEMLOCK" },
+	  "largest payload sent eagerly (bytes per pre-registered slot); larger messages use rendezvous; auto: 8 KiB on tcp and shm; on verbs the largest of 64, 32, 16 and 8 KiB whose registered slots ((ranks + 2) x HOP_EAGER_SLOTS) take at most 16 MiB and, without CAP_IPC_LOCK, a quarter of RLIMIT_MEMLOCK" },
 	{ "HOP_EAGER_SLOTS", CFG_INT, "16", 1, 1024, NULL, FIELD(eager_slots),
 	  "eager slots per peer (receive ring depth)" },
 	{ "HOP_EAGER_POLL", CFG_INT, "-1", -1, 1, NULL, FIELD(eager_poll),
@@ -403,7 +403,8 @@ static int parse_var(const struct cfg_var *v, const char *value,
  * same order. A rank registers (@nranks + 2) x @slots slots (its receive
  * ring and the staging slots), so the size falls as the job grows: the
  * largest of 64, 32, 16 KiB whose slots fit in 16 MiB, or in a quarter of
- * @memlock (RLIMIT_MEMLOCK in bytes, 0: unlimited) when that is less; else
+ * @memlock (RLIMIT_MEMLOCK in bytes; 0: unlimited, or the process holds
+ * CAP_IPC_LOCK, as root does, and may pin beyond it) when that is less; else
  * 8 KiB. On shm a larger eager message leaves the ring for
  * process_vm_writev and was slower (docs/providers.md); on tcp point to
  * point gained but the AllReduce of 256-512 KiB lost (docs/verbs.md), so
