@@ -148,7 +148,7 @@ static void sel_local(struct hop_comm *comm, struct sel_rec *rec,
 	rec->host = host_identity();
 	for (int i = 0; i < SEL_N; i++) {
 		const struct hop_prov_ops *ops = sel_ops(i);
-		size_t cut = sizeof(rec->why[i]);
+		const size_t cut = sizeof(rec->why[i]);
 
 		full[i][0] = '\0';
 		if (!ops) {
@@ -165,11 +165,8 @@ static void sel_local(struct hop_comm *comm, struct sel_rec *rec,
 				snprintf(full[i], SEL_WHY_FULL,
 					 "no reason given");
 		}
-		if (strlen(full[i]) < cut)
-			memcpy(rec->why[i], full[i], strlen(full[i]) + 1);
-		else
-			snprintf(rec->why[i], cut, "%.*s...", (int)cut - 4,
-				 full[i]);
+		if (snprintf(rec->why[i], cut, "%s", full[i]) >= (int)cut)
+			memcpy(rec->why[i] + cut - 4, "...", 4);
 	}
 	rec->want = SEL_PLUGIN;
 	if (!t[0] || !strcmp(t, "auto"))
