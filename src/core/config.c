@@ -360,8 +360,9 @@ static int parse_var(const struct cfg_var *v, const char *value,
 		}
 		ret = hop_parse_size(v->name, value, (size_t)v->min,
 				     (size_t)v->max, &sv, err, errlen);
-		if (ret && v->choices && err && strlen(err) + 12 < errlen)
-			strcat(err, " or auto");
+		if (ret && v->choices && err &&
+		    strlen(err) + 4 + strlen(v->choices) < errlen)
+			strcat(strcat(err, " or "), v->choices);
 		if (ret)
 			return ret;
 		*(size_t *)(void *)field = sv;

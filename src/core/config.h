@@ -56,10 +56,9 @@ void hop_config_defaults(struct hop_config *cfg);
 
 /* The eager size HOP_EAGER_SIZE=auto stands for on @provider ("verbs",
  * "tcp", "shm" or a plugin's name) with @nranks ranks, @slots eager slots
- * per peer and @memlock bytes of RLIMIT_MEMLOCK (0: unlimited or not
- * binding, with CAP_IPC_LOCK): 8192
- * except on verbs, 64 KiB down to 8 KiB as the registered slots would
- * pass 16 MiB or a quarter of @memlock. */
+ * per peer and @memlock bytes of RLIMIT_MEMLOCK (0: unlimited, or not
+ * binding under CAP_IPC_LOCK): 8192 except on verbs, 64 KiB down to 8 KiB
+ * as the registered slots would pass 16 MiB or a quarter of @memlock. */
 size_t hop_config_eager_auto(const char *provider, int nranks, int slots,
 			     uint64_t memlock);
 
