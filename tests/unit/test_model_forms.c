@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "model_eq.h"
+
 #include <hop/common.h>
 
 #include "model/model.h"
@@ -25,15 +27,6 @@
 
 static const struct hop_model_link L1 = { 2, 4, 0.5, 1, 1, 0, 0 };
 
-static int close_to(double x, double y)
-{
-	if (fabs(x - y) <= 1e-9 * (1 + fabs(y)))
-		return 1;
-	print_error("%.17g != %.17g\n", x, y);
-	return 0;
-}
-
-#define EQ(x, y) assert_true(close_to((x), (y)))
 
 static double P(int kind, int algo, size_t m, int n, long k)
 {
@@ -203,152 +196,6 @@ static void test_names(void **state)
 	assert_false(hop_model_pipelined(HOP_COLL_ALLGATHER, HOP_ALGO_RING));
 	assert_false(hop_model_pipelined(HOP_COLL_ALLREDUCE, HOP_ALGO_RD));
 	assert_int_equal(hop_model_algos(HOP_COLL_ALLREDUCE, NULL, 0), 5);
-}
-
-static void test_links(void **state)
-{
-	struct hop_model_link l, s, t, v;
-	char err[256];
-
-	(void)state;
-	assert_int_equal(hop_model_link_default("shm", &s), 0);
-	assert_int_equal(hop_model_link_default("tcp", &t), 0);
-	assert_int_equal(hop_model_link_default("verbs", &v), 0);
-	assert_int_equal(hop_model_link_default("udp", &l), HOP_ERR_INVALID_ARG);
-	assert_int_equal(hop_model_link_default(NULL, &l), HOP_ERR_INVALID_ARG);
-	assert_true(s.alpha < t.alpha && s.beta > t.beta);
-	assert_int_equal(hop_model_link_check(&s, err, sizeof(err)), 0);
-	assert_int_equal(hop_model_link_check(&t, err, sizeof(err)), 0);
-	assert_int_equal(hop_model_link_check(&v, err, sizeof(err)), 0);
-	l = s;
-	l.alpha = -1;
-	assert_int_equal(hop_model_link_check(&l, err, sizeof(err)),
-			 HOP_ERR_INVALID_ARG);
-	assert_non_null(strstr(err, "alpha"));
-	l = s;
-	l.gamma = NAN;
-	assert_int_equal(hop_model_link_check(&l, err, sizeof(err)),
-			 HOP_ERR_INVALID_ARG);
-	assert_non_null(strstr(err, "gamma"));
-	l = s;
-	l.duplex = 0.5;
-	assert_int_equal(hop_model_link_check(&l, err, sizeof(err)),
-			 HOP_ERR_INVALID_ARG);
-	assert_non_null(strstr(err, "duplex"));
-	l = s;
-	l.min_chunk = 0;
-	assert_int_equal(hop_model_link_check(&l, err, sizeof(err)),
-			 HOP_ERR_INVALID_ARG);
-	assert_non_null(strstr(err, "min_chunk"));
-	l = s;
-	l.eager = -1;
-	assert_int_equal(hop_model_link_check(&l, err, sizeof(err)),
-			 HOP_ERR_INVALID_ARG);
-	assert_non_null(strstr(err, "eager"));
-	l = s;
-	l.max_chunk = NAN;
-	assert_int_equal(hop_model_link_check(&l, err, sizeof(err)),
-			 HOP_ERR_INVALID_ARG);
-	assert_non_null(strstr(err, "max_chunk"));
-	/* every built-in link has what HOP_EAGER_SIZE=auto gives a small job
-	 * on its provider, and 1 MiB chunks at most */
-	assert_true(s.eager == 8192 && t.eager == 8192 && v.eager == 65536);
-	assert_true(s.max_chunk == 1048576 && t.max_chunk == 1048576 &&
-		    v.max_chunk == 1048576);
-	/* no profile: the provider's defaults, "auto" meaning tcp */
-	char src[64];
-	assert_int_equal(hop_model_link_load(NULL, "auto", &l, src, sizeof(src),
-					     err, sizeof(err)), 0);
-	assert_memory_equal(&l, &t, sizeof(l));
-	assert_string_equal(src, "built-in tcp");
-	assert_int_equal(hop_model_link_load("", "shm", &l, NULL, 0, err,
-					     sizeof(err)), 0);
-	assert_memory_equal(&l, &s, sizeof(l));
-	/* a provider without defaults: tcp's, and the source says so */
-	assert_int_equal(hop_model_link_load(NULL, "sim", &l, src, sizeof(src),
-					     err, sizeof(err)), 0);
-	assert_memory_equal(&l, &t, sizeof(l));
-	assert_string_equal(src, "built-in tcp (no defaults for 'sim')");
-	assert_int_equal(hop_model_link_load(NULL, "tcp", NULL, NULL, 0, err,
-					     sizeof(err)), HOP_ERR_INVALID_ARG);
-}
-
-/* HOP_PROFILE: worst alpha and beta over the pairs, the largest duplex,
- * gamma from the memory bandwidth, the rest from the provider. */
-static void test_links_profile(void **state)
-{
-	struct hop_profile_pair pairs[3];
-	struct hop_profile p = { .version = 1, .nranks = 3, .npairs = 3,
-				 .pairs = pairs };
-	struct hop_model_link l, shm;
-	char path[] = "/tmp/hop-model-profile-XXXXXX", err[512], src[256];
-	int fd;
-
-	(void)state;
-	strcpy(p.provider, "shm");
-	strcpy(p.hop_version, "0.1.0");
-	strcpy(p.host, "test");
-	for (int i = 0; i < 3; i++) {
-		hop_profile_pair_init(&pairs[i]);
-		pairs[i].a = i;
-		pairs[i].b = (i + 1) % 3;
-		strcpy(pairs[i].provider, "shm");
-		pairs[i].r2 = 0.99;
-		pairs[i].sw = (struct hop_pstat){ 0.05, 0.09 };
-		pairs[i].dma = (struct hop_pstat){ 0.1, 0.2 };
-		pairs[i].sync = (struct hop_pstat){ 0.15, 0.3 };
-		pairs[i].wire = (struct hop_pstat){ 0.4, 0.8 };
-		pairs[i].alpha_sum_us = 0.7;
-		pairs[i].alpha_diff_pct = 1;
-		pairs[i].nsizes = 1;
-		pairs[i].pt[0] = (struct hop_profile_point){ 1, 0.75, 1.5 };
-	}
-	pairs[0].alpha_us = 3;
-	pairs[0].beta_gbps = 4;
-	pairs[0].duplex_factor = 1.3;
-	pairs[0].beta_mem_gbps = 20;
-	pairs[1].alpha_us = 5;
-	pairs[1].beta_gbps = 2;
-	pairs[1].duplex_factor = 1.1;
-	pairs[1].beta_mem_gbps = 10;
-	pairs[2].alpha_us = 1;
-	pairs[2].beta_gbps = 8;
-	pairs[2].duplex_factor = 1.2;
-	pairs[2].beta_mem_gbps = 12;
-	fd = mkstemp(path);
-	assert_true(fd >= 0);
-	close(fd);
-	assert_int_equal(hop_profile_save(&p, path, err, sizeof(err)), 0);
-	if (hop_model_link_load(path, "tcp", &l, src, sizeof(src), err,
-				sizeof(err))) {
-		print_error("%s\n", err);
-		fail();
-	}
-	assert_int_equal(hop_model_link_default("shm", &shm), 0);
-	EQ(l.alpha, 5e-6);
-	EQ(l.beta, 2e9);
-	EQ(l.duplex, 1.3);
-	EQ(l.gamma, 1.5 / 10e9);
-	EQ(l.min_chunk, shm.min_chunk);
-	assert_non_null(strstr(src, path));
-	/* a truncated profile fails with the reader's message */
-	FILE *f = fopen(path, "r+");
-	assert_non_null(f);
-	assert_int_equal(ftruncate(fileno(f), 40), 0);
-	fclose(f);
-	assert_int_equal(hop_model_link_load(path, "tcp", &l, src, sizeof(src),
-					     err, sizeof(err)), HOP_ERR_PARSE);
-	assert_non_null(strstr(err, path));
-	unlink(path);
-	assert_int_equal(hop_model_link_load(path, "tcp", &l, src, sizeof(src),
-					     err, sizeof(err)), HOP_ERR_SYSTEM);
-	/* no usable pair */
-	for (int i = 0; i < 3; i++)
-		pairs[i].beta_gbps = NAN;
-	assert_int_equal(hop_model_link_from_profile(&p, &shm, &l, err,
-						     sizeof(err)),
-			 HOP_ERR_PARSE);
-	assert_non_null(strstr(err, "no pair"));
 }
 
 static void test_chunk_bytes(void **state)
@@ -570,36 +417,6 @@ static void test_max_chunk(void **state)
 			 hop_model_max_chunks(kind, algo, 64u << 20, 2, &l));
 }
 
-/* 4 ranks on 2 cores: each step waits for its peer's turn among the 2
- * ranks of a core (alpha x 3), data moves at half the rate; fewer steps
- * win at mid sizes (measured on shm: Rabenseifner 255 us against the
- * ring's 557 us at 256 KiB; with the eager size the ring's rendezvous
- * chunks lose there anyway, so 512 KiB) */
-static void test_oversubscribed(void **state)
-{
-	struct hop_model_link l, base;
-	int algo;
-	long k;
-	double t;
-
-	(void)state;
-	assert_int_equal(hop_model_link_default("shm", &base), 0);
-	l = base;
-	hop_model_link_oversubscribed(&l, 2, 2);        /* not oversubscribed */
-	hop_model_link_oversubscribed(&l, 4, 0);        /* unknown cores */
-	assert_memory_equal(&l, &base, sizeof(l));
-	hop_model_link_oversubscribed(&l, 4, 2);
-	EQ(l.alpha, base.alpha * 3); /* 2 ranks per core */
-	EQ(l.beta, base.beta / 2);
-	EQ(l.gamma, base.gamma);
-	assert_int_equal(hop_model_choose(HOP_COLL_ALLREDUCE, 512 << 10, 4,
-					  &base, &algo, &k, &t), 0);
-	assert_int_equal(algo, HOP_ALGO_RING);
-	assert_int_equal(hop_model_choose(HOP_COLL_ALLREDUCE, 512 << 10, 4, &l,
-					  &algo, &k, &t), 0);
-	assert_int_equal(algo, HOP_ALGO_RABENSEIFNER);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -609,14 +426,11 @@ int main(void)
 		cmocka_unit_test(test_gather_scatter_barrier),
 		cmocka_unit_test(test_degenerate_and_invalid),
 		cmocka_unit_test(test_names),
-		cmocka_unit_test(test_links),
-		cmocka_unit_test(test_links_profile),
 		cmocka_unit_test(test_chunk_bytes),
 		cmocka_unit_test(test_best_chunks_brute),
 		cmocka_unit_test(test_eager),
 		cmocka_unit_test(test_choose_known),
 		cmocka_unit_test(test_max_chunk),
-		cmocka_unit_test(test_oversubscribed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,19 +13,12 @@
 
 #include <cmocka.h>
 
+#include "model_eq.h"
+
 #include <hop/common.h>
 
 #include "model/model.h"
 
-static int close_to(double x, double y)
-{
-	if (fabs(x - y) <= 1e-9 * (1 + fabs(y)))
-		return 1;
-	print_error("%.17g != %.17g\n", x, y);
-	return 0;
-}
-
-#define EQ(x, y) assert_true(close_to((x), (y)))
 
 static double urand(double lo, double hi)
 {
