@@ -14,7 +14,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -23,10 +22,8 @@
 #include <hop/common.h>
 
 #include "model/model.h"
-#include "model/profile.h"
 
 static const struct hop_model_link L1 = { 2, 4, 0.5, 1, 1, 0, 0 };
-
 
 static double P(int kind, int algo, size_t m, int n, long k)
 {

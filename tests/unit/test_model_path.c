@@ -19,7 +19,6 @@
 
 #include "model/model.h"
 
-
 static double urand(double lo, double hi)
 {
 	return lo + (hi - lo) * ((double)rand() / RAND_MAX);
