@@ -274,16 +274,15 @@ static void list_devices(struct ibv_device **l, int num, char *buf, size_t len)
 
 /*
  * The first device of @l (the one HOP_IB_DEVICE names, if set) with a
- * port that fits, opened, and its index in *@idx; NULL when none does.
+ * port that fits, opened; NULL when none does.
  * *@matched counts the devices HOP_IB_DEVICE let through; @seen collects
  * why each one was passed over. @pref_ipv4 and @prov go to port_fits().
  */
 static struct ibv_context *open_fitting(struct ibv_device **l, int num,
 					const struct hop_config *cfg,
 					uint32_t pref_ipv4,
-					struct hop_prov *prov, int *idx,
-					int *matched, char *seen,
-					size_t seenlen)
+					struct hop_prov *prov, int *matched,
+					char *seen, size_t seenlen)
 {
 	for (int i = 0; i < num; i++) {
 		struct ibv_context *ctx;
@@ -298,10 +297,8 @@ static struct ibv_context *open_fitting(struct ibv_device **l, int num,
 			continue;
 		}
 		if (port_fits(ctx, cfg->ib_port, cfg, pref_ipv4, prov, seen,
-			      seenlen)) {
-			*idx = i;
+			      seenlen))
 			return ctx;
-		}
 		ibv_close_device(ctx);
 	}
 	return NULL;
@@ -313,7 +310,7 @@ int vrb_usable(const struct hop_prov_ctx *ctx, char *why, size_t whylen)
 	struct ibv_device **l;
 	struct ibv_context *dev;
 	char seen[1024] = "";
-	int num = 0, matched = 0, idx;
+	int num = 0, matched = 0;
 
 	l = ibv_get_device_list(&num);
 	if (!l || num == 0) {
@@ -323,8 +320,7 @@ int vrb_usable(const struct hop_prov_ctx *ctx, char *why, size_t whylen)
 			ibv_free_device_list(l);
 		return 0;
 	}
-	dev = open_fitting(l, num, cfg, 0, NULL, &idx, &matched, seen,
-			   sizeof(seen));
+	dev = open_fitting(l, num, cfg, 0, NULL, &matched, seen, sizeof(seen));
 	if (dev) {
 		ibv_close_device(dev);
 	} else if (!matched) {
@@ -347,7 +343,7 @@ int vrb_dev_open(struct hop_prov *prov, uint32_t pref_ipv4)
 	struct ibv_device **l;
 	struct ibv_context *dev;
 	char seen[1024] = "", names[256] = "";
-	int num = 0, matched = 0, idx;
+	int num = 0, matched = 0;
 
 	l = ibv_get_device_list(&num);
 	if (!l || num == 0) {
@@ -357,13 +353,13 @@ int vrb_dev_open(struct hop_prov *prov, uint32_t pref_ipv4)
 				     "verbs: rank %d: no RDMA devices found "
 				     "(ibv_get_device_list returned 0)", prov->rank);
 	}
-	dev = open_fitting(l, num, cfg, pref_ipv4, prov, &idx, &matched, seen,
+	dev = open_fitting(l, num, cfg, pref_ipv4, prov, &matched, seen,
 			   sizeof(seen));
 	if (dev) {
 		prov->ctx = dev;
 		prov->ctx_owned = 1;
 		snprintf(prov->devname, sizeof(prov->devname), "%s",
-			 ibv_get_device_name(l[idx]));
+			 ibv_get_device_name(dev->device));
 		ibv_free_device_list(l);
 		return 0;
 	}
