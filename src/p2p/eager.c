@@ -38,6 +38,31 @@ static int check_peer(struct hop_p2p *p, const char *what, int peer,
 	return 0;
 }
 
+void p2p_eager_hdr(const struct hop_p2p *p, const struct p2p_peer *pp,
+		   uint64_t tag, size_t len, uint32_t sig,
+		   struct hop_eager_hdr *h)
+{
+	h->tag = tag;
+	h->len = (uint32_t)len;
+	h->sig = sig;
+	h->seq = pp->send_seq;
+	h->credits = (uint16_t)(pp->cr.owed > 0xffff ? 0xffff : pp->cr.owed);
+	h->type = HOP_MSG_EAGER;
+	h->flags = 0;
+	h->src = (uint32_t)p->rank;
+}
+
+void p2p_eager_sent(struct hop_p2p *p, int peer, const struct hop_eager_hdr *h)
+{
+	struct p2p_peer *pp = &p->peers[peer];
+
+	p2p_ll_note_send(p, peer);
+	hop_credit_take(&pp->cr);
+	hop_credit_returned(&pp->cr, h->credits);
+	pp->dirty = 1;
+	pp->send_seq++;
+}
+
 /*
  * Post @r eagerly if a credit (and, above max_inline, a staging slot) is
  * available. Returns 0 (posted, @r complete), HOP_PROV_AGAIN, or a failure.
@@ -56,14 +81,7 @@ int p2p_eager_post(struct hop_p2p *p, struct hop_p2p_req *r)
 		return HOP_PROV_AGAIN;
 	slot = pp->send_seq % p->slots;
 	raddr = pp->ring_raddr + (uint64_t)slot * p->slot_bytes;
-	h.tag = r->tag;
-	h.len = (uint32_t)r->len;
-	h.sig = r->sig;
-	h.seq = pp->send_seq;
-	h.credits = (uint16_t)(pp->cr.owed > 0xffff ? 0xffff : pp->cr.owed);
-	h.type = HOP_MSG_EAGER;
-	h.flags = 0;
-	h.src = (uint32_t)p->rank;
+	p2p_eager_hdr(p, pp, r->tag, r->len, r->sig, &h);
 	if (p2p_ll_usable(p, r->peer, r->len)) {
 		ret = p2p_ll_post(p, r->peer, &h, r->buf, raddr);
 	} else if (wlen <= p->inl_len) {
@@ -93,11 +111,7 @@ int p2p_eager_post(struct hop_p2p *p, struct hop_p2p_req *r)
 	}
 	if (ret)
 		return ret;
-	p2p_ll_note_send(p, r->peer);
-	hop_credit_take(&pp->cr);
-	hop_credit_returned(&pp->cr, h.credits);
-	pp->dirty = 1;
-	pp->send_seq++;
+	p2p_eager_sent(p, r->peer, &h);
 	if (RQ_STATE(r) == ST_SENDQ)
 		hop_rlist_remove(&pp->sendq, r);
 	r->bytes = r->len;
@@ -320,6 +334,19 @@ int p2p_eager_arrived(struct hop_p2p *p, const struct hop_cqe *c)
 				 c->len);
 }
 
+int p2p_eager_accept(struct hop_p2p *p, int q, const struct hop_eager_hdr *h)
+{
+	struct p2p_peer *pp = &p->peers[q];
+
+	if (h->seq != pp->recv_seq || h->src != (uint32_t)q)
+		return hop_comm_fail(p->comm, HOP_ERR_PROTOCOL,
+				     "p2p: eager message from rank %d has "
+				     "sequence %u (expected %u) and source "
+				     "%u", q, h->seq, pp->recv_seq, h->src);
+	pp->recv_seq++;
+	return p2p_grant(p, q, h->credits);
+}
+
 /* The eager message @msg (@written bytes, header + payload) is the next
  * one from @q: match it or keep it, and free its slot. */
 int p2p_eager_deliver(struct hop_p2p *p, int q, const unsigned char *msg,
@@ -335,13 +362,7 @@ int p2p_eager_deliver(struct hop_p2p *p, int q, const unsigned char *msg,
 					sizeof(err))))
 		return hop_comm_fail(p->comm, ret, "p2p: from rank %d: %s", q,
 				     err);
-	if (h.seq != pp->recv_seq || h.src != (uint32_t)q)
-		return hop_comm_fail(p->comm, HOP_ERR_PROTOCOL,
-				     "p2p: eager message from rank %d has "
-				     "sequence %u (expected %u) and source "
-				     "%u", q, h.seq, pp->recv_seq, h.src);
-	pp->recv_seq++;
-	if ((ret = p2p_grant(p, q, h.credits)))
+	if ((ret = p2p_eager_accept(p, q, &h)))
 		return ret;
 	if ((r = hop_match_take_posted(&pp->mq, h.tag))) {
 		if (!p2p_check_match(p, r, q, h.len, h.sig, HOP_NO_ID)) {

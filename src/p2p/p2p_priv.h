@@ -226,6 +226,10 @@ const char *p2p_tag_str(uint64_t tag, char *buf, size_t len);
 
 /* progress.c */
 void p2p_complete(struct hop_p2p *p, struct hop_p2p_req *r, int status);
+/* Dispatch the @n completions just polled into p->cqe (and, when
+ * @ll_seen, the LL messages p2p_ll_peek() marked before that poll), post
+ * queued work, run callbacks. Returns what arrived, or the failure. */
+int p2p_dispatch_batch(struct hop_p2p *p, int n, int ll_seen);
 void p2p_fail_all(struct hop_p2p *p, int code);
 int p2p_failed_recording(const struct hop_comm *comm);
 /* 0, or the code that failed @comm; its fail_msg is then complete. */
@@ -256,6 +260,18 @@ int p2p_check_match(struct hop_p2p *p, struct hop_p2p_req *r, int peer,
 int p2p_self_send(struct hop_p2p *p, struct hop_p2p_req *r);
 int p2p_eager_deliver(struct hop_p2p *p, int q, const unsigned char *msg,
 		      size_t written);
+/* The header of the next eager message to the peer @pp, carrying back
+ * the credits we owe it. */
+void p2p_eager_hdr(const struct hop_p2p *p, const struct p2p_peer *pp,
+		   uint64_t tag, size_t len, uint32_t sig,
+		   struct hop_eager_hdr *h);
+/* The eager message of header @h went out to @peer: its slot and the
+ * credits it returned are accounted. */
+void p2p_eager_sent(struct hop_p2p *p, int peer, const struct hop_eager_hdr *h);
+/* The eager message of header @h is the next one from @q: take its
+ * sequence number and the credits it returns (a wrong one fails the
+ * comm). */
+int p2p_eager_accept(struct hop_p2p *p, int q, const struct hop_eager_hdr *h);
 
 /* eager_ll.c: eager messages noticed in memory */
 int p2p_ll_init(struct hop_p2p *p);

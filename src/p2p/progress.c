@@ -266,41 +266,20 @@ static int ll_after_cq(struct hop_p2p *p, int n)
 	return got + ret;
 }
 
-int hop_p2p_progress(struct hop_comm *comm)
+/* A failure met while progressing: every request fails with the comm's
+ * code (or @ret when the comm itself has not failed). */
+static int progress_fail(struct hop_p2p *p, int ret)
 {
-	struct hop_p2p *p = comm->p2p;
-	int n, ret = 0, ll_seen;
+	if (p2p_failed(p->comm))
+		ret = p2p_failed(p->comm);
+	p2p_fail_all(p, ret);
+	return ret;
+}
 
-	if (!p)
-		return HOP_ERR_INVALID_HANDLE;
-	if (p->post_depth)      /* called from a completion callback */
-		return 0;
-	if ((ret = p2p_failed(comm)))
-		goto fail;
-	if (p->deferred.head)
-		run_deferred(p);
-	/* Memory-polled messages (eager_ll.c) are taken only after a CQ poll
-	 * that began after they were seen and emptied the CQ: an RTS sent
-	 * before them then came out of it first. While LL peers are hot and
-	 * nothing has landed or waits for a completion, the provider is
-	 * polled on one call in P2P_LL_CQ_EVERY: a CQ poll costs more than
-	 * reading the slots, and spinning on it cost rxe ping-pongs 3-13% of
-	 * a half round trip */
-	ll_seen = p->ll_on ? p2p_ll_peek(p, 0) : 0;
-	if (p->ll_on && !ll_seen && p->nhot && !p->nbacklog &&
-	    !p->rndv_active.head && ++p->ll_cq_skip % P2P_LL_CQ_EVERY)
-		n = 0;
-	else
-		n = p->ops->poll(p->prov, p->cqe, P2P_POLL_BATCH);
-	if (n <= 0) {
-		if (n < 0) {
-			ret = n;
-			goto fail;
-		}
-		/* the spinning path: nothing arrived, nothing queued */
-		if (!p->nbacklog && !p->rndv_active.head && !ll_seen)
-			return 0;
-	}
+int p2p_dispatch_batch(struct hop_p2p *p, int n, int ll_seen)
+{
+	int ret = 0;
+
 	p->post_depth++;        /* callbacks run after the batch */
 	if (p->ll_on && (n || ll_seen))
 		p->batch_ns = hop_now_ns();
@@ -317,16 +296,45 @@ int hop_p2p_progress(struct hop_comm *comm)
 	if (ret >= 0 && (p->nbacklog || p->rndv_active.head))
 		ret = p2p_flush_backlog(p);
 	p->post_depth--;
-	if (ret < 0 || (ret = p2p_failed(comm)))
-		goto fail;
+	if (ret < 0 || (ret = p2p_failed(p->comm)))
+		return progress_fail(p, ret);
 	if (p->deferred.head)
 		run_deferred(p);
 	return n;
-fail:
-	if (p2p_failed(comm))
-		ret = p2p_failed(comm);
-	p2p_fail_all(p, ret);
-	return ret;
+}
+
+int hop_p2p_progress(struct hop_comm *comm)
+{
+	struct hop_p2p *p = comm->p2p;
+	int n, ret, ll_seen;
+
+	if (!p)
+		return HOP_ERR_INVALID_HANDLE;
+	if (p->post_depth)      /* called from a completion callback */
+		return 0;
+	if ((ret = p2p_failed(comm)))
+		return progress_fail(p, ret);
+	if (p->deferred.head)
+		run_deferred(p);
+	/* Memory-polled messages (eager_ll.c) are taken only after a CQ poll
+	 * that began after they were seen and emptied the CQ: an RTS sent
+	 * before them then came out of it first. While LL peers are hot and
+	 * nothing has landed or waits for a completion, the provider is
+	 * polled on one call in P2P_LL_CQ_EVERY: a CQ poll costs more than
+	 * reading the slots, and spinning on it cost rxe ping-pongs 3-13% of
+	 * a half round trip */
+	ll_seen = p->ll_on ? p2p_ll_peek(p, 0) : 0;
+	if (p->ll_on && !ll_seen && p->nhot && !p->nbacklog &&
+	    !p->rndv_active.head && ++p->ll_cq_skip % P2P_LL_CQ_EVERY)
+		n = 0;
+	else
+		n = p->ops->poll(p->prov, p->cqe, P2P_POLL_BATCH);
+	if (n < 0)
+		return progress_fail(p, n);
+	/* the spinning path: nothing arrived, nothing queued */
+	if (!n && !p->nbacklog && !p->rndv_active.head && !ll_seen)
+		return 0;
+	return p2p_dispatch_batch(p, n, ll_seen);
 }
 
 /* One progress call that polls the slots of every peer, not only the hot
