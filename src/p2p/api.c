@@ -42,6 +42,8 @@ int hop_send(hop_comm_t *comm, const void *buf, size_t len, int peer,
 	if ((ret = hop_comm_check(comm)) ||
 	    (ret = check_xfer(comm, "hop_send", buf, len, peer, tag)))
 		return ret;
+	if ((ret = p2p_direct_send(comm, peer, user_tag(tag), buf, len)))
+		return ret < 0 ? ret : 0;
 	r.cb = NULL;
 	r.cb_arg = NULL;
 	if ((ret = hop_p2p_isend(comm, &r, peer, user_tag(tag), buf, len, 0)))
@@ -53,20 +55,30 @@ int hop_recv(hop_comm_t *comm, void *buf, size_t len, int peer, int tag,
 	     hop_status_t *status)
 {
 	struct hop_p2p_req r;
+	size_t got = 0;
 	int ret;
 
 	if ((ret = hop_comm_check(comm)) ||
 	    (ret = check_xfer(comm, "hop_recv", buf, len, peer, tag)))
 		return ret;
-	r.cb = NULL;
-	r.cb_arg = NULL;
-	if ((ret = hop_p2p_irecv(comm, &r, peer, user_tag(tag), buf, len, 0)))
+	ret = p2p_direct_recv(comm, peer, user_tag(tag), buf, len, &got);
+	if (ret < 0)
 		return ret;
-	ret = r.done ? r.status : hop_p2p_wait(comm, &r);
+	if (!ret) {
+		r.cb = NULL;
+		r.cb_arg = NULL;
+		if ((ret = hop_p2p_irecv(comm, &r, peer, user_tag(tag), buf,
+					 len, 0)))
+			return ret;
+		ret = r.done ? r.status : hop_p2p_wait(comm, &r);
+		got = r.done ? r.bytes : 0;
+	} else {
+		ret = 0;
+	}
 	if (status) {
 		status->source = peer;
 		status->tag = tag;
-		status->bytes = r.done ? r.bytes : 0;
+		status->bytes = got;
 	}
 	return ret;
 }

@@ -305,8 +305,10 @@ void hop_p2p_fini(struct hop_comm *comm)
 	p2p_requests_free(p);
 	if (p->ll_on)
 		HOP_INFO("p2p: memory-polled eager messages: %llu sent, %llu "
-			 "received", (unsigned long long)p->ll_sent,
-			 (unsigned long long)p->ll_received);
+			 "received (%llu straight into hop_recv's buffer)",
+			 (unsigned long long)p->ll_sent,
+			 (unsigned long long)p->ll_received,
+			 (unsigned long long)p->ll_direct);
 	free(p->inl);
 	free(p->hot);
 	free(p->peers);

@@ -33,11 +33,14 @@
 int p2p_ll_init(struct hop_p2p *p)
 {
 	int mode = p->comm->cfg.eager_poll;
+	int rdma = !strcmp(p->ops->name, "verbs");
 	size_t room = p->inl_len < p->slot_bytes ? p->inl_len : p->slot_bytes;
 
+	p->ll_direct_peer = -1;
+	p->direct_spins = rdma ? P2P_DIRECT_SPINS_RDMA : 1;
 	/* the LL form must go inline (the write copies it at post) */
 	p->ll_max = hop_ll_max_msg(room);
-	p->ll_on = (mode > 0 || (mode < 0 && !strcmp(p->ops->name, "verbs"))) &&
+	p->ll_on = (mode > 0 || (mode < 0 && rdma)) &&
 		   p->nranks > 1 && p->ll_max > HOP_EAGER_HDR;
 	if (!p->ll_on)
 		return 0;
@@ -168,11 +171,12 @@ int p2p_ll_peek(struct hop_p2p *p, int all)
 		p->ll_polls = 0;
 		ll_prune(p);
 		for (int q = 0; q < p->nranks; q++)
-			if (q != p->rank)
+			if (q != p->rank && q != p->ll_direct_peer)
 				seen += ll_peek_peer(p, q);
 	} else {
 		for (int i = 0; i < p->nhot; i++)
-			seen += ll_peek_peer(p, p->hot[i]);
+			if (p->hot[i] != p->ll_direct_peer)
+				seen += ll_peek_peer(p, p->hot[i]);
 	}
 	/* the CQ is read after these slots (p2p_ll_deliver's contract) */
 	atomic_thread_fence(memory_order_acquire);

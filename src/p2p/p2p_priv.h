@@ -45,6 +45,12 @@
 #define P2P_LL_WINDOW_NS 50000000ull
 #define P2P_LL_FULL_SCAN 256    /* progress calls between scans of all peers */
 #define P2P_LL_CQ_EVERY 8       /* progress calls per provider poll meanwhile */
+/* p2p_direct_recv(): reads of the slot between two progress calls. On
+ * verbs the peer's write lands without us, and a message that lands during
+ * a progress call goes the general way: 1024 reads are ~1-3 us on
+ * hardware, ~30 us under TCG. Software providers land writes inside
+ * poll(): one read per call there. */
+#define P2P_DIRECT_SPINS_RDMA 1024u
 
 /* hop_p2p_req.kind */
 enum { P2P_KIND_SEND = 1, P2P_KIND_RECV = 2 };
@@ -173,6 +179,10 @@ struct hop_p2p {
 	unsigned ll_polls, ll_cq_skip;
 	int ll_peek_all;         /* the last p2p_ll_peek() scanned every peer */
 	uint64_t ll_sent, ll_received;
+	uint64_t ll_direct;      /* of ll_received: by p2p_direct_recv() */
+	int ll_direct_peer;      /* whose slot p2p_direct_recv() spins on, or -1:
+				    p2p_ll_peek() leaves it alone */
+	unsigned direct_spins;   /* its slot reads per progress call */
 	uint64_t ll_last_send_ns;
 	uint64_t batch_ns;       /* clock of the completions being dispatched */
 
@@ -291,6 +301,15 @@ int p2p_ll_deliver(struct hop_p2p *p);
  * @q. Returns how many, or a failure. */
 int p2p_ll_drain(struct hop_p2p *p, int q, uint32_t max);
 int p2p_ll_keep_awake(struct hop_p2p *p);
+
+/* eager_direct.c: blocking small messages to and from an LL peer without
+ * a request. Each returns 1 (done), 0 (not possible now: nothing was
+ * consumed or sent, use the general path) or a failure. @peer is a valid
+ * other rank, @tag an internal tag (user traffic: signature 0). */
+int p2p_direct_recv(struct hop_comm *comm, int peer, uint64_t tag, void *buf,
+		    size_t len, size_t *bytes);
+int p2p_direct_send(struct hop_comm *comm, int peer, uint64_t tag,
+		    const void *buf, size_t len);
 
 /* collsig.c: a collective's message that no receive took */
 void p2p_collsig_unexpected(struct hop_p2p *p, int peer, uint64_t tag,

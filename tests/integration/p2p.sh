@@ -2,7 +2,9 @@
 # p2p_test through hop-run on each provider with 2, 3, 4 and 8 ranks, then
 # the internal-API and failure cases of p2p_internal with 2 ranks, then
 # p2p_test with memory-polled eager messages forced on (HOP_EAGER_POLL=1,
-# the verbs default) with 3 ranks, which must have sent some that way.
+# the verbs default) with 3 ranks, which must have sent some that way, and
+# with 2, where blocking receives must have taken some straight from the
+# slot.
 # P2P_TRANSPORTS overrides the list (e.g. "verbs" in the SoftRoCE VMs);
 # P2P_RANKS the rank counts. Fails if any rank of any run fails.
 set -u
@@ -48,6 +50,22 @@ for t in ${P2P_TRANSPORTS:-tcp shm}; do
 		echo "PASS: p2p $t 3 ranks, HOP_EAGER_POLL=1 ($(grep -o "memory-polled eager messages: [0-9]* sent" <<< "$out" | head -1))"
 	else
 		echo "FAIL: p2p $t 3 ranks, HOP_EAGER_POLL=1 (exit $rc; $ll of 3 ranks sent and received memory-polled messages)"
+		printf '%s\n' "$out" | grep -v "info:" | tail -n 30 | sed 's/^/    /'
+		fail=1
+	fi
+	# 2 ranks with a core each spin, so blocking receives from a peer
+	# that answers memory-polled take the message straight from its slot
+	# (eager_direct.c); with fewer cores they yield and take it the
+	# general way. A rank descheduled beyond the spin phase also takes it
+	# the general way, so the count is over both ranks.
+	[ "$(nproc)" -ge 2 ] || continue
+	out=$(HOP_EAGER_POLL=1 HOP_DEBUG=info HOP_TRANSPORT=$t "$run" -n 2 --timeout 300 -- "$prog" --big 4194304 2>&1)
+	rc=$?
+	ll=$(grep -o "[0-9]* straight into hop_recv's buffer" <<< "$out" | awk '{n += $1} END {print n + 0}')
+	if [ $rc = 0 ] && grep -q "all checks passed" <<< "$out" && [ "$ll" -gt 0 ]; then
+		echo "PASS: p2p $t 2 ranks, HOP_EAGER_POLL=1 ($ll received straight into hop_recv's buffer)"
+	else
+		echo "FAIL: p2p $t 2 ranks, HOP_EAGER_POLL=1 (exit $rc; $ll received straight into hop_recv's buffer)"
 		printf '%s\n' "$out" | grep -v "info:" | tail -n 30 | sed 's/^/    /'
 		fail=1
 	fi

@@ -217,8 +217,9 @@ static void recv_after_pause(void *b, size_t cap, int tag, size_t want,
 }
 
 /* Right after test_blocking ranks 0 and 1 are LL peers: a rendezvous
- * message sent before a small one on the same tag, and a small message
- * for a later receive, must each go to their own receive. */
+ * message sent before a small one on the same tag, a small message for a
+ * later receive, and one for a receive posted before a blocking one, must
+ * each go to their own receive. */
 static void test_blocking_order(void)
 {
 	enum { BIG = 100000 };
@@ -241,6 +242,27 @@ static void test_blocking_order(void)
 		OK(hop_send(comm, NULL, 0, 0, 20));
 		recv_after_pause(s, sizeof(s), 12, 6, 10);
 		recv_after_pause(s, sizeof(s), 11, 5, 9);
+	}
+	/* a receive posted before a blocking one on the same tag takes the
+	 * first message: the blocking one (eager_direct.c) must not go
+	 * around it */
+	if (rank == 0) {
+		OK(hop_recv(comm, NULL, 0, 1, 21, NULL));
+		for (int k = 0; k < 2; k++) {
+			fill(s, 0, 1, 6, 20 + k);
+			OK(hop_send(comm, s, 6, 1, 13));
+		}
+	} else if (rank == 1) {
+		uint8_t first[16];
+		hop_status_t st;
+
+		OK(hop_irecv(comm, first, sizeof(first), 0, 13, &req));
+		OK(hop_send(comm, NULL, 0, 0, 21));
+		recv_after_pause(s, sizeof(s), 13, 6, 21);
+		OK(hop_wait(&req, &st));
+		if (st.bytes != 6)
+			FAIL("posted receive took %zu B, expected 6", st.bytes);
+		verify(first, 0, 1, 6, 20, "receive posted first");
 	}
 	free(b);
 }
