@@ -29,10 +29,11 @@ for t in ${P2P_TRANSPORTS:-tcp shm}; do
 			fail=1
 		fi
 	done
-	for c in cb mismatch-eager mismatch-rndv timeout abort peer-exit; do
-		to=10
+	for c in cb mismatch-eager mismatch-rndv timeout abort peer-exit direct; do
+		to=10 poll=-1
 		[ $c = timeout ] && to=1
-		out=$(HOP_TIMEOUT=$to HOP_TRANSPORT=$t "$run" -n 2 --timeout 60 -- "$internal" $c 2>&1)
+		[ $c = direct ] && poll=1
+		out=$(HOP_EAGER_POLL=$poll HOP_TIMEOUT=$to HOP_TRANSPORT=$t "$run" -n 2 --timeout 60 -- "$internal" $c 2>&1)
 		rc=$?
 		if [ $rc = 0 ] && [ "$(grep -c "p2p_internal $c: rank . passed" <<< "$out")" = 2 ]; then
 			echo "PASS: p2p $t $c"

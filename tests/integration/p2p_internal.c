@@ -12,6 +12,10 @@
  *                   then HOP_ERR_COMM_FAILED
  *   abort           hop_comm_abort() from another thread ends a wait
  *   peer-exit       the peer exits: HOP_ERR_PEER_FAILED naming it
+ *   direct          hop_recv's path without a request (eager_direct.c)
+ *                   leaves a memory-polled message alone while a receive
+ *                   posted before it, or an unexpected message, from the
+ *                   same peer must come first (HOP_EAGER_POLL=1)
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -23,7 +27,7 @@
 #include <hop/hop.h>
 
 #include "core/core.h"
-#include "p2p/p2p.h"
+#include "p2p/p2p_priv.h"
 
 static hop_comm_t *comm;
 static int rank;
@@ -239,6 +243,125 @@ static void case_peer_exit(void)
 		     hop_comm_last_error(comm));
 }
 
+/* Rank 0 sends @n messages of 4 bytes (the ints @first...) on @tag,
+ * memory-polled, once rank 1 says go on @go_tag. */
+static void direct_send_after_go(int go_tag, int tag, int first, int n)
+{
+	struct hop_p2p *p = comm->p2p;
+	uint64_t ll = p->ll_sent;
+
+	OK(hop_recv(comm, NULL, 0, 1, go_tag, NULL));
+	for (int i = 0; i < n; i++) {
+		int v = first + i;
+
+		OK(hop_send(comm, &v, sizeof(v), 1, tag));
+	}
+	if (p->ll_sent != ll + (uint64_t)n)
+		FAIL("%d of %d messages on tag %d went memory-polled", (int)(p->ll_sent - ll), n, tag);
+}
+
+/* Rank 1: say go, then run the provider until the next @n messages from
+ * rank 0 (those already there included) are in their slots, unread (the
+ * slot peek leaves rank 0 alone). */
+static void direct_land(int go_tag, int n)
+{
+	struct hop_p2p *p = comm->p2p;
+	uint32_t seq = p->peers[0].recv_seq;
+	double t0 = now_s();
+
+	OK(hop_send(comm, NULL, 0, 0, go_tag));
+	for (int k = 0; k < n;) {
+		const volatile uint64_t *w = (const volatile uint64_t *)
+			(p->ring + (seq + (uint32_t)k) % p->slots * p->slot_bytes);
+
+		if ((uint32_t)(*w >> 32) == hop_ll_flag(seq + (uint32_t)k)) {
+			k++;
+			continue;
+		}
+		p->ll_direct_peer = 0;
+		if (hop_p2p_progress(comm) < 0)
+			FAIL("progress: %s", hop_comm_last_error(comm));
+		p->ll_direct_peer = -1;
+		if (now_s() - t0 > 10)
+			FAIL("message %d of %d never landed", k + 1, n);
+	}
+	if (p->peers[0].recv_seq != seq)
+		FAIL("setup: the messages were taken before the check");
+}
+
+/* Rank 1: the direct path must decline @tag now and take nothing. */
+static void direct_declines(int tag, const char *why)
+{
+	struct hop_p2p *p = comm->p2p;
+	uint32_t seq = p->peers[0].recv_seq;
+	size_t got = 0;
+	int v, ret;
+
+	/* else it would decline for another reason */
+	if (comm->cfg.spin_count <= 0 || comm->cfg.yield_us > 0 ||
+	    !p->peers[0].in_hot)
+		FAIL("setup: this rank does not spin (HOP_SPIN %d, HOP_YIELD_US "
+		     "%d) or rank 0 is not a memory-polled peer",
+		     comm->cfg.spin_count, comm->cfg.yield_us);
+	ret = p2p_direct_recv(comm, 0, HOP_TAG(HOP_CTX_USER, 0, (uint32_t)tag),
+			      &v, sizeof(v), &got);
+	if (ret != 0 || p->peers[0].recv_seq != seq)
+		FAIL("the direct path returned %d and took %u messages with %s",
+		     ret, p->peers[0].recv_seq - seq, why);
+}
+
+static void expect_int(int tag, int want)
+{
+	hop_status_t st;
+	int v = -1;
+
+	OK(hop_recv(comm, &v, sizeof(v), 0, tag, &st));
+	if (st.bytes != sizeof(v) || v != want)
+		FAIL("tag %d: got %d (%zu B), expected %d", tag, v, st.bytes, want);
+}
+
+static void case_direct(void)
+{
+	hop_request_t *req;
+	hop_status_t st;
+	int v = -1;
+
+	for (int i = 0; i < 3; i++) {  /* both ends talk memory-polled */
+		if (rank == 0) {
+			OK(hop_send(comm, NULL, 0, 1, 1));
+			OK(hop_recv(comm, NULL, 0, 1, 1, NULL));
+		} else {
+			OK(hop_recv(comm, NULL, 0, 0, 1, NULL));
+			OK(hop_send(comm, NULL, 0, 0, 1));
+		}
+	}
+	if (rank == 0) {
+		direct_send_after_go(21, 13, 1, 2);
+		direct_send_after_go(22, 14, 3, 1);
+		direct_send_after_go(23, 15, 4, 1);
+		direct_send_after_go(24, 14, 5, 1);
+		OK(hop_recv(comm, NULL, 0, 1, 25, NULL));
+		return;
+	}
+	/* a receive posted first takes the first message */
+	OK(hop_irecv(comm, &v, sizeof(v), 0, 13, &req));
+	direct_land(21, 2);
+	direct_declines(13, "a receive posted before it");
+	expect_int(13, 2);
+	OK(hop_wait(&req, &st));
+	if (v != 1)
+		FAIL("the receive posted first got %d, expected 1", v);
+	/* an unexpected message on the tag comes before the one in the slot */
+	direct_land(22, 1);
+	direct_land(23, 2);
+	expect_int(15, 4);      /* leaves 3 (tag 14) unexpected */
+	direct_land(24, 1);
+	direct_declines(14, "an unexpected message before it");
+	expect_int(14, 3);
+	expect_int(14, 5);
+	OK(hop_send(comm, NULL, 0, 0, 25));
+}
+
 int main(int argc, char **argv)
 {
 	const char *c = argc > 1 ? argv[1] : "";
@@ -264,6 +387,8 @@ int main(int argc, char **argv)
 		case_abort();
 	else if (!strcmp(c, "peer-exit"))
 		case_peer_exit();
+	else if (!strcmp(c, "direct"))
+		case_direct();
 	else
 		FAIL("unknown case '%s'", c);
 	printf("p2p_internal %s: rank %d passed\n", c, rank);
