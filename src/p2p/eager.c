@@ -80,7 +80,7 @@ int p2p_eager_post(struct hop_p2p *p, struct hop_p2p_req *r)
 	if (!pp->cr.avail)
 		return HOP_PROV_AGAIN;
 	slot = pp->send_seq % p->slots;
-	raddr = pp->ring_raddr + (uint64_t)slot * p->slot_bytes;
+	raddr = p2p_send_slot_raddr(p, pp);
 	p2p_eager_hdr(p, pp, r->tag, r->len, r->sig, &h);
 	if (p2p_ll_usable(p, r->peer, r->len)) {
 		ret = p2p_ll_post(p, r->peer, &h, r->buf, raddr);
@@ -329,8 +329,7 @@ int p2p_eager_arrived(struct hop_p2p *p, const struct hop_cqe *c)
 				     "p2p: eager message from rank %d landed "
 				     "in slot %u, expected slot %u", q, slot,
 				     want);
-	return p2p_eager_deliver(p, q, p->ring + ((size_t)q * p->slots + slot) *
-							 p->slot_bytes,
+	return p2p_eager_deliver(p, q, p2p_ring_slot(p, q, pp->recv_seq),
 				 c->len);
 }
 

@@ -26,11 +26,8 @@
 
 static const volatile uint64_t *next_slot(const struct hop_p2p *p, int peer)
 {
-	uint32_t seq = p->peers[peer].recv_seq;
-
-	return (const volatile uint64_t *)(p->ring + ((size_t)peer * p->slots +
-						      seq % p->slots) *
-							     p->slot_bytes);
+	return (const volatile uint64_t *)p2p_ring_slot(
+		p, peer, p->peers[peer].recv_seq);
 }
 
 /* Nothing the general path would have to do first for @peer. */
@@ -139,9 +136,7 @@ int p2p_direct_send(struct hop_comm *comm, int peer, uint64_t tag,
 	if (pp->sendq.head || !pp->cr.avail)
 		return 0;
 	p2p_eager_hdr(p, pp, tag, len, 0, &h);
-	ret = p2p_ll_post(p, peer, &h, buf,
-			  pp->ring_raddr + (uint64_t)(pp->send_seq % p->slots) *
-						   p->slot_bytes);
+	ret = p2p_ll_post(p, peer, &h, buf, p2p_send_slot_raddr(p, pp));
 	if (ret)
 		return ret == HOP_PROV_AGAIN ? 0 : ret;
 	p2p_eager_sent(p, peer, &h);

@@ -100,11 +100,9 @@ int p2p_ll_drain(struct hop_p2p *p, int q, uint32_t max)
 	int ret;
 
 	while (got < max) {
-		uint32_t slot = pp->recv_seq % p->slots;
 		size_t len;
 
-		ret = hop_ll_read(p->ring + ((size_t)q * p->slots + slot) *
-						    p->slot_bytes,
+		ret = hop_ll_read(p2p_ring_slot(p, q, pp->recv_seq),
 				  p->slot_bytes, hop_ll_flag(pp->recv_seq), msg,
 				  &len, err, sizeof(err));
 		if (ret == 0)
@@ -143,14 +141,12 @@ static void ll_prune(struct hop_p2p *p)
 static int ll_peek_peer(struct hop_p2p *p, int q)
 {
 	struct p2p_peer *pp = &p->peers[q];
-	const unsigned char *ring = p->ring + (size_t)q * p->slots *
-					      p->slot_bytes;
 	uint32_t k = 0;
 
 	while (k < p->slots) {
 		uint32_t seq = pp->recv_seq + k;
-		const volatile uint64_t *w = (const volatile uint64_t *)
-			(ring + (size_t)(seq % p->slots) * p->slot_bytes);
+		const volatile uint64_t *w =
+			(const volatile uint64_t *)p2p_ring_slot(p, q, seq);
 
 		if ((uint32_t)(*w >> 32) != hop_ll_flag(seq))
 			break;

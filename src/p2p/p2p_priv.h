@@ -213,6 +213,22 @@ struct hop_p2p {
 	struct hop_p2p_req *probe;  /* per peer, sent at a deadline */
 };
 
+/* Our slot of @q's eager message number @seq. */
+static inline unsigned char *p2p_ring_slot(const struct hop_p2p *p, int q,
+					   uint32_t seq)
+{
+	return p->ring + ((size_t)q * p->slots + seq % p->slots) *
+				 p->slot_bytes;
+}
+
+/* The peer's slot our next eager message to it (@pp) goes to. */
+static inline uint64_t p2p_send_slot_raddr(const struct hop_p2p *p,
+					   const struct p2p_peer *pp)
+{
+	return pp->ring_raddr + (uint64_t)(pp->send_seq % p->slots) *
+					p->slot_bytes;
+}
+
 /* Has @peer closed its comm in order? (optional provider op) */
 static inline int p2p_peer_closed(const struct hop_p2p *p, int peer)
 {

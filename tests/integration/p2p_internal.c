@@ -272,7 +272,7 @@ static void direct_land(int go_tag, int n)
 	OK(hop_send(comm, NULL, 0, 0, go_tag));
 	for (int k = 0; k < n;) {
 		const volatile uint64_t *w = (const volatile uint64_t *)
-			(p->ring + (seq + (uint32_t)k) % p->slots * p->slot_bytes);
+			p2p_ring_slot(p, 0, seq + (uint32_t)k);
 
 		if ((uint32_t)(*w >> 32) == hop_ll_flag(seq + (uint32_t)k)) {
 			k++;
