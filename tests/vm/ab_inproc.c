@@ -36,6 +36,7 @@
 #define RAW_BUF 4096
 #define TAG_SETUP 99
 #define TAG_PING 1
+#define RAW_WAIT_S 10.0          /* a raw wait longer than this: the peer is gone */
 
 struct raw_addr {
 	uint32_t qpn, psn, rkey, pad;
@@ -79,6 +80,17 @@ static double now_us(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
+}
+
+/* Called every 2^20 polls of a raw wait: give up after RAW_WAIT_S. */
+static void raw_deadline(double *start, unsigned long polls, const char *what)
+{
+	if (polls & ((1ul << 20) - 1))
+		return;
+	if (*start == 0)
+		*start = now_us();
+	else if (now_us() - *start > RAW_WAIT_S * 1e6)
+		die(what);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -206,6 +218,8 @@ static void raw_post(struct raw *r, size_t n)
 				  .send_flags = IBV_SEND_SIGNALED |
 						IBV_SEND_INLINE }, *bad;
 	struct ibv_wc wc;
+	unsigned long polls = 0;
+	double start = 0;
 	int got;
 
 	r->buf[RAW_BUF / 2 + n - 1] = (char)++r->sent;
@@ -214,7 +228,8 @@ static void raw_post(struct raw *r, size_t n)
 	if (ibv_post_send(r->qp, &wr, &bad))
 		die("raw: ibv_post_send");
 	while (!(got = ibv_poll_cq(r->cq, 1, &wc)))
-		;
+		raw_deadline(&start, ++polls, "raw: no completion of a write "
+			     "within 10 s");
 	if (got < 0 || wc.status != IBV_WC_SUCCESS)
 		die("raw: write failed");
 }
@@ -222,9 +237,12 @@ static void raw_post(struct raw *r, size_t n)
 static void raw_wait(struct raw *r, size_t n)
 {
 	char want = (char)++r->seen;
+	unsigned long polls = 0;
+	double start = 0;
 
 	while (r->buf[n - 1] != want)
-		;
+		raw_deadline(&start, ++polls, "raw: the peer's write did not "
+			     "come within 10 s");
 }
 
 static void raw_close(struct raw *r)
