@@ -52,15 +52,24 @@ int hop_build_allgather_bruck(struct hop_sched *s)
 	return 0;
 }
 
+/*
+ * Dissemination: in round k rank r tells r+2^k that it has heard from
+ * everyone it heard from so far. A round's send must wait for *every*
+ * earlier receive, not only the last one: the last receive covers the
+ * ranks r-2^(k-1) .. r-2^k+1, the earlier ones the ranks closer to r,
+ * and a send that skips them lets the receiver leave before those ranks
+ * entered (at N >= 6, where the rounds' ranges do not nest).
+ */
 int hop_build_barrier(struct hop_sched *s)
 {
-	int n = s->args.nranks, r = s->args.rank, got = -1;
+	int n = s->args.nranks, r = s->args.rank, heard = -1;
 
 	for (int k = 0, d = 1; d < n; k++, d *= 2) {
-		hop_s_send(s, (r + d) % n, (uint32_t)k, HOP_BUF_NONE, 0, 0, got,
-			   -1, -1);
-		got = hop_s_recv(s, hop_mod(r - d, n), (uint32_t)k, HOP_BUF_NONE,
-				 0, 0, -1, -1, -1);
+		hop_s_send(s, (r + d) % n, (uint32_t)k, HOP_BUF_NONE, 0, 0,
+			   heard, -1, -1);
+		int got = hop_s_recv(s, hop_mod(r - d, n), (uint32_t)k,
+				     HOP_BUF_NONE, 0, 0, -1, -1, -1);
+		heard = heard < 0 ? got : hop_s_nop(s, heard, got, -1);
 	}
 	return 0;
 }

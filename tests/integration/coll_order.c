@@ -1,0 +1,207 @@
+/*
+ * coll_order.c - no rank leaves a collective before every input it
+ * depends on was provided.
+ *
+ * For each collective and each choice of a "late" rank L: all ranks line
+ * up on a barrier, then every rank but L enters the collective at once
+ * while L sleeps HOP_ORDER_SLEEP_MS (default 20) first. Each rank records
+ * CLOCK_MONOTONIC (one clock for every process of a host) when it entered
+ * and when it left, and the records are allgathered. The check: every
+ * rank whose result depends on L's input left after L entered. Barrier,
+ * AllReduce, AllGather and ReduceScatter: every rank depends on every
+ * rank. Broadcast: every rank depends on the root. Reduce: the root
+ * depends on every rank. The results are checked too, against values
+ * computed here from each rank's known input.
+ *
+ * Usage (under hop-run): coll_order [--only barrier|allreduce|...]
+ * Prints "coll_order: rank R passed N cases" on success.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <hop/hop.h>
+
+#define TEST_NAME "coll_order"
+static hop_comm_t *comm;
+static int rank, nranks;
+#include "rank_check.h"
+
+enum kind { K_BARRIER, K_BCAST, K_REDUCE, K_ALLREDUCE, K_ALLGATHER,
+	    K_REDUCESCATTER, K_COUNT };
+static const char *const kind_name[K_COUNT] = {
+	"barrier", "broadcast", "reduce", "allreduce", "allgather",
+	"reducescatter",
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) != 0)
+		;
+}
+
+/* Rank r's input element i: distinct per rank and element. */
+static uint64_t input(int r, size_t i)
+{
+	return ((uint64_t)(r + 1) << 20) + i * 7u + 1u;
+}
+
+#define COUNT 4 /* elements per rank where a count is per rank */
+
+/* Run collective @k once; fill @out with its result and check it. */
+static void run_kind(enum kind k, int root)
+{
+	uint64_t send[COUNT * 64], recv[COUNT * 64], want;
+	size_t total = (size_t)COUNT * (size_t)nranks;
+
+	if (total > sizeof(send) / sizeof(send[0]))
+		FAIL("%d ranks exceed the test's buffers", nranks);
+	for (size_t i = 0; i < total; i++)
+		send[i] = input(rank, i);
+	memset(recv, 0, sizeof(recv));
+	switch (k) {
+	case K_BARRIER:
+		OK(hop_barrier(comm));
+		return;
+	case K_BCAST:
+		OK(hop_broadcast(comm, send, COUNT, HOP_UINT64, root));
+		for (size_t i = 0; i < COUNT; i++)
+			if (send[i] != input(root, i))
+				FAIL("broadcast element %zu: %llu, want %llu", i,
+				     (unsigned long long)send[i],
+				     (unsigned long long)input(root, i));
+		return;
+	case K_REDUCE:
+	case K_ALLREDUCE:
+		if (k == K_REDUCE)
+			OK(hop_reduce(comm, send, recv, COUNT, HOP_UINT64,
+				      HOP_SUM, root));
+		else
+			OK(hop_allreduce(comm, send, recv, COUNT, HOP_UINT64,
+					 HOP_SUM));
+		if (k == K_REDUCE && rank != root)
+			return;
+		for (size_t i = 0; i < COUNT; i++) {
+			want = 0;
+			for (int r = 0; r < nranks; r++)
+				want += input(r, i);
+			if (recv[i] != want)
+				FAIL("%s element %zu: %llu, want %llu",
+				     kind_name[k], i,
+				     (unsigned long long)recv[i],
+				     (unsigned long long)want);
+		}
+		return;
+	case K_ALLGATHER:
+		OK(hop_allgather(comm, send, recv, COUNT, HOP_UINT64));
+		for (size_t i = 0; i < total; i++)
+			if (recv[i] != input((int)(i / COUNT), i % COUNT))
+				FAIL("allgather element %zu: %llu, want %llu",
+				     i, (unsigned long long)recv[i],
+				     (unsigned long long)input((int)(i / COUNT),
+							       i % COUNT));
+		return;
+	case K_REDUCESCATTER:
+		OK(hop_reducescatter(comm, send, recv, COUNT, HOP_UINT64,
+				     HOP_SUM));
+		for (size_t i = 0; i < COUNT; i++) {
+			size_t g = (size_t)rank * COUNT + i;
+			want = 0;
+			for (int r = 0; r < nranks; r++)
+				want += input(r, g);
+			if (recv[i] != want)
+				FAIL("reducescatter element %zu: %llu, want %llu",
+				     i, (unsigned long long)recv[i],
+				     (unsigned long long)want);
+		}
+		return;
+	case K_COUNT:
+		break;
+	}
+}
+
+/* Does rank @r's exit depend on rank @late's entry in collective @k? */
+static int depends(enum kind k, int r, int late, int root)
+{
+	switch (k) {
+	case K_BCAST:
+		return late == root;
+	case K_REDUCE:
+		return r == root;
+	default:
+		return 1;
+	}
+}
+
+static int one_case(enum kind k, int late, int sleep)
+{
+	int root = (late + 1) % nranks; /* late root and late leaf both occur */
+	uint64_t mine[2], all[2 * 64];
+
+	if (k == K_BCAST || k == K_REDUCE)
+		root = (late + (nranks > 1 ? late % 2 : 0)) % nranks;
+	OK(hop_barrier(comm));
+	if (rank == late)
+		sleep_ms(sleep);
+	mine[0] = now_ns();
+	run_kind(k, root);
+	mine[1] = now_ns();
+	OK(hop_allgather(comm, mine, all, 2, HOP_UINT64));
+	for (int r = 0; r < nranks; r++) {
+		if (!depends(k, r, late, root) || r == late)
+			continue;
+		uint64_t left = all[2 * r + 1], entered = all[2 * late];
+		if (left < entered)
+			FAIL("%s (root %d): rank %d left %.3f ms before late "
+			     "rank %d entered", kind_name[k], root, r,
+			     (double)(entered - left) / 1e6, late);
+	}
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	const char *only = NULL, *e = getenv("HOP_ORDER_SLEEP_MS");
+	int sleep = e ? atoi(e) : 20, cases = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--only") && i + 1 < argc) {
+			only = argv[++i];
+		} else {
+			fprintf(stderr, "usage: coll_order [--only KIND]\n");
+			return 2;
+		}
+	}
+	rank = -1;
+	if (hop_comm_init_env(&comm) != HOP_SUCCESS) {
+		fprintf(stderr, "coll_order: init failed: %s\n",
+			hop_last_init_error());
+		return 1;
+	}
+	rank = hop_comm_rank(comm);
+	nranks = hop_comm_size(comm);
+	if (nranks > 64)
+		FAIL("at most 64 ranks");
+	for (int k = 0; k < K_COUNT; k++) {
+		if (only && strcmp(only, kind_name[k]))
+			continue;
+		for (int late = 0; late < nranks; late++)
+			cases += one_case((enum kind)k, late, sleep);
+	}
+	OK(hop_comm_destroy(comm));
+	printf("coll_order: rank %d passed %d cases\n", rank, cases);
+	return 0;
+}
