@@ -1,11 +1,12 @@
 #!/bin/bash
 # The docs promise to list every result code (docs/errors.md) and every tool
 # in README.md; check both against the sources so they cannot drift. The
-# pages are reference pages: each stays short enough to read (DOC_MAX_LINES),
-# measurements live in dated records under docs/results/, and no page,
-# record or source comment speaks of numbered work periods or issues, which
-# a reader cannot look up. Every docs/*.md a file names must exist, and a
-# cited section ("docs/x.md, "Heading"") must be a heading of that page.
+# pages are reference pages, each linked from README.md and short enough to
+# read (DOC_MAX_LINES); measurements live in dated records under
+# docs/results/, each with the command that reproduces it; no page, record
+# or source comment speaks of numbered work periods or issues, which a
+# reader cannot look up. Every docs/*.md a file names must exist, and a
+# cited section (docs/x.md, "Heading") must be a heading of that page.
 set -eu
 fail=0
 top=$top_srcdir
@@ -23,6 +24,8 @@ max=${DOC_MAX_LINES:-300}
 pages=0
 for f in "$top"/docs/*.md; do
 	pages=$((pages + 1))
+	grep -qF "docs/${f##*/}" "$top/README.md" ||
+		{ echo "FAIL: README.md does not link docs/${f##*/}"; fail=1; }
 	n=$(wc -l < "$f")
 	[ "$n" -le "$max" ] ||
 		{ echo "FAIL: ${f#"$top"/} has $n lines (at most $max: a reference page; measurements go to docs/results/)"; fail=1; }
