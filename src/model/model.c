@@ -152,7 +152,7 @@ int hop_model_pipelined(int kind, int algo)
 /* ---- links ---- */
 
 /*
- * Built-in links (docs/model.md, "Defaults", gives the measurements):
+ * Built-in links (docs/model.md, "Built-in defaults", gives the measurements):
  * shm: 0.9 us one-way flag handoff between two processes, 8.9 GB/s
  *      single-core memcpy (16 MiB) less copy-engine overheads, two
  *      concurrent copies 1.2x slower;

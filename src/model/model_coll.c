@@ -347,7 +347,7 @@ static double dbt_once(struct tnode *d, int n)
  * ports' load, a lower bound: the simulated schedule takes up to 43 %
  * longer, with a period not even monotonic in k, because a port that is
  * free may find every message it could take waiting for its partner's
- * busy port (docs/model.md, "The simulator").
+ * busy port (docs/simulator.md, "Limits").
  */
 static double allreduce_dbtree(const struct form *f, double k)
 {

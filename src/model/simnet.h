@@ -18,7 +18,7 @@
  * relays' ports are not simulated). Reductions and copies take
  * gamma seconds per byte (the shared schedule driver times them,
  * sched.h). The closed forms of src/model approximate this machine
- * (docs/model.md, "The simulator"); duplex factors other than 1 are not
+ * (docs/simulator.md, "The simulated machine"); duplex factors other than 1 are not
  * simulated.
  *
  * Bytes really move between the ranks' buffers unless the buffers are

@@ -7,10 +7,11 @@
  * Why: otherwise a ping-pong's answer runs the whole receive machinery
  * (a request, the wait loop, progress, peek, deliver, match, complete) and
  * then the whole send machinery before its write goes out, ~50 calls.
- * Under a TCG hypervisor each call costs ~0.2 us, and hop's 2 B half round
- * trip was 1.09-1.12x a perftest-like raw verbs ping-pong in the same
- * process; this path takes 4-5 % off it there, and shm's 2 B from 0.50 to
- * 0.46 us (docs/verbs.md, "Session 17").
+ * Under a TCG hypervisor each call costs ~0.2 us, and without this path
+ * hop's 2 B half round trip is 1.09-1.12x a perftest-like raw verbs
+ * ping-pong in the same process; the path takes 4-5 % off it there, and
+ * shm's 2 B from 0.50 to 0.46 us (docs/verbs.md, "Blocking calls without a
+ * request"; docs/results/2026-12-05-verbs-eager-direct.md).
  *
  * It applies only where it cannot change what the general path would do:
  * no posted or unexpected receive from the peer (matching order), no

@@ -6,7 +6,8 @@
  * Why: over verbs a write with immediate costs the receiver a receive WQE,
  * a CQE, a CQ poll and a repost before it sees the message; ib_write_lat
  * polls its buffer instead, and so does hop for messages up to ll_max
- * bytes to a peer that is awake (docs/verbs.md, "Latency beside perftest").
+ * bytes to a peer that is awake (docs/verbs.md, "Small eager messages
+ * noticed in memory").
  *
  * A write without immediate wakes nobody, so both ends keep a window:
  *   - a rank polls the next slot of every peer it posted to within

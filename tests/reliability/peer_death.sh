@@ -5,7 +5,7 @@
 # HOP_TIMEOUT (5 s) and none may hang (tests/reliability/peer_death.c).
 #
 # Runs per transport: HOP_PD_RUNS (default 30, which keeps make check
-# short on 2 cores; the full count of issue 8 is HOP_PD_RUNS=100, about
+# short on 2 cores; the full count is HOP_PD_RUNS=100, about
 # 75 s per transport). HOP_PD_TRANSPORTS (default "shm tcp").
 set -u
 : "${top_builddir:?}"

@@ -4,7 +4,7 @@
 # then a short run under valgrind memcheck that must be clean.
 #
 #   HOP_SOAK_COUNT   collectives of the main run (default 5000, which keeps
-#                    make check short on 2 cores; the full run of issue 8 is
+#                    make check short on 2 cores; the full soak is
 #                    HOP_SOAK_COUNT=10000, about 100 s)
 #   HOP_SOAK_VG      collectives under valgrind (default 200, 0 skips)
 #   HOP_SOAK_TRANSPORT  transport of the main run (default shm)

@@ -3,7 +3,7 @@
  * running hop's real schedules:
  *  - on uniform links the simulated time equals the closed form within
  *    1 % for every algorithm, at several N, sizes and chunk counts, but
- *    the pipelined double binary tree (docs/model.md, "The simulator",
+ *    the pipelined double binary tree (docs/simulator.md, "Limits",
  *    says why);
  *  - with a reduction cost, in place and out of place, N a power of
  *    two or not, for every collective too, the same exception; and with
@@ -13,7 +13,7 @@
  *  - per-link alpha/beta from a topology, relayed where no link exists;
  *  - a 512-rank ring AllReduce and a 4096-rank Rabenseifner AllReduce
  *    complete, exact, within 1 % of their forms; wall times are printed
- *    (a 4096-rank ring takes 45-55 s and 6-9 GB: docs/model.md, "Scale").
+ *    (a 4096-rank ring takes 45-55 s and 6-9 GB: docs/simulator.md, "Scale").
  */
 #include <math.h>
 #include <setjmp.h>

@@ -1,6 +1,6 @@
 #!/bin/bash
 # tests/vm/ab-latency.sh - an interleaved A/B of hop-p2p-bench builds beside
-# ib_write_lat in one boot (docs/verbs.md, "Session 10"): the host drifts by
+# ib_write_lat in one boot (docs/verbs.md, "Performance beside perftest"): the host drifts by
 # +-25 % between runs, so only runs close in time can be compared.
 #
 # usage: scripts/softroce-cluster -n 2 --timeout 1200 -- \

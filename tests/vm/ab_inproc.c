@@ -1,6 +1,6 @@
 /*
  * ab_inproc.c - an A/B of libhop builds inside one process, beside a raw
- * verbs ping-pong (docs/verbs.md, "Session 17"): runs of separate programs
+ * verbs ping-pong (docs/results/2026-12-05-verbs-eager-direct.md): runs of separate programs
  * drift by +-25 % under TCG, so only passes a fraction of a second apart
  * can be compared.
  *

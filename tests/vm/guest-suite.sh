@@ -248,7 +248,7 @@ fi
 # fixed step numbers (bootstrap ports) from here on, whatever ran above
 STEPNO=1010
 
-# 4a. hop-probe over verbs (issue 5): the alpha decomposition and beta of
+# 4a. hop-probe over verbs: the alpha decomposition and beta of
 # the link between the VMs; rank 0 prints it as PROBE lines (run.sh shows
 # them) and reads its JSON profile back with the model's reader
 if [ "$MODE" = pair ] && want probe; then

@@ -1,7 +1,7 @@
 #!/bin/bash
 # tests/vm/trace-segments.sh - where a 2 B ping-pong's half round trip goes
 # inside each guest, for the provider's memory-polled ping-pong (latmem) and
-# hop-p2p-bench, split with ftrace (docs/verbs.md, "Session 9").
+# hop-p2p-bench, split with ftrace (docs/results/2026-12-04-verbs-2b-gap.md).
 #
 # usage: scripts/softroce-cluster -n 2 -- tests/vm/trace-segments.sh [BUILD_DIR] [PASSES]
 #

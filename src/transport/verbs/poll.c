@@ -318,7 +318,7 @@ void vrb_wait(struct hop_prov *prov, int timeout_us)
 	 * that shares its cores (HOP_YIELD_US > 0 or HOP_SPIN 0, the
 	 * oversubscribed defaults) yields between polls, so that the rank it
 	 * waits for runs at once. A yield per poll bought nothing otherwise
-	 * (docs/verbs.md, "Latency beside perftest").
+	 * (docs/verbs.md, "Waiting").
 	 */
 	now = hop_now_ns();
 	if (now - prov->last_event_ns < VRB_BUSY_NS ||
