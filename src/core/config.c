@@ -61,7 +61,7 @@ static const struct cfg_var cfg_vars[] = {
 	  "microseconds a waiter then polls with sched_yield() between polls before it blocks in the provider; -1: 10000 when oversubscribed, else 0" },
 	/* p2p */
 	{ "HOP_EAGER_SIZE", CFG_SIZE, "auto", 64, 1 * MIB, "auto", FIELD(eager_size),
-	  "largest payload sent eagerly (bytes per pre-registered slot); larger messages use rendezvous; auto: 8 KiB on tcp and shm; on verbs the largest of 64, 32, 16 and 8 KiB whose registered slots ((ranks + 2) x HOP_EAGER_SLOTS) take at most 16 MiB and, without CAP_IPC_LOCK, a quarter of RLIMIT_MEMLOCK" },
+	  "largest payload sent eagerly (bytes per pre-registered slot); larger messages use rendezvous; auto: 8 KiB on tcp and shm; on verbs the largest of 64, 32, 16 and 8 KiB whose registered slots ((ranks + 2) x HOP_EAGER_SLOTS) take at most 16 MiB and, without CAP_IPC_LOCK, a quarter of RLIMIT_MEMLOCK; the smallest of every rank's choice, agreed at init" },
 	{ "HOP_EAGER_SLOTS", CFG_INT, "16", 1, 1024, NULL, FIELD(eager_slots),
 	  "eager slots per peer (receive ring depth)" },
 	{ "HOP_EAGER_POLL", CFG_INT, "-1", -1, 1, NULL, FIELD(eager_poll),
