@@ -142,6 +142,7 @@ int hop_comm_init_rank(hop_comm_t **commp, int nranks, hop_unique_id_t id,
 	}
 	comm->prov_ops = ops;
 	resolve_wait_policy(comm);
+	stage = "agreement on the auto settings";
 	if ((ret = hop_comm_agree(comm, deadline))) {
 		snprintf(msg, sizeof(msg), "%s", layer_msg(comm, ret));
 		goto err_prov;

@@ -100,14 +100,12 @@ int hop_comm_agree(struct hop_comm *comm, uint64_t deadline)
 
 	hop_agree_local(comm, &mine);
 	if (!(all = calloc((size_t)comm->nranks, sizeof(*all))))
-		return hop_set_error(comm, HOP_ERR_NO_MEMORY, "agreeing on "
-				     "the auto settings: out of memory");
+		return hop_set_error(comm, HOP_ERR_NO_MEMORY, "out of memory");
 	ret = hop_bootstrap_allgather(comm->bs, &mine, all, sizeof(mine),
 				      deadline);
 	if (ret) {
 		free(all);
-		return hop_set_error(comm, ret, "agreeing on the auto "
-				     "settings: allgather failed: %s",
+		return hop_set_error(comm, ret, "allgather failed: %s",
 				     hop_bootstrap_error(comm->bs));
 	}
 	hop_agree_fold(all, comm->nranks, &agreed);
