@@ -165,9 +165,9 @@ static void test_exchange_agrees(void **state)
 		close(fd);
 	assert_int_equal(cf_wait(pids, 3, 60000), 0);
 	for (int r = 0; r < 3; r++) {
-		unsigned long long own;
-		size_t eager;
-		int mr, mc;
+		unsigned long long own = 0;
+		size_t eager = 0;
+		int mr = 0, mc = 0;
 
 		if (cf_res[r].ret ||
 		    sscanf(cf_res[r].msg, "%llu %zu %d %d", &own, &eager, &mr,
