@@ -50,12 +50,14 @@ int hop_coll_init(struct hop_comm *comm)
 	c->tune.link.eager = (double)comm->cfg.eager_size;
 	HOP_INFO("cost model: messages above %zu B go by rendezvous (%d "
 		 "alphas)", comm->cfg.eager_size, 1 + HOP_MODEL_RNDV_ALPHAS);
-	if (hop_comm_oversubscribed(comm)) {
-		hop_model_link_oversubscribed(&c->tune.link, comm->local_ranks,
-					      comm->usable_cores);
+	/* the ranks' agreed oversubscription, not this process's: every rank
+	 * must price a collective alike to choose the same algorithm */
+	if (comm->model_ranks > comm->model_cores) {
+		hop_model_link_oversubscribed(&c->tune.link, comm->model_ranks,
+					      comm->model_cores);
 		HOP_INFO("cost model: %d ranks on %d cores: alpha %.2f us, "
-			 "beta %.3f GB/s", comm->local_ranks,
-			 comm->usable_cores, c->tune.link.alpha * 1e6,
+			 "beta %.3f GB/s", comm->model_ranks,
+			 comm->model_cores, c->tune.link.alpha * 1e6,
 			 c->tune.link.beta / 1e9);
 	}
 	comm->coll = c;

@@ -8,12 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/capability.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "coll/coll.h"
+#include "comm_agree.h"
 #include "core.h"
 #include "core_int.h"
 #include "p2p/p2p.h"
@@ -75,41 +73,6 @@ static void resolve_wait_policy(struct hop_comm *comm)
 		 comm->local_ranks, comm->usable_cores,
 		 over ? " (oversubscribed)" : "", comm->cfg.spin_count,
 		 (int)(comm->spin_min_ns / 1000), comm->cfg.yield_us);
-}
-
-/* 1 when this process may lock memory beyond RLIMIT_MEMLOCK: it holds
- * CAP_IPC_LOCK (root normally does), which the kernel checks before the
- * limit when verbs pins a registration. */
-static int can_lock_unlimited(void)
-{
-	struct __user_cap_header_struct hdr = {
-		.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
-	struct __user_cap_data_struct data[2];
-
-	memset(data, 0, sizeof(data));
-	if (syscall(SYS_capget, &hdr, data))
-		return 0;
-	return (data[CAP_IPC_LOCK / 32].effective >> (CAP_IPC_LOCK % 32)) & 1;
-}
-
-/* HOP_EAGER_SIZE=auto (0): the provider's size (config.c says why). */
-static void resolve_eager_size(struct hop_comm *comm)
-{
-	struct rlimit rl;
-	uint64_t memlock = 0;
-
-	if (comm->cfg.eager_size)
-		return;
-	if (!getrlimit(RLIMIT_MEMLOCK, &rl) && rl.rlim_cur != RLIM_INFINITY &&
-	    !can_lock_unlimited())
-		memlock = rl.rlim_cur ? (uint64_t)rl.rlim_cur : 1;
-	comm->cfg.eager_size = hop_config_eager_auto(comm->prov_ctx.name,
-						     comm->nranks,
-						     comm->cfg.eager_slots,
-						     memlock);
-	HOP_INFO("HOP_EAGER_SIZE=auto: %zu B on %s (%d ranks x %d slots)",
-		 comm->cfg.eager_size, comm->prov_ctx.name, comm->nranks,
-		 comm->cfg.eager_slots);
 }
 
 int hop_comm_init_rank(hop_comm_t **commp, int nranks, hop_unique_id_t id,
@@ -179,7 +142,11 @@ int hop_comm_init_rank(hop_comm_t **commp, int nranks, hop_unique_id_t id,
 	}
 	comm->prov_ops = ops;
 	resolve_wait_policy(comm);
-	resolve_eager_size(comm);
+	stage = "agreement on the auto settings";
+	if ((ret = hop_comm_agree(comm, deadline))) {
+		snprintf(msg, sizeof(msg), "%s", layer_msg(comm, ret));
+		goto err_prov;
+	}
 
 	/* a copy: ops->name is unloaded with a plugin, and prov_ctx is freed
 	 * with comm before the error below is written */

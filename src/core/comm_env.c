@@ -214,6 +214,11 @@ int hop_env_job_parse(struct hop_env_job *job, char *err, size_t errlen)
 				       2 * HOP_SECRET_BYTES, strlen(secret),
 				       strlen(secret) == 2 * HOP_SECRET_BYTES ?
 				       ", not all hex" : "");
+		if (!memcmp(info.secret, (uint8_t[HOP_SECRET_BYTES]){ 0 },
+			    HOP_SECRET_BYTES))
+			return env_err(err, errlen, "HOP_SECRET is all zero: "
+				       "anyone can guess it; set %d random hex "
+				       "digits", 2 * HOP_SECRET_BYTES);
 	} else if ((ret = derive_secret(addr, info.secret, err, errlen))) {
 		return ret;
 	}

@@ -61,13 +61,17 @@ static const struct cfg_var cfg_vars[] = {
 	  "microseconds a waiter then polls with sched_yield() between polls before it blocks in the provider; -1: 10000 when oversubscribed, else 0" },
 	/* p2p */
 	{ "HOP_EAGER_SIZE", CFG_SIZE, "auto", 64, 1 * MIB, "auto", FIELD(eager_size),
-	  "largest payload sent eagerly (bytes per pre-registered slot); larger messages use rendezvous; auto: 8 KiB on tcp and shm; on verbs the largest of 64, 32, 16 and 8 KiB whose registered slots ((ranks + 2) x HOP_EAGER_SLOTS) take at most 16 MiB and, without CAP_IPC_LOCK, a quarter of RLIMIT_MEMLOCK" },
+	  "largest payload sent eagerly (bytes per pre-registered slot); larger messages use rendezvous; auto: 8 KiB on tcp and shm; on verbs the largest of 64, 32, 16 and 8 KiB whose registered slots ((ranks + 2) x HOP_EAGER_SLOTS) take at most 16 MiB and, without CAP_IPC_LOCK, a quarter of RLIMIT_MEMLOCK; the smallest of every rank's choice, agreed at init" },
 	{ "HOP_EAGER_SLOTS", CFG_INT, "16", 1, 1024, NULL, FIELD(eager_slots),
 	  "eager slots per peer (receive ring depth)" },
 	{ "HOP_EAGER_POLL", CFG_INT, "-1", -1, 1, NULL, FIELD(eager_poll),
 	  "-1: 1 on verbs, 0 on tcp and shm; 1: eager messages up to 224 B go to a peer heard from within 25 ms as plain writes its receiver polls in memory (no completion; docs/verbs.md); 0: always writes with immediate" },
 	{ "HOP_RNDV_CHUNK", CFG_SIZE, "1M", 4 * KIB, 1 * GIB, NULL, FIELD(rndv_chunk),
 	  "bytes per write of a rendezvous transfer" },
+	{ "HOP_UNEXPECTED_MAX", CFG_SIZE, "64M", 4 * MIB, 1024 * GIB, NULL, FIELD(unexpected_max),
+	  "bytes a rank holds for messages that arrived before their receive was posted (an eager message about HOP_EAGER_SIZE each, a rendezvous request under 64 B) and for put immediates not yet waited for (under 64 B each); one more fails the communicator with HOP_ERR_NO_MEMORY naming the sender" },
+	{ "HOP_REG_CACHE", CFG_INT, "256", 0, 1 << 20, NULL, FIELD(reg_cache),
+	  "registrations of user buffers kept for reuse once unused (least recently used dropped first); 0: each is deregistered when its transfer ends (docs/security.md)" },
 	/* collectives */
 	{ "HOP_ALGO", CFG_STR, "", 0, 255, NULL, FIELD(algo),
 	  "force algorithms per collective, e.g. allreduce:ring,broadcast:tree; unset: chosen by the model" },
@@ -81,6 +85,9 @@ static const struct cfg_var cfg_vars[] = {
 	  "path of a hop-probe JSON profile (alpha/beta per provider); unset: built-in estimates" },
 	{ "HOP_TOPO", CFG_STR, "", 0, 255, NULL, FIELD(topo),
 	  "path of a topology file describing hosts and links; unset: flat" },
+	/* shm */
+	{ "HOP_SHM_CMA", CFG_INT, "1", 0, 1, NULL, FIELD(shm_cma),
+	  "shm provider: 1 moves large writes with one process_vm_writev copy; 0 through the ring" },
 	/* verbs */
 	{ "HOP_IB_DEVICE", CFG_STR, "", 0, 63, NULL, FIELD(ib_device),
 	  "verbs device name (e.g. mlx5_0, rxe0); unset: the first with an ACTIVE port" },
@@ -108,14 +115,13 @@ static const struct cfg_var cfg_vars[] = {
 static const struct {
 	const char *name, *def, *help;
 } env_vars[] = {
-	{ "HOP_DEBUG", "warn", "log level on stderr: none, warn, info or trace" },
+	{ "HOP_DEBUG", "warn", "log level on stderr: none, warn, info or trace; any other value fails init with HOP_ERR_CONFIG" },
 	{ "HOP_RANK", "", "rank of this process (set by hop-run; read by hop_comm_init_env)" },
 	{ "HOP_SIZE", "", "number of ranks (set by hop-run; read by hop_comm_init_env)" },
 	{ "HOP_UNIQUE_ID", "", "hex unique id of the job (set by hop-run; read by hop_comm_init_env)" },
 	{ "HOP_ADDR", "", "host:port where rank 0 listens, when HOP_UNIQUE_ID is not set" },
-	{ "HOP_SECRET", "", "32 hex digits shared by every rank, with HOP_ADDR; unset: derived from the job id (warned)" },
+	{ "HOP_SECRET", "", "32 hex digits shared by every rank, with HOP_ADDR, not all zero; unset: derived from the job id (warned)" },
 	{ "HOP_BOOTSTRAP_FD", "", "rendezvous listening socket inherited by rank 0 from hop-run" },
-	{ "HOP_SHM_CMA", "1", "shm provider: 1 moves large writes with one process_vm_writev copy; 0 through the ring (read when the provider opens)" },
 };
 #define N_ENV_VARS (sizeof(env_vars) / sizeof(env_vars[0]))
 

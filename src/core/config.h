@@ -24,6 +24,8 @@ struct hop_config {
 	int eager_slots;                /* HOP_EAGER_SLOTS slots per peer, default 16 */
 	int eager_poll;                 /* HOP_EAGER_POLL memory-polled eager: 1, 0, -1 (default: verbs only) */
 	size_t rndv_chunk;              /* HOP_RNDV_CHUNK bytes per rendezvous write, default 1 MiB */
+	size_t unexpected_max;          /* HOP_UNEXPECTED_MAX bytes held for messages not yet received, default 64 MiB */
+	int reg_cache;                  /* HOP_REG_CACHE unused registrations kept, default 256, 0 = none */
 	/* collectives */
 	char algo[HOP_CFG_STR];         /* HOP_ALGO e.g. "allreduce:ring,broadcast:tree", default "" */
 	size_t chunk_size;              /* HOP_CHUNK_SIZE pipelining chunk bytes, default 0 = auto */
@@ -31,6 +33,8 @@ struct hop_config {
 	int pipeline_chunks;            /* HOP_PIPELINE_CHUNKS multi-hop k override, default 0 = model */
 	char profile[HOP_CFG_STR];      /* HOP_PROFILE hop-probe JSON profile path, default "" */
 	char topo[HOP_CFG_STR];         /* HOP_TOPO topology file path, default "" */
+	/* shm */
+	int shm_cma;                    /* HOP_SHM_CMA large writes by process_vm_writev: 1 (default) or 0 */
 	/* verbs */
 	char ib_device[64];             /* HOP_IB_DEVICE, default "" = first ACTIVE */
 	int ib_port;                    /* HOP_IB_PORT, default 1 */

@@ -44,6 +44,9 @@ struct hop_comm {
 	struct hop_coll *coll;          /* owned by src/coll */
 	int local_ranks;                /* ranks on this rank's host (>= 1) */
 	int usable_cores;               /* of this process (sched_getaffinity) */
+	/* the oversubscription the cost model prices, equal on every rank:
+	 * the largest local_ranks/usable_cores of any rank (comm_agree.c) */
+	int model_ranks, model_cores;
 	uint64_t spin_min_ns;           /* auto HOP_SPIN: spin at least this long */
 	atomic_int failed;              /* 0, or the code that failed it */
 	atomic_int aborted;             /* set by hop_comm_abort() */

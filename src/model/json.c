@@ -3,6 +3,7 @@
  * bounded, so the recursion is too.
  */
 #include "model/json.h"
+#include "model/cnum.h"
 
 #include <errno.h>
 #include <math.h>
@@ -268,7 +269,7 @@ static int jp_number(struct jp *p, struct hop_json *v)
 	memcpy(tmp, s + st, i - st);
 	tmp[i - st] = '\0';
 	errno = 0;
-	v->number = strtod(tmp, NULL);
+	v->number = hop_strtod_c(tmp, NULL);
 	if (!isfinite(v->number))
 		return jp_fail(p, "number out of range");
 	p->pos = i;

@@ -3,6 +3,7 @@
  * profile.h for the contract, docs/probe.md for the fields).
  */
 #include "model/profile.h"
+#include "model/cnum.h"
 
 #include <errno.h>
 #include <math.h>
@@ -131,8 +132,11 @@ static void write_pair(FILE *f, const struct hop_profile_pair *q,
 
 int hop_profile_write(const struct hop_profile *p, FILE *f)
 {
+	struct hop_c_locale loc;
+
 	if (!p || !f || p->npairs < 0 || (p->npairs && !p->pairs))
 		return HOP_ERR_INVALID_ARG;
+	hop_c_locale_enter(&loc);       /* JSON numbers have decimal points */
 	fprintf(f, "{\n  ");
 	wstr(f, "format", HOP_PROFILE_FORMAT, ",\n  ");
 	fprintf(f, "\"version\": %d,\n  ", HOP_PROFILE_VERSION);
@@ -143,6 +147,7 @@ int hop_profile_write(const struct hop_profile *p, FILE *f)
 	for (int i = 0; i < p->npairs; i++)
 		write_pair(f, &p->pairs[i], i + 1 < p->npairs ? "," : "");
 	fprintf(f, "  ]\n}\n");
+	hop_c_locale_leave(&loc);
 	return ferror(f) ? HOP_ERR_SYSTEM : 0;
 }
 

@@ -3,6 +3,7 @@
  * Routing is in topo_route.c.
  */
 #include "model/topo.h"
+#include "model/cnum.h"
 #include "model/profile.h"
 
 #include <errno.h>
@@ -87,7 +88,7 @@ static int parse_num(struct parser *p, const char *field, const char *s,
 	if (strspn(s, "0123456789.eE+-") != strlen(s) || !strpbrk(s, "0123456789"))
 		return fail(p, field, "expected a number, got '%s'", s);
 	errno = 0;
-	v = strtod(s, &end);
+	v = hop_strtod_c(s, &end);
 	if (*end || end == s)
 		return fail(p, field, "expected a number, got '%s'", s);
 	if (!isfinite(v) || errno == ERANGE)

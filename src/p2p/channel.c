@@ -195,8 +195,10 @@ int hop_p2p_init(struct hop_comm *comm)
 						   : p->slot_bytes;
 	hop_idtab_init(&p->sids);
 	hop_idtab_init(&p->rids);
-	hop_ux_pool_init(&p->uxpool, p->eager_size);
-	hop_regcache_init(&p->rc, rc_reg, rc_dereg, p, hop_regcache_env_max());
+	hop_ux_pool_init(&p->uxpool, p->eager_size,
+			  comm->cfg.unexpected_max);
+	hop_regcache_init(&p->rc, rc_reg, rc_dereg, p,
+			  (size_t)comm->cfg.reg_cache);
 	p->peers = calloc((size_t)p->nranks, sizeof(*p->peers));
 	p->backlog = calloc((size_t)p->nranks, sizeof(*p->backlog));
 	p->inl = malloc(p->inl_len ? p->inl_len : 1);

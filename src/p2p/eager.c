@@ -272,6 +272,31 @@ void p2p_deliver_ux(struct hop_p2p *p, struct hop_p2p_req *r,
 	hop_ux_put(&p->uxpool, ux);
 }
 
+int p2p_ux_fail(struct hop_p2p *p, int q, size_t bytes, const char *what)
+{
+	const struct hop_ux_pool *u = &p->uxpool;
+
+	if (!hop_ux_full(u, bytes))
+		return hop_comm_fail(p->comm, HOP_ERR_NO_MEMORY, "p2p: out of "
+				     "memory keeping %s from rank %d", what, q);
+	return hop_comm_fail(p->comm, HOP_ERR_NO_MEMORY, "p2p: %s from rank "
+			     "%d would pass HOP_UNEXPECTED_MAX (%zu B): that "
+			     "much is held by messages and put immediates no "
+			     "call asked for yet, %zu of them messages from "
+			     "rank %d; receive sooner, or raise "
+			     "HOP_UNEXPECTED_MAX", what, q, u->max_held,
+			     p->peers[q].mq.unexp.count, q);
+}
+
+int p2p_ux_new(struct hop_p2p *p, int q, int with_data, const char *what,
+	       struct hop_ux **out)
+{
+	if (!hop_ux_get(&p->uxpool, with_data, out))
+		return 0;
+	return p2p_ux_fail(p, q, hop_ux_entry_bytes(&p->uxpool, with_data),
+			   what);
+}
+
 /* A send to this rank: matched at once, or kept as unexpected (small ones
  * copied, so the send completes; large ones keep the sender's buffer). */
 int p2p_self_send(struct hop_p2p *p, struct hop_p2p_req *r)
@@ -294,10 +319,9 @@ int p2p_self_send(struct hop_p2p *p, struct hop_p2p_req *r)
 		p2p_complete(p, r, ret);
 		return 0;
 	}
-	if (!(ux = hop_ux_get(&p->uxpool)))
-		return hop_comm_fail(p->comm, HOP_ERR_NO_MEMORY,
-				     "p2p: out of memory queueing a message "
-				     "to self");
+	if ((ret = p2p_ux_new(p, p->rank, r->len <= p->eager_size,
+			      "a message to itself", &ux)))
+		return ret;
 	ux->tag = r->tag;
 	ux->len = r->len;
 	ux->sig = r->sig;
@@ -371,13 +395,10 @@ int p2p_eager_deliver(struct hop_p2p *p, int q, const unsigned char *msg,
 			p2p_complete(p, r, 0);
 		}
 	} else {
-		struct hop_ux *ux = hop_ux_get(&p->uxpool);
+		struct hop_ux *ux;
 
-		if (!ux)
-			return hop_comm_fail(p->comm, HOP_ERR_NO_MEMORY,
-					     "p2p: out of memory keeping an "
-					     "unexpected message from rank %d",
-					     q);
+		if ((ret = p2p_ux_new(p, q, 1, "an eager message", &ux)))
+			return ret;
 		ux->kind = HOP_UX_EAGER;
 		ux->tag = h.tag;
 		ux->len = h.len;

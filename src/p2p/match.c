@@ -101,48 +101,91 @@ struct hop_ux *hop_match_take_unexp_any(struct hop_match *m)
 	return ux;
 }
 
-void hop_ux_pool_init(struct hop_ux_pool *p, size_t data_size)
+void hop_ux_pool_init(struct hop_ux_pool *p, size_t data_size,
+		      size_t max_held)
 {
-	p->free = NULL;
+	p->free = p->free_small = NULL;
+	p->nfree = p->nfree_small = 0;
 	p->data_size = data_size;
 	p->allocated = 0;
-	p->nfree = 0;
+	p->held = 0;
+	p->max_held = max_held;
 }
 
-struct hop_ux *hop_ux_get(struct hop_ux_pool *p)
+size_t hop_ux_entry_bytes(const struct hop_ux_pool *p, int with_data)
 {
-	struct hop_ux *ux = p->free;
+	return sizeof(struct hop_ux) + (with_data ? p->data_size : 0);
+}
 
+int hop_ux_charge(struct hop_ux_pool *p, size_t bytes)
+{
+	if (hop_ux_full(p, bytes))
+		return HOP_ERR_NO_MEMORY;
+	p->held += bytes;
+	return 0;
+}
+
+void hop_ux_uncharge(struct hop_ux_pool *p, size_t bytes)
+{
+	p->held -= bytes < p->held ? bytes : p->held;
+}
+
+int hop_ux_get(struct hop_ux_pool *p, int with_data, struct hop_ux **out)
+{
+	struct hop_ux **list = with_data ? &p->free : &p->free_small;
+	size_t *nfree = with_data ? &p->nfree : &p->nfree_small;
+	size_t bytes = hop_ux_entry_bytes(p, with_data);
+	struct hop_ux *ux = *list;
+
+	*out = NULL;
+	if (hop_ux_charge(p, bytes))
+		return HOP_ERR_NO_MEMORY;
 	if (ux) {
-		p->free = ux->next;
-		p->nfree--;
-	} else {
-		ux = malloc(sizeof(*ux) + p->data_size);
-		if (!ux)
-			return NULL;
+		*list = ux->next;
+		(*nfree)--;
+	} else if ((ux = malloc(bytes))) {
 		p->allocated++;
+	} else {
+		hop_ux_uncharge(p, bytes);
+		return HOP_ERR_NO_MEMORY;
 	}
 	ux->next = NULL;
 	ux->sreq = NULL;
-	return ux;
+	ux->has_data = with_data != 0;
+	*out = ux;
+	return 0;
 }
 
 void hop_ux_put(struct hop_ux_pool *p, struct hop_ux *ux)
 {
-	ux->next = p->free;
-	p->free = ux;
-	p->nfree++;
+	struct hop_ux **list = ux->has_data ? &p->free : &p->free_small;
+	size_t *nfree = ux->has_data ? &p->nfree : &p->nfree_small;
+
+	hop_ux_uncharge(p, hop_ux_entry_bytes(p, (int)ux->has_data));
+	if (*nfree >= HOP_UX_KEEP) {
+		free(ux);
+		return;
+	}
+	ux->next = *list;
+	*list = ux;
+	(*nfree)++;
+}
+
+static void ux_free_list(struct hop_ux **list, size_t *n)
+{
+	struct hop_ux *ux;
+
+	while ((ux = *list)) {
+		*list = ux->next;
+		free(ux);
+	}
+	*n = 0;
 }
 
 void hop_ux_pool_fini(struct hop_ux_pool *p)
 {
-	struct hop_ux *ux;
-
-	while ((ux = p->free)) {
-		p->free = ux->next;
-		free(ux);
-	}
-	p->nfree = 0;
+	ux_free_list(&p->free, &p->nfree);
+	ux_free_list(&p->free_small, &p->nfree_small);
 }
 
 void hop_idtab_init(struct hop_idtab *t)

@@ -36,8 +36,9 @@ struct hop_ux {
 	uint32_t sig;
 	uint32_t kind;
 	uint32_t sid;
+	uint32_t has_data;      /* data[] has the pool's data_size bytes */
 	struct hop_p2p_req *sreq;
-	unsigned char data[];   /* eager_size bytes */
+	unsigned char data[];   /* eager_size bytes, when has_data */
 };
 
 struct hop_uxq {
@@ -61,18 +62,44 @@ struct hop_ux *hop_match_take_unexp(struct hop_match *m, uint64_t tag);
 /* Oldest unexpected message of any tag, removed; NULL if none. */
 struct hop_ux *hop_match_take_unexp_any(struct hop_match *m);
 
-/* Free list of unexpected entries of @data_size payload bytes each: the
- * steady state allocates nothing. */
+/*
+ * Pool of unexpected entries: those of eager messages have @data_size
+ * payload bytes, those of rendezvous requests and large sends to self
+ * none. The bytes of entries handed out (held in queues) are bounded by
+ * @max_held (HOP_UNEXPECTED_MAX), so a peer that sends faster than this
+ * rank receives cannot exhaust its memory; put notes are charged to the
+ * same budget (hop_ux_charge). Up to HOP_UX_KEEP returned entries of each
+ * size are kept for reuse, so the steady state allocates nothing and a
+ * burst's entries are given back.
+ */
+#define HOP_UX_KEEP 64
+
 struct hop_ux_pool {
-	struct hop_ux *free;
+	struct hop_ux *free, *free_small;
+	size_t nfree, nfree_small;
 	size_t data_size;
 	size_t allocated;       /* entries ever allocated (for tests/stats) */
-	size_t nfree;
+	size_t held, max_held;  /* bytes handed out, and their bound */
 };
 
-void hop_ux_pool_init(struct hop_ux_pool *p, size_t data_size);
-struct hop_ux *hop_ux_get(struct hop_ux_pool *p);   /* NULL: out of memory */
+void hop_ux_pool_init(struct hop_ux_pool *p, size_t data_size,
+		      size_t max_held);
+/* Bytes an entry is charged: with payload room or without. */
+size_t hop_ux_entry_bytes(const struct hop_ux_pool *p, int with_data);
+/* An entry (with payload room when @with_data) in @out: 0, or
+ * HOP_ERR_NO_MEMORY when the budget is spent (hop_ux_full() then says so)
+ * or malloc failed. */
+int hop_ux_get(struct hop_ux_pool *p, int with_data, struct hop_ux **out);
 void hop_ux_put(struct hop_ux_pool *p, struct hop_ux *ux);
+/* Take / give back @bytes of the budget for something else held (a put
+ * note): 0, or HOP_ERR_NO_MEMORY when it would pass max_held. */
+int hop_ux_charge(struct hop_ux_pool *p, size_t bytes);
+void hop_ux_uncharge(struct hop_ux_pool *p, size_t bytes);
+/* 1 when @bytes more would pass max_held. */
+static inline int hop_ux_full(const struct hop_ux_pool *p, size_t bytes)
+{
+	return bytes > p->max_held || p->held > p->max_held - bytes;
+}
 void hop_ux_pool_fini(struct hop_ux_pool *p);
 
 /*

@@ -195,6 +195,7 @@ struct hop_p2p {
 	struct p2p_ctlq_ent *ctl_free;
 
 	struct p2p_note *notes_head, *notes_tail, *notes_free;
+	size_t nnotes_free;      /* kept up to HOP_UX_KEEP */
 	uint64_t put_seq;        /* id of the blocking put in flight */
 	int put_done, put_status;
 
@@ -284,6 +285,13 @@ void p2p_deliver_ux(struct hop_p2p *p, struct hop_p2p_req *r,
 int p2p_check_match(struct hop_p2p *p, struct hop_p2p_req *r, int peer,
 		    uint64_t len, uint32_t sig, uint32_t sid);
 int p2p_self_send(struct hop_p2p *p, struct hop_p2p_req *r);
+/* An unexpected entry for @what from rank @q (payload room when
+ * @with_data), or the comm failed with HOP_ERR_NO_MEMORY naming @q and,
+ * when that is why, HOP_UNEXPECTED_MAX. */
+int p2p_ux_new(struct hop_p2p *p, int q, int with_data, const char *what,
+	       struct hop_ux **out);
+/* The failure of p2p_ux_new() for @bytes more of @what from @q. */
+int p2p_ux_fail(struct hop_p2p *p, int q, size_t bytes, const char *what);
 int p2p_eager_deliver(struct hop_p2p *p, int q, const unsigned char *msg,
 		      size_t written);
 /* The header of the next eager message to the peer @pp, carrying back

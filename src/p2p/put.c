@@ -15,12 +15,16 @@ int p2p_note_push(struct hop_p2p *p, int peer, uint32_t imm, uint64_t len)
 {
 	struct p2p_note *n = p->notes_free;
 
-	if (n)
+	/* held until hop_wait_imm(): bounded with unexpected messages */
+	if (hop_ux_charge(&p->uxpool, sizeof(*n)))
+		return p2p_ux_fail(p, peer, sizeof(*n), "the immediate of a put");
+	if (n) {
 		p->notes_free = n->next;
-	else if (!(n = malloc(sizeof(*n))))
-		return hop_comm_fail(p->comm, HOP_ERR_NO_MEMORY,
-				     "p2p: out of memory queueing the "
-				     "immediate of a put from rank %d", peer);
+		p->nnotes_free--;
+	} else if (!(n = malloc(sizeof(*n)))) {
+		hop_ux_uncharge(&p->uxpool, sizeof(*n));
+		return p2p_ux_fail(p, peer, sizeof(*n), "the immediate of a put");
+	}
 	n->next = NULL;
 	n->peer = peer;
 	n->imm = imm;
@@ -51,6 +55,7 @@ void p2p_notes_free(struct hop_p2p *p)
 		p->notes_free = n->next;
 		free(n);
 	}
+	p->nnotes_free = 0;
 }
 
 struct put_wait {
@@ -219,8 +224,14 @@ int hop_p2p_wait_imm(struct hop_comm *comm, int peer, uint32_t *imm,
 		*source = n->peer;
 	if (bytes)
 		*bytes = (size_t)n->len;
+	hop_ux_uncharge(&p->uxpool, sizeof(*n));
+	if (p->nnotes_free >= HOP_UX_KEEP) {
+		free(n);
+		return 0;
+	}
 	n->next = p->notes_free;
 	p->notes_free = n;
+	p->nnotes_free++;
 	return 0;
 }
 

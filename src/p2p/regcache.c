@@ -1,12 +1,10 @@
 /*
  * regcache.c - LRU registration cache (regcache.h).
  */
-#include <errno.h>
 #include <stdlib.h>
 
 #include <hop/common.h>
 
-#include "core/log.h"
 #include "p2p/regcache.h"
 
 void hop_regcache_init(struct hop_regcache *rc, hop_rc_reg_fn reg,
@@ -155,22 +153,4 @@ void hop_regcache_fini(struct hop_regcache *rc)
 {
 	while (rc->head)
 		rc_drop(rc, rc->head);
-}
-
-size_t hop_regcache_env_max(void)
-{
-	const char *v = getenv("HOP_REG_CACHE");
-	unsigned long long n;
-	char *end;
-
-	if (!v || !*v)
-		return HOP_REG_CACHE_DEFAULT;
-	errno = 0;
-	n = strtoull(v, &end, 10);
-	if (errno || *end || v[0] == '-' || n > (1u << 20)) {
-		HOP_WARN("HOP_REG_CACHE=%s is not a number of entries "
-			 "0..%u; using %d", v, 1u << 20, HOP_REG_CACHE_DEFAULT);
-		return HOP_REG_CACHE_DEFAULT;
-	}
-	return (size_t)n;
 }

@@ -52,7 +52,6 @@ struct hop_regcache {
 	uint64_t hits, misses, evictions;
 };
 
-#define HOP_REG_CACHE_DEFAULT 256
 #define HOP_RC_PAGE 4096u
 
 void hop_regcache_init(struct hop_regcache *rc, hop_rc_reg_fn reg,
@@ -80,9 +79,5 @@ void hop_regcache_invalidate(struct hop_regcache *rc, const void *addr,
 
 /* Deregister everything (references are ignored: the comm is going away). */
 void hop_regcache_fini(struct hop_regcache *rc);
-
-/* HOP_REG_CACHE from the environment: entries to keep (0 disables);
- * a malformed value warns and keeps the default. */
-size_t hop_regcache_env_max(void);
 
 #endif /* HOP_P2P_REGCACHE_H */

@@ -40,6 +40,7 @@ int p2p_rts_arrived(struct hop_p2p *p, int peer, const struct hop_ctl *m)
 	struct p2p_peer *pp = &p->peers[peer];
 	struct hop_p2p_req *r;
 	struct hop_ux *ux;
+	int ret;
 
 	if (m->u.rts.len <= p->eager_size)
 		return hop_comm_fail(p->comm, HOP_ERR_PROTOCOL,
@@ -52,10 +53,8 @@ int p2p_rts_arrived(struct hop_p2p *p, int peer, const struct hop_ctl *m)
 			p2p_rndv_recv_start(p, r, m->u.rts.len, m->u.rts.sid);
 		return 0;
 	}
-	if (!(ux = hop_ux_get(&p->uxpool)))
-		return hop_comm_fail(p->comm, HOP_ERR_NO_MEMORY,
-				     "p2p: out of memory keeping a rendezvous "
-				     "request of rank %d", peer);
+	if ((ret = p2p_ux_new(p, peer, 0, "a rendezvous request", &ux)))
+		return ret;
 	ux->kind = HOP_UX_RTS;
 	ux->tag = m->u.rts.tag;
 	ux->len = m->u.rts.len;

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -70,6 +72,8 @@ static void test_defaults(void **state)
 	assert_int_equal(c.ib_mtu, 0);
 	assert_string_equal(c.ib_cm, "rdmacm");
 	assert_int_equal(c.ib_signal_every, 16);
+	assert_int_equal(c.reg_cache, 256);
+	assert_int_equal(c.shm_cma, 1);
 
 	/* an empty environment loads exactly the defaults */
 	assert_int_equal(hop_config_load(&l, err, sizeof(err)), 0);
@@ -94,7 +98,11 @@ static void test_valid_values(void **state)
 	setenv("HOP_IB_MTU", "4096", 1);
 	setenv("HOP_IB_CM", "oob", 1);
 	setenv("HOP_ALGO", "allreduce:ring,broadcast:tree", 1);
+	setenv("HOP_REG_CACHE", "0", 1);
+	setenv("HOP_SHM_CMA", "0", 1);
 	assert_int_equal(hop_config_load(&c, err, sizeof(err)), 0);
+	assert_int_equal(c.reg_cache, 0);
+	assert_int_equal(c.shm_cma, 0);
 	assert_int_equal(c.timeout_ms, 500);
 	assert_string_equal(c.transport, "shm");
 	assert_string_equal(c.socket_ifname, "lo");
@@ -271,6 +279,12 @@ static void test_malformed(void **state)
 		{ "HOP_IB_GID_INDEX", "-2", "-1..1023" },
 		{ "HOP_SOCKET_IFNAME", "a-very-long-ifname", "15 characters" },
 		{ "HOP_SOCKET_IFNAME", "", "up to 15 characters" },
+		{ "HOP_REG_CACHE", "lots", "0..1048576" },
+		{ "HOP_REG_CACHE", "-1", "0..1048576" },
+		{ "HOP_REG_CACHE", "1048577", "0..1048576" },
+		{ "HOP_SHM_CMA", "garbage", "0..1" },
+		{ "HOP_SHM_CMA", "2", "0..1" },
+		{ "HOP_SHM_CMA", "yes", "0..1" },
 	};
 	struct hop_config c, before;
 	char err[256];
@@ -414,6 +428,110 @@ static void test_unknown_var_warns(void **state)
 	assert_int_equal(hop_config_load(NULL, err, sizeof(err)), HOP_ERR_CONFIG);
 }
 
+/* `test_core_config --load`: one hop_config_load() in a fresh process
+ * (the unknown variable warning comes once per process). */
+static int load_once(void)
+{
+	struct hop_config c;
+	char err[256];
+
+	hop_log_init();
+	return hop_config_load(&c, err, sizeof(err)) ? 1 : 0;
+}
+
+/* Run `--load` with HOP_* @var=@value; its stderr into @out. */
+static int load_in_child(const char *var, const char *value, char *out,
+			 size_t outlen)
+{
+	char path[] = "/tmp/hop-cfg-XXXXXX";
+	int fd = mkstemp(path), st = -1;
+	ssize_t n;
+	pid_t pid;
+
+	assert_true(fd >= 0);
+	unlink(path);
+	fflush(NULL);
+	if ((pid = fork()) == 0) {
+		dup2(fd, 2);
+		setenv(var, value, 1);
+		execl("/proc/self/exe", "test_core_config", "--load",
+		      (char *)NULL);
+		_exit(127);
+	}
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	n = pread(fd, out, outlen - 1, 0);
+	out[n > 0 ? n : 0] = '\0';
+	close(fd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* HOP_REG_CACHE is read by p2p: a documented variable, not an unknown. */
+static void test_reg_cache_known(void **state)
+{
+	char out[1024];
+
+	(void)state;
+	assert_int_equal(load_in_child("HOP_REG_CACHE", "8", out, sizeof(out)),
+			 0);
+	if (strstr(out, "HOP_REG_CACHE"))
+		fail_msg("HOP_REG_CACHE=8 was warned about: %s", out);
+	assert_int_equal(load_in_child("HOP_REG_CACHX", "8", out, sizeof(out)),
+			 0);
+	assert_non_null(strstr(out, "unknown variable HOP_REG_CACHX"));
+}
+
+/* Init from the environment with @var=@value: HOP_ERR_CONFIG whose
+ * message has @want, and nothing on stderr that says the value is used
+ * anyway. */
+static void init_fails(const char *var, const char *value, const char *want)
+{
+	char path[] = "/tmp/hop-cfg-XXXXXX", out[1024];
+	int fd = mkstemp(path), saved = dup(2), ret;
+	hop_comm_t *comm = NULL;
+	ssize_t n;
+
+	assert_true(fd >= 0 && saved >= 0);
+	unlink(path);
+	setenv("HOP_RANK", "0", 1);
+	setenv("HOP_SIZE", "1", 1);
+	setenv("HOP_ADDR", "127.0.0.1:9", 1);
+	setenv("HOP_SECRET", "0123456789abcdef0123456789abcdef", 1);
+	setenv("HOP_TIMEOUT", "2", 1);
+	setenv(var, value, 1);
+	fflush(stderr);
+	dup2(fd, 2);
+	ret = hop_comm_init_env(&comm);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	n = pread(fd, out, sizeof(out) - 1, 0);
+	out[n > 0 ? n : 0] = '\0';
+	close(fd);
+	if (comm)
+		hop_comm_destroy(comm);
+	if (ret != HOP_ERR_CONFIG || !strstr(hop_last_init_error(), want))
+		fail_msg("%s=%s: %s, '%s' (want HOP_ERR_CONFIG and '%s')", var,
+			 value, hop_err_name(ret), hop_last_init_error(), want);
+	if (strstr(out, "using"))
+		fail_msg("%s=%s: stderr says it is used anyway: %s", var, value,
+			 out);
+}
+
+static void test_secret_all_zero(void **state)
+{
+	(void)state;
+	init_fails("HOP_SECRET", "00000000000000000000000000000000",
+		   "all zero");
+}
+
+static void test_shm_cma_strict(void **state)
+{
+	(void)state;
+	setenv("HOP_TRANSPORT", "shm", 1);
+	init_fails("HOP_SHM_CMA", "garbage", "HOP_SHM_CMA='garbage'");
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -426,11 +544,16 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup(test_malformed, clear_hop_env),
 		cmocka_unit_test_setup(test_docs_table, clear_hop_env),
 		cmocka_unit_test_setup(test_unknown_var_warns, clear_hop_env),
+		cmocka_unit_test_setup(test_reg_cache_known, clear_hop_env),
+		cmocka_unit_test_setup(test_secret_all_zero, clear_hop_env),
+		cmocka_unit_test_setup(test_shm_cma_strict, clear_hop_env),
 	};
 
 	if (argc > 1 && strcmp(argv[1], "--markdown") == 0) {
 		print_markdown();
 		return 0;
 	}
+	if (argc > 1 && strcmp(argv[1], "--load") == 0)
+		return load_once();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,6 +14,8 @@
 
 #include <cmocka.h>
 
+#include <hop/common.h>
+
 #include "p2p/match.h"
 
 static void check_list(const struct hop_rlist *l, struct hop_p2p_req **want,
@@ -90,9 +92,9 @@ static void test_unexpected_fifo_per_tag(void **state)
 	(void)state;
 
 	memset(&m, 0, sizeof(m));
-	hop_ux_pool_init(&pool, 16);
+	hop_ux_pool_init(&pool, 16, 1 << 20);
 	for (int i = 0; i < 5; i++) {
-		assert_non_null(ux[i] = hop_ux_get(&pool));
+		assert_int_equal(hop_ux_get(&pool, 1, &ux[i]), 0);
 		ux[i]->tag = tags[i];
 		ux[i]->len = (size_t)i;
 		hop_match_add_unexp(&m, ux[i]);
@@ -124,10 +126,10 @@ static void test_ux_pool_recycles(void **state)
 	struct hop_ux *a, *b;
 	(void)state;
 
-	hop_ux_pool_init(&pool, 8192);
+	hop_ux_pool_init(&pool, 8192, 1 << 20);
 	for (int round = 0; round < 1000; round++) {
-		assert_non_null(a = hop_ux_get(&pool));
-		assert_non_null(b = hop_ux_get(&pool));
+		assert_int_equal(hop_ux_get(&pool, 1, &a), 0);
+		assert_int_equal(hop_ux_get(&pool, 1, &b), 0);
 		memset(a->data, 0xab, 8192);    /* payload room is there */
 		memset(b->data, 0xcd, 8192);
 		hop_ux_put(&pool, a);
@@ -137,6 +139,48 @@ static void test_ux_pool_recycles(void **state)
 	assert_int_equal(pool.nfree, 2);
 	hop_ux_pool_fini(&pool);
 	assert_int_equal(pool.nfree, 0);
+}
+
+/* The bytes held are bounded; entries without payload (rendezvous
+ * requests) cost no eager buffer; a burst's entries are given back. */
+static void test_ux_pool_bounded(void **state)
+{
+	enum { DATA = 8192, MAX = 64 * 8192 };
+	struct hop_ux_pool pool;
+	struct hop_ux *ux[4096];
+	size_t n = 0, small;
+	(void)state;
+
+	hop_ux_pool_init(&pool, DATA, MAX);
+	while (n < 4096 && !hop_ux_get(&pool, 1, &ux[n]))
+		n++;
+	/* as many as fit, then the budget says no, without allocating */
+	assert_int_equal(n, MAX / hop_ux_entry_bytes(&pool, 1));
+	assert_true(hop_ux_full(&pool, hop_ux_entry_bytes(&pool, 1)));
+	assert_null(ux[n]);
+	assert_int_equal(pool.allocated, n);
+	while (n)
+		hop_ux_put(&pool, ux[--n]);
+	assert_int_equal(pool.held, 0);
+	assert_true(pool.nfree <= HOP_UX_KEEP);
+	/* a rendezvous request is charged its header only */
+	small = hop_ux_entry_bytes(&pool, 0);
+	assert_true(small < 128);
+	while (n < 4096 && !hop_ux_get(&pool, 0, &ux[n]))
+		n++;
+	assert_int_equal(n, 4096);
+	assert_int_equal(pool.held, 4096 * small);
+	assert_int_equal(ux[0]->has_data, 0);
+	while (n)
+		hop_ux_put(&pool, ux[--n]);
+	assert_true(pool.nfree_small <= HOP_UX_KEEP);
+	/* put notes share the budget */
+	assert_int_equal(hop_ux_charge(&pool, MAX), 0);
+	assert_int_equal(hop_ux_charge(&pool, 1), HOP_ERR_NO_MEMORY);
+	assert_int_equal(hop_ux_get(&pool, 0, &ux[0]), HOP_ERR_NO_MEMORY);
+	hop_ux_uncharge(&pool, MAX);
+	assert_int_equal(pool.held, 0);
+	hop_ux_pool_fini(&pool);
 }
 
 static void test_idtab(void **state)
@@ -179,6 +223,7 @@ int main(void)
 		cmocka_unit_test(test_posted_fifo_per_tag),
 		cmocka_unit_test(test_unexpected_fifo_per_tag),
 		cmocka_unit_test(test_ux_pool_recycles),
+		cmocka_unit_test(test_ux_pool_bounded),
 		cmocka_unit_test(test_idtab),
 	};
 

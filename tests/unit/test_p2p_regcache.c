@@ -273,22 +273,6 @@ static void test_reg_failure(void **state)
 	hop_regcache_fini(&rc);
 }
 
-static void test_env(void **state)
-{
-	(void)state;
-	unsetenv("HOP_REG_CACHE");
-	assert_int_equal(hop_regcache_env_max(), HOP_REG_CACHE_DEFAULT);
-	setenv("HOP_REG_CACHE", "0", 1);
-	assert_int_equal(hop_regcache_env_max(), 0);
-	setenv("HOP_REG_CACHE", "17", 1);
-	assert_int_equal(hop_regcache_env_max(), 17);
-	setenv("HOP_REG_CACHE", "lots", 1);
-	assert_int_equal(hop_regcache_env_max(), HOP_REG_CACHE_DEFAULT);
-	setenv("HOP_REG_CACHE", "-1", 1);
-	assert_int_equal(hop_regcache_env_max(), HOP_REG_CACHE_DEFAULT);
-	unsetenv("HOP_REG_CACHE");
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -299,7 +283,6 @@ int main(void)
 		cmocka_unit_test(test_disabled),
 		cmocka_unit_test(test_invalidate),
 		cmocka_unit_test(test_reg_failure),
-		cmocka_unit_test(test_env),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,195 @@
+/*
+ * test_core_agree - the per-process "auto" inputs agreed at init
+ * (comm_agree.c): the fold (largest oversubscription, exactly; smallest
+ * auto eager size), and the exchange over a real bootstrap between forked
+ * ranks whose memlock limits differ and which named the verbs provider,
+ * the one whose auto eager size depends on the limit (no device needed:
+ * the agreement runs before the provider opens).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/capability.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+
+#include <cmocka.h>
+
+#include "core/comm_agree.h"
+#include "core/core.h"
+#include "core/core_int.h"
+#include "core_fork.h"
+
+static hop_unique_id_t g_id;
+
+static struct hop_agree_rec rec(uint32_t ranks, uint32_t cores,
+				uint64_t eager, int is_auto)
+{
+	struct hop_agree_rec r;
+
+	memset(&r, 0, sizeof(r));
+	r.local_ranks = ranks;
+	r.usable_cores = cores;
+	r.eager = eager;
+	r.eager_auto = (uint8_t)is_auto;
+	return r;
+}
+
+static void test_fold_largest_oversubscription(void **state)
+{
+	struct hop_agree_rec all[4], out;
+
+	(void)state;
+	/* 4/3 = 1.33 < 3/2 = 1.5 > 5/4; 2/2 is not oversubscribed */
+	all[0] = rec(4, 3, 8192, 1);
+	all[1] = rec(3, 2, 8192, 1);
+	all[2] = rec(2, 2, 8192, 1);
+	all[3] = rec(5, 4, 8192, 1);
+	hop_agree_fold(all, 4, &out);
+	assert_int_equal(out.local_ranks, 3);
+	assert_int_equal(out.usable_cores, 2);
+	/* the same fold from any order of the records */
+	struct hop_agree_rec rev[4] = { all[3], all[2], all[1], all[0] }, o2;
+	hop_agree_fold(rev, 4, &o2);
+	assert_memory_equal(&out, &o2, sizeof(out));
+	/* nobody oversubscribed: 1 on 1 */
+	all[0] = rec(2, 8, 8192, 1);
+	hop_agree_fold(all, 1, &out);
+	assert_true(out.local_ranks <= out.usable_cores);
+}
+
+static void test_fold_smallest_auto_eager(void **state)
+{
+	struct hop_agree_rec all[3], out;
+
+	(void)state;
+	all[0] = rec(1, 1, 65536, 1);
+	all[1] = rec(1, 1, 16384, 1);
+	all[2] = rec(1, 1, 4096, 0);    /* set by hand: not folded */
+	hop_agree_fold(all, 3, &out);
+	assert_int_equal(out.eager_auto, 1);
+	assert_int_equal(out.eager, 16384);
+	all[0].eager_auto = all[1].eager_auto = 0;
+	hop_agree_fold(all, 3, &out);
+	assert_int_equal(out.eager_auto, 0);
+}
+
+/* Rank @slot's memlock limit (soft, lowered only: allowed to any user):
+ * each rank alone would choose another auto eager size on verbs with
+ * 3 ranks x 1 slot, (3 + 2) slots in a quarter of the limit (config.c):
+ * 64, 16 and 32 KiB. */
+static const rlim_t memlock_of[3] = { 2u << 20, 384u << 10, 1u << 20 };
+#define AGREED_EAGER 16384
+
+static void drop_ipc_lock(void)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+	struct __user_cap_data_struct data[2];
+
+	if (!syscall(SYS_capget, &hdr, data)) {
+		data[CAP_IPC_LOCK / 32].effective &=
+			~(1u << (CAP_IPC_LOCK % 32));
+		syscall(SYS_capset, &hdr, data);
+	}
+}
+
+static int agree_rank(int slot, void *arg)
+{
+	struct hop_comm *comm = calloc(1, sizeof(*comm));
+	struct hop_agree_rec mine;
+	struct rlimit rl;
+	char err[256];
+	int ret;
+
+	(void)arg;
+	if (!comm || getrlimit(RLIMIT_MEMLOCK, &rl))
+		return 1;
+	rl.rlim_cur = memlock_of[slot];
+	if (setrlimit(RLIMIT_MEMLOCK, &rl)) {
+		snprintf(cf_res[slot].msg, sizeof(cf_res[slot].msg), "cannot "
+			 "lower RLIMIT_MEMLOCK to %llu B (hard limit %llu B)",
+			 (unsigned long long)rl.rlim_cur,
+			 (unsigned long long)rl.rlim_max);
+		cf_res[slot].ret = HOP_ERR_SYSTEM;
+		free(comm);
+		return 0;
+	}
+	drop_ipc_lock();
+	comm->rank = slot;
+	comm->nranks = 3;
+	hop_config_defaults(&comm->cfg);
+	comm->cfg.eager_size = 0;
+	comm->cfg.eager_slots = 1;
+	comm->prov_ctx.name = "verbs";
+	comm->local_ranks = 3;
+	comm->usable_cores = slot == 1 ? 1 : 2;
+	hop_agree_local(comm, &mine);
+	ret = hop_bootstrap_open(&g_id, slot, 3, &comm->cfg,
+				 hop_deadline_after(30000), &comm->bs, err,
+				 sizeof(err));
+	if (!ret)
+		ret = hop_comm_agree(comm, hop_deadline_after(30000));
+	cf_res[slot].ret = ret;
+	snprintf(cf_res[slot].msg, sizeof(cf_res[slot].msg), "%llu %zu %d %d %.400s",
+		 (unsigned long long)mine.eager, comm->cfg.eager_size,
+		 comm->model_ranks, comm->model_cores,
+		 ret ? comm->last_error : "");
+	hop_bootstrap_close(comm->bs);
+	free(comm);
+	return 0;
+}
+
+static void test_exchange_agrees(void **state)
+{
+	static const unsigned long long alone[3] = { 65536, 16384, 32768 };
+	struct hop_id_info info;
+	pid_t pids[3];
+	int fd;
+
+	(void)state;
+	cf_setup();
+	setenv("HOP_SOCKET_IFNAME", "lo", 1);
+	setenv("HOP_DEBUG", "none", 1);
+	unsetenv("HOP_BOOTSTRAP_FD");
+	assert_int_equal(hop_get_unique_id(&g_id), 0);
+	for (int r = 0; r < 3; r++)
+		pids[r] = cf_fork(agree_rank, r, NULL, NULL);
+	hop_id_decode(&g_id, &info);
+	if ((fd = hop_id_take_listener(info.secret)) >= 0)
+		close(fd);
+	assert_int_equal(cf_wait(pids, 3, 60000), 0);
+	for (int r = 0; r < 3; r++) {
+		unsigned long long own = 0;
+		size_t eager = 0;
+		int mr = 0, mc = 0;
+
+		if (cf_res[r].ret ||
+		    sscanf(cf_res[r].msg, "%llu %zu %d %d", &own, &eager, &mr,
+			   &mc) != 4)
+			fail_msg("rank %d: %s: %s", r,
+				 hop_err_name(cf_res[r].ret), cf_res[r].msg);
+		if (own != alone[r] || eager != AGREED_EAGER || mr != 3 ||
+		    mc != 1)
+			fail_msg("rank %d: alone %llu B (want %llu), agreed "
+				 "%zu B (want %d), model %d ranks on %d cores "
+				 "(want 3 on 1)", r, own, alone[r], eager,
+				 AGREED_EAGER, mr, mc);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fold_largest_oversubscription),
+		cmocka_unit_test(test_fold_smallest_auto_eager),
+		cmocka_unit_test(test_exchange_agrees),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
