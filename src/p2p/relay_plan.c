@@ -268,15 +268,13 @@ out:
 	return ret;
 }
 
-int hop_relay_plan(hop_comm_t *comm, size_t len, int src, int dst,
-		   const int *path, int npath, const hop_relay_opts_t *opts,
-		   hop_relay_plan_t *plan)
+static int plan_call(struct hop_comm *comm, size_t len, int src, int dst,
+		     const int *path, int npath, const hop_relay_opts_t *opts,
+		     hop_relay_plan_t *plan)
 {
 	struct relay_plan pl;
 	int ret;
 
-	if ((ret = hop_comm_check(comm)))
-		return ret;
 	if (!plan)
 		return hop_set_error(comm, HOP_ERR_INVALID_ARG,
 				     "hop_relay_plan: plan is NULL");
@@ -294,4 +292,12 @@ int hop_relay_plan(hop_comm_t *comm, size_t len, int src, int dst,
 	plan->predicted = pl.predicted;
 	snprintf(plan->model, sizeof(plan->model), "%s", pl.model);
 	return 0;
+}
+
+int hop_relay_plan(hop_comm_t *comm, size_t len, int src, int dst,
+		   const int *path, int npath, const hop_relay_opts_t *opts,
+		   hop_relay_plan_t *plan)
+{
+	HOP_ENTERED(comm, "hop_relay_plan", plan_call(comm, len, src, dst, path,
+						      npath, opts, plan));
 }
