@@ -50,6 +50,14 @@ static int call_err(struct hop_comm *comm, const struct call *c, int code,
 	return hop_set_error(comm, code, "%s: %s", where, what);
 }
 
+/*
+ * The largest buffer of a collective, 2^56 B (64 PiB): more than any
+ * address space holds (x86-64 with 5-level paging maps 2^56 B for user
+ * space), and small enough that the schedule's arithmetic (chunks rounded
+ * up, scratch of a few buffers, offsets) cannot wrap a 64-bit size_t.
+ */
+#define COLL_MAX_BYTES ((uint64_t)1 << 56)
+
 static int overlap(const void *a, size_t alen, const void *b, size_t blen)
 {
 	uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
@@ -86,6 +94,12 @@ static int check_args(struct hop_comm *comm, const struct call *c,
 				es, n);
 	per = c->count * es;
 	total = per * (size_t)n;
+	if ((uint64_t)total > COLL_MAX_BYTES)
+		return call_err(comm, c, HOP_ERR_INVALID_ARG, "count %zu of "
+				"dtype %s (%zu B) times %d ranks is %zu B, more "
+				"than the largest collective (2^56 B)",
+				c->count, hop_dtype_name(c->dtype), es, n,
+				total);
 	if (!c->count)
 		return 0;
 	switch (c->kind) {
