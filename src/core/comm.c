@@ -17,6 +17,7 @@
 #include "core.h"
 #include "core_int.h"
 #include "p2p/p2p.h"
+#include "p2p/relay.h"
 #include "transport/provider.h"
 
 /* The message a layer left on @comm for its failure. */
@@ -253,6 +254,7 @@ int hop_comm_destroy(hop_comm_t *comm)
 	if ((ret = hop_comm_claim(comm, "hop_comm_destroy")))
 		return ret;
 	hop_coll_fini(comm);
+	relay_env_free(comm);
 	hop_p2p_fini(comm);
 	hop_prov_close(comm);
 	hop_bootstrap_close(comm->bs);

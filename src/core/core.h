@@ -26,6 +26,7 @@ struct hop_prov;
 struct hop_prov_ops;
 struct hop_p2p;
 struct hop_coll;
+struct relay_env;
 
 #define HOP_COMM_MAGIC 0x686f7063u /* "hopc" */
 #define HOP_MSG_LEN 512
@@ -44,6 +45,7 @@ struct hop_comm {
 	void *prov_dl;                  /* dlopen handle of a provider plugin */
 	struct hop_p2p *p2p;            /* owned by src/p2p */
 	struct hop_coll *coll;          /* owned by src/coll */
+	struct relay_env *relay_env;    /* HOP_PROFILE/HOP_TOPO of relays */
 	int local_ranks;                /* ranks on this rank's host (>= 1) */
 	int usable_cores;               /* of this process (sched_getaffinity) */
 	uint64_t spin_min_ns;           /* auto HOP_SPIN: spin at least this long */
