@@ -167,7 +167,7 @@ static void log_choice(struct hop_comm *comm, const struct call *c,
 	static _Thread_local int last[HOP_COLL_KIND_COUNT];
 	static _Thread_local size_t last_chunk[HOP_COLL_KIND_COUNT];
 
-	if (hop_log_level_g < HOP_LOG_INFO)
+	if (hop_log_level() < HOP_LOG_INFO)
 		return;
 	if (last[c->kind] == ch->algo + 1 && last_chunk[c->kind] == ch->chunk_bytes)
 		return;

@@ -21,7 +21,7 @@
 
 #define LOG_LINE_MAX 1024 /* < PIPE_BUF (4096): one atomic write */
 
-int hop_log_level_g = HOP_LOG_WARN;
+atomic_int hop_log_level_g = HOP_LOG_WARN;
 static atomic_int log_rank = -1;
 
 static const char *const level_names[] = {
@@ -31,21 +31,26 @@ static const char *const level_names[] = {
 	[HOP_LOG_TRACE] = "trace",
 };
 
+static void set_level(int level)
+{
+	atomic_store_explicit(&hop_log_level_g, level, memory_order_relaxed);
+}
+
 int hop_log_init(void)
 {
 	const char *v = getenv("HOP_DEBUG");
 
 	if (!v) {
-		hop_log_level_g = HOP_LOG_WARN;
+		set_level(HOP_LOG_WARN);
 		return 0;
 	}
 	for (int l = HOP_LOG_NONE; l <= HOP_LOG_TRACE; l++) {
 		if (strcasecmp(v, level_names[l]) == 0) {
-			hop_log_level_g = l;
+			set_level(l);
 			return 0;
 		}
 	}
-	hop_log_level_g = HOP_LOG_WARN;
+	set_level(HOP_LOG_WARN);
 	hop_log_write(HOP_LOG_WARN,
 		      "HOP_DEBUG='%s' is not one of none, warn, info, trace; "
 		      "using warn", v);

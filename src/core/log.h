@@ -6,6 +6,8 @@
 #ifndef HOP_CORE_LOG_H
 #define HOP_CORE_LOG_H
 
+#include <stdatomic.h>
+
 enum hop_log_level {
 	HOP_LOG_NONE = 0,
 	HOP_LOG_WARN = 1,
@@ -13,8 +15,15 @@ enum hop_log_level {
 	HOP_LOG_TRACE = 3,
 };
 
-/* Current level; set from HOP_DEBUG by hop_log_init(). Default WARN. */
-extern int hop_log_level_g;
+/* Current level; set from HOP_DEBUG by hop_log_init(). Default WARN.
+ * Atomic: every init stores it while other threads (the NCCL plugin runs
+ * inits on threads of its own) log; relaxed, as only the value matters. */
+extern atomic_int hop_log_level_g;
+
+static inline int hop_log_level(void)
+{
+	return atomic_load_explicit(&hop_log_level_g, memory_order_relaxed);
+}
 
 /* Read HOP_DEBUG (once per process; later calls re-read it). Returns 0 or
  * HOP_ERR_CONFIG when the value is not none|warn|info|trace. */
@@ -28,7 +37,7 @@ void hop_log_write(int level, const char *fmt, ...)
 
 #define HOP_LOG_AT(lvl, ...)                                                  \
 	do {                                                                  \
-		if (hop_log_level_g >= (lvl))                                 \
+		if (hop_log_level() >= (lvl))                                 \
 			hop_log_write((lvl), __VA_ARGS__);                    \
 	} while (0)
 #define HOP_WARN(...) HOP_LOG_AT(HOP_LOG_WARN, __VA_ARGS__)
