@@ -265,10 +265,7 @@ int main(void)
 		cmocka_unit_test(t_two_threads),
 	};
 
-	setenv("HOP_SOCKET_IFNAME", "lo", 1);
-	setenv("HOP_DEBUG", "none", 1);
-	setenv("HOP_TIMEOUT", "20", 1);
-	unsetenv("HOP_BOOTSTRAP_FD");
+	rel_test_env();
 	return cmocka_run_group_tests_name("communicator misuse", tests, NULL,
 					   NULL) ? 1 : 0;
 }

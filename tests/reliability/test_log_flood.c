@@ -129,9 +129,7 @@ int main(void)
 		cmocka_unit_test(t_bad_connections),
 	};
 
-	setenv("HOP_SOCKET_IFNAME", "lo", 1);
-	setenv("HOP_TIMEOUT", "20", 1);
-	unsetenv("HOP_BOOTSTRAP_FD");
+	rel_test_env();
 	return cmocka_run_group_tests_name("log flood", tests, NULL, NULL)
 		       ? 1 : 0;
 }

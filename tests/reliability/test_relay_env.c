@@ -209,10 +209,7 @@ int main(void)
 		cmocka_unit_test(t_env_read_once),
 	};
 
-	setenv("HOP_SOCKET_IFNAME", "lo", 1);
-	setenv("HOP_DEBUG", "none", 1);
-	setenv("HOP_TIMEOUT", "20", 1);
-	unsetenv("HOP_BOOTSTRAP_FD");
+	rel_test_env();
 	return cmocka_run_group_tests_name("relay environment", tests, NULL,
 					   NULL) ? 1 : 0;
 }
