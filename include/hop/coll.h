@@ -49,7 +49,8 @@ extern "C" {
  * @dtype:   element type.
  * @op:      reduction operator.
  * Return: 0, HOP_ERR_INVALID_ARG (NULL buffer with count > 0, bad dtype or
- * op, count * size overflow, partially overlapping buffers), or an error
+ * op, count * size * nranks overflowing or over 2^56 B, partially
+ * overlapping buffers, another thread inside a call on @comm), or an error
  * of the run (HOP_ERR_MISMATCH, HOP_ERR_TIMEOUT, HOP_ERR_PEER_FAILED,
  * HOP_ERR_COMM_FAILED, HOP_ERR_ABORTED).
  */

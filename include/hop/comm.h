@@ -6,7 +6,11 @@
  * others by any means (or a launcher puts it in HOP_UNIQUE_ID); every rank
  * calls hop_comm_init_rank(); ranks then communicate; every rank calls
  * hop_comm_destroy(). A communicator is used by one thread at a time, except
- * hop_comm_abort(), which may be called from any thread.
+ * hop_comm_abort(), which may be called from any thread: a call made while
+ * another thread is inside a call on the same communicator is refused with
+ * HOP_ERR_INVALID_ARG, naming both calls, and the running call is not
+ * disturbed. A destroyed communicator is refused by every call with
+ * HOP_ERR_INVALID_HANDLE (its storage is kept, so this is safe).
  */
 #ifndef HOP_COMM_H
 #define HOP_COMM_H
@@ -106,9 +110,10 @@ HOP_EXPORT const char *hop_last_init_error(void);
  * @comm: a communicator; NULL is accepted and ignored.
  *
  * Not collective: it does not wait for peers. Outstanding requests are
- * cancelled. Memory regions still registered are deregistered. Calling it
- * twice on the same pointer is undefined, as for free().
- * Return: 0.
+ * cancelled. Memory regions still registered are deregistered.
+ * Return: 0; HOP_ERR_INVALID_HANDLE when @comm was already destroyed;
+ * HOP_ERR_INVALID_ARG (nothing destroyed) while another thread is inside a
+ * call on @comm.
  */
 HOP_EXPORT int hop_comm_destroy(hop_comm_t *comm);
 
@@ -124,15 +129,17 @@ HOP_EXPORT int hop_comm_destroy(hop_comm_t *comm);
  */
 HOP_EXPORT int hop_comm_abort(hop_comm_t *comm);
 
-/** hop_comm_rank() - This rank in @comm, or -1 when @comm is NULL. */
+/** hop_comm_rank() - This rank in @comm, or -1 when @comm is NULL or
+ * destroyed. */
 HOP_EXPORT int hop_comm_rank(const hop_comm_t *comm);
 
-/** hop_comm_size() - Number of ranks of @comm, or -1 when @comm is NULL. */
+/** hop_comm_size() - Number of ranks of @comm, or -1 when @comm is NULL or
+ * destroyed. */
 HOP_EXPORT int hop_comm_size(const hop_comm_t *comm);
 
 /**
  * hop_comm_transport() - Name of the provider @comm runs on ("tcp",
- * "shm", "verbs"), or "none" when @comm is NULL.
+ * "shm", "verbs"), or "none" when @comm is NULL or destroyed.
  */
 HOP_EXPORT const char *hop_comm_transport(const hop_comm_t *comm);
 
@@ -140,7 +147,8 @@ HOP_EXPORT const char *hop_comm_transport(const hop_comm_t *comm);
  * hop_comm_last_error() - Message describing the last error on @comm,
  * naming the argument, rank, peer or size at fault.
  * Return: a string owned by @comm, "" when no call has failed; for a NULL
- * @comm, a static string saying so.
+ * or destroyed @comm, or a call refused because another thread was inside
+ * one, a string of the calling thread saying so.
  */
 HOP_EXPORT const char *hop_comm_last_error(const hop_comm_t *comm);
 

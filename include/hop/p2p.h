@@ -208,7 +208,9 @@ typedef struct hop_relay_plan {
  * @src:  first rank; @dst: last rank; different ranks of @comm.
  * @path: the ranks in order, @path[0] == @src, @path[@npath - 1] == @dst,
  *        no rank twice; or NULL to route through the HOP_TOPO topology
- *        (the path of least predicted time for this size and mode).
+ *        (the path of least predicted time for this size and mode; with
+ *        HOP_TOPO unset, flat: the direct path @src -> @dst). HOP_TOPO and
+ *        HOP_PROFILE are read at the first relay of @comm and kept.
  * @npath: ranks in @path, 2 .. HOP_RELAY_MAX_PATH; 0 when @path is NULL.
  * @opts: mode, chunks and tag; NULL for the defaults.
  * Return: 0, HOP_ERR_INVALID_ARG (the message names the argument, the

@@ -50,6 +50,14 @@ static int call_err(struct hop_comm *comm, const struct call *c, int code,
 	return hop_set_error(comm, code, "%s: %s", where, what);
 }
 
+/*
+ * The largest buffer of a collective, 2^56 B (64 PiB): more than any
+ * address space holds (x86-64 with 5-level paging maps 2^56 B for user
+ * space), and small enough that the schedule's arithmetic (chunks rounded
+ * up, scratch of a few buffers, offsets) cannot wrap a 64-bit size_t.
+ */
+#define COLL_MAX_BYTES ((uint64_t)1 << 56)
+
 static int overlap(const void *a, size_t alen, const void *b, size_t blen)
 {
 	uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
@@ -86,6 +94,12 @@ static int check_args(struct hop_comm *comm, const struct call *c,
 				es, n);
 	per = c->count * es;
 	total = per * (size_t)n;
+	if ((uint64_t)total > COLL_MAX_BYTES)
+		return call_err(comm, c, HOP_ERR_INVALID_ARG, "count %zu of "
+				"dtype %s (%zu B) times %d ranks is %zu B, more "
+				"than the largest collective (2^56 B)",
+				c->count, hop_dtype_name(c->dtype), es, n,
+				total);
 	if (!c->count)
 		return 0;
 	switch (c->kind) {
@@ -153,7 +167,7 @@ static void log_choice(struct hop_comm *comm, const struct call *c,
 	static _Thread_local int last[HOP_COLL_KIND_COUNT];
 	static _Thread_local size_t last_chunk[HOP_COLL_KIND_COUNT];
 
-	if (hop_log_level_g < HOP_LOG_INFO)
+	if (hop_log_level() < HOP_LOG_INFO)
 		return;
 	if (last[c->kind] == ch->algo + 1 && last_chunk[c->kind] == ch->chunk_bytes)
 		return;
@@ -166,8 +180,9 @@ static void log_choice(struct hop_comm *comm, const struct call *c,
 		 comm->coll->tune.forced[c->kind] ? " forced by HOP_ALGO" : "");
 }
 
-static int coll_call(struct hop_comm *comm, struct call *c,
-		     hop_request_t **reqp)
+/* The call on a claimed comm; @reqp NULL for the blocking forms. */
+static int coll_run(struct hop_comm *comm, struct call *c,
+		    hop_request_t **reqp)
 {
 	struct hop_coll_args a;
 	struct hop_coll_choice ch;
@@ -175,10 +190,6 @@ static int coll_call(struct hop_comm *comm, struct call *c,
 	struct hop_coll_op *op;
 	int ret, inplace;
 
-	if (reqp)
-		*reqp = NULL;
-	if ((ret = hop_comm_check(comm)))
-		return ret;
 	if (!comm->coll)
 		return hop_set_error(comm, HOP_ERR_INVALID_HANDLE, "%s: "
 				     "collectives not initialised", c->fn);
@@ -226,6 +237,26 @@ static int coll_call(struct hop_comm *comm, struct call *c,
 	return ret;
 }
 
+/* Every collective: claim the comm (hop_comm_enter()), check @reqp of an
+ * i-form (@icall), run, release. */
+static int coll_call(struct hop_comm *comm, struct call *c,
+		     hop_request_t **reqp, int icall)
+{
+	int ret;
+
+	if (reqp)
+		*reqp = NULL;
+	if ((ret = hop_comm_enter(comm, c->fn)))
+		return ret;
+	if (icall && !reqp)
+		ret = hop_set_error(comm, HOP_ERR_INVALID_ARG, "%s: req is NULL",
+				    c->fn);
+	else
+		ret = coll_run(comm, c, reqp);
+	hop_comm_leave(comm);
+	return ret;
+}
+
 #define CALL(fnname, k, cnt, dt, o, rt, sb, rb)                               \
 	struct call c = { fnname, k, cnt, dt, o, rt, sb, rb }
 
@@ -234,7 +265,7 @@ int hop_allreduce(hop_comm_t *comm, const void *sendbuf, void *recvbuf,
 {
 	CALL("hop_allreduce", HOP_COLL_ALLREDUCE, count, dtype, op, 0, sendbuf,
 	     recvbuf);
-	return coll_call(comm, &c, NULL);
+	return coll_call(comm, &c, NULL, 0);
 }
 
 int hop_broadcast(hop_comm_t *comm, void *buf, size_t count,
@@ -242,7 +273,7 @@ int hop_broadcast(hop_comm_t *comm, void *buf, size_t count,
 {
 	CALL("hop_broadcast", HOP_COLL_BROADCAST, count, dtype, HOP_SUM, root,
 	     buf, buf);
-	return coll_call(comm, &c, NULL);
+	return coll_call(comm, &c, NULL, 0);
 }
 
 int hop_reduce(hop_comm_t *comm, const void *sendbuf, void *recvbuf,
@@ -250,7 +281,7 @@ int hop_reduce(hop_comm_t *comm, const void *sendbuf, void *recvbuf,
 {
 	CALL("hop_reduce", HOP_COLL_REDUCE, count, dtype, op, root, sendbuf,
 	     recvbuf);
-	return coll_call(comm, &c, NULL);
+	return coll_call(comm, &c, NULL, 0);
 }
 
 int hop_allgather(hop_comm_t *comm, const void *sendbuf, void *recvbuf,
@@ -258,7 +289,7 @@ int hop_allgather(hop_comm_t *comm, const void *sendbuf, void *recvbuf,
 {
 	CALL("hop_allgather", HOP_COLL_ALLGATHER, count, dtype, HOP_SUM, 0,
 	     sendbuf, recvbuf);
-	return coll_call(comm, &c, NULL);
+	return coll_call(comm, &c, NULL, 0);
 }
 
 int hop_reducescatter(hop_comm_t *comm, const void *sendbuf, void *recvbuf,
@@ -266,79 +297,62 @@ int hop_reducescatter(hop_comm_t *comm, const void *sendbuf, void *recvbuf,
 {
 	CALL("hop_reducescatter", HOP_COLL_REDUCESCATTER, recvcount, dtype, op,
 	     0, sendbuf, recvbuf);
-	return coll_call(comm, &c, NULL);
+	return coll_call(comm, &c, NULL, 0);
 }
 
 int hop_barrier(hop_comm_t *comm)
 {
 	CALL("hop_barrier", HOP_COLL_BARRIER, 0, HOP_UINT8, HOP_SUM, 0, NULL,
 	     NULL);
-	return coll_call(comm, &c, NULL);
+	return coll_call(comm, &c, NULL, 0);
 }
-
-/* i-forms: @req must not be NULL */
-#define NEED_REQ(fnname)                                                      \
-	do {                                                                  \
-		if (!req) {                                                   \
-			int e_ = hop_comm_check(comm);                        \
-			return e_ ? e_ : hop_set_error(comm,                  \
-				HOP_ERR_INVALID_ARG, "%s: req is NULL",      \
-				fnname);                                      \
-		}                                                             \
-	} while (0)
 
 int hop_iallreduce(hop_comm_t *comm, const void *sendbuf, void *recvbuf,
 		   size_t count, hop_dtype_t dtype, hop_op_t op,
 		   hop_request_t **req)
 {
-	NEED_REQ("hop_iallreduce");
 	CALL("hop_iallreduce", HOP_COLL_ALLREDUCE, count, dtype, op, 0, sendbuf,
 	     recvbuf);
-	return coll_call(comm, &c, req);
+	return coll_call(comm, &c, req, 1);
 }
 
 int hop_ibroadcast(hop_comm_t *comm, void *buf, size_t count,
 		   hop_dtype_t dtype, int root, hop_request_t **req)
 {
-	NEED_REQ("hop_ibroadcast");
 	CALL("hop_ibroadcast", HOP_COLL_BROADCAST, count, dtype, HOP_SUM, root,
 	     buf, buf);
-	return coll_call(comm, &c, req);
+	return coll_call(comm, &c, req, 1);
 }
 
 int hop_ireduce(hop_comm_t *comm, const void *sendbuf, void *recvbuf,
 		size_t count, hop_dtype_t dtype, hop_op_t op, int root,
 		hop_request_t **req)
 {
-	NEED_REQ("hop_ireduce");
 	CALL("hop_ireduce", HOP_COLL_REDUCE, count, dtype, op, root, sendbuf,
 	     recvbuf);
-	return coll_call(comm, &c, req);
+	return coll_call(comm, &c, req, 1);
 }
 
 int hop_iallgather(hop_comm_t *comm, const void *sendbuf, void *recvbuf,
 		   size_t count, hop_dtype_t dtype, hop_request_t **req)
 {
-	NEED_REQ("hop_iallgather");
 	CALL("hop_iallgather", HOP_COLL_ALLGATHER, count, dtype, HOP_SUM, 0,
 	     sendbuf, recvbuf);
-	return coll_call(comm, &c, req);
+	return coll_call(comm, &c, req, 1);
 }
 
 int hop_ireducescatter(hop_comm_t *comm, const void *sendbuf, void *recvbuf,
 		       size_t recvcount, hop_dtype_t dtype, hop_op_t op,
 		       hop_request_t **req)
 {
-	NEED_REQ("hop_ireducescatter");
 	CALL("hop_ireducescatter", HOP_COLL_REDUCESCATTER, recvcount, dtype, op,
 	     0, sendbuf, recvbuf);
-	return coll_call(comm, &c, req);
+	return coll_call(comm, &c, req, 1);
 }
 
 int hop_ibarrier(hop_comm_t *comm, hop_request_t **req)
 {
-	NEED_REQ("hop_ibarrier");
 	CALL("hop_ibarrier", HOP_COLL_BARRIER, 0, HOP_UINT8, HOP_SUM, 0, NULL,
 	     NULL);
-	return coll_call(comm, &c, req);
+	return coll_call(comm, &c, req, 1);
 }

@@ -143,8 +143,9 @@ static void reject(struct pending *pc, int code, uint32_t claimed,
 	char who[32];
 
 	hop_sockaddr_str(&pc->addr, who, sizeof(who));
-	HOP_WARN("rendezvous: rejected a connection from %s (pid %u) claiming "
-		 "rank %u: %s", who, pid, claimed, reason);
+	HOP_WARN_LIMITED("rendezvous: rejected a connection from %s (pid "
+			 "%u) claiming rank %u: %s", who, pid, claimed,
+			 reason);
 	hop_bs_send(pc->fd, HOP_BS_REJECT, 0, 0, payload,
 		    hop_bs_reason_pack(payload, code, reason),
 		    hop_deadline_after(500), 0, NULL);
@@ -181,8 +182,8 @@ static int hello_read(struct hop_bootstrap *bs, struct pending *pc, int ep)
 			snprintf(msg, sizeof(msg), "%u-byte %s instead of a "
 				 "HELLO", h.len, hop_bs_type_name(h.type));
 		if (bad || h.type != HOP_BS_HELLO || h.len != HOP_BS_HELLO_LEN) {
-			HOP_WARN("rendezvous: dropped a connection from %s: %s",
-				 who, msg);
+			HOP_WARN_LIMITED("rendezvous: dropped a "
+					 "connection from %s: %s", who, msg);
 			return 0;
 		}
 	}
@@ -267,8 +268,9 @@ static int evict_silent(struct admit *a)
 	if (now - a->pend[oldest].since < HOP_BS_SILENT_MS * 1000000ull)
 		return 0;
 	hop_sockaddr_str(&a->pend[oldest].addr, who, sizeof(who));
-	HOP_WARN("rendezvous: the connection from %s said nothing for %d ms; "
-		 "dropping it", who, HOP_BS_SILENT_MS);
+	HOP_WARN_LIMITED("rendezvous: the connection from %s said "
+			 "nothing for %d ms; dropping it", who,
+			 HOP_BS_SILENT_MS);
 	pending_close(a, oldest);
 	return 1;
 }

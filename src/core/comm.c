@@ -15,6 +15,7 @@
 #include "core.h"
 #include "core_int.h"
 #include "p2p/p2p.h"
+#include "p2p/relay.h"
 #include "transport/provider.h"
 
 /* The message a layer left on @comm for its failure. */
@@ -116,12 +117,11 @@ int hop_comm_init_rank(hop_comm_t **commp, int nranks, hop_unique_id_t id,
 		return ret;
 	}
 	hop_log_set_rank(rank);
-	if (!(comm = calloc(1, sizeof(*comm)))) {
+	if (!(comm = hop_comm_alloc())) {
 		hop_set_init_error("hop_comm_init_rank(rank %d): out of memory",
 				   rank);
 		return HOP_ERR_NO_MEMORY;
 	}
-	comm->magic = HOP_COMM_MAGIC;
 	comm->rank = rank;
 	comm->nranks = nranks;
 	if ((ret = hop_config_load(&comm->cfg, msg, sizeof(msg)))) {
@@ -182,8 +182,7 @@ err_prov:
 err_bs:
 	hop_bootstrap_close(comm->bs);
 err_free:
-	comm->magic = 0;
-	free(comm);
+	hop_comm_release(comm);
 	hop_set_init_error("hop_comm_init_rank(rank %d of %d): %s: %s (%s)",
 			   rank, nranks, stage, msg, hop_err_name(ret));
 	return ret;
@@ -214,17 +213,20 @@ int hop_comm_init_env(hop_comm_t **commp)
 
 int hop_comm_destroy(hop_comm_t *comm)
 {
+	int ret;
+
 	if (!comm)
 		return 0;
-	if (comm->magic != HOP_COMM_MAGIC)
-		return HOP_ERR_INVALID_HANDLE;
+	/* a failed comm is destroyed all the same: no hop_comm_check() */
+	if ((ret = hop_comm_claim(comm, "hop_comm_destroy")))
+		return ret;
 	hop_coll_fini(comm);
+	relay_env_free(comm);
 	hop_p2p_fini(comm);
 	hop_prov_close(comm);
 	hop_bootstrap_close(comm->bs);
 	comm->bs = NULL;
-	comm->magic = 0;
-	free(comm);
+	hop_comm_release(comm);
 	return 0;
 }
 
@@ -232,7 +234,7 @@ int hop_comm_abort(hop_comm_t *comm)
 {
 	int none = 0;
 
-	if (!comm || comm->magic != HOP_COMM_MAGIC)
+	if (!hop_comm_live(comm))
 		return HOP_ERR_INVALID_ARG;
 	if (atomic_compare_exchange_strong(&comm->aborted, &none, 1))
 		hop_comm_fail_async(comm, HOP_ERR_ABORTED, "rank %d: aborted by "
@@ -242,15 +244,16 @@ int hop_comm_abort(hop_comm_t *comm)
 
 int hop_comm_rank(const hop_comm_t *comm)
 {
-	return comm ? comm->rank : -1;
+	return hop_comm_live(comm) ? comm->rank : -1;
 }
 
 int hop_comm_size(const hop_comm_t *comm)
 {
-	return comm ? comm->nranks : -1;
+	return hop_comm_live(comm) ? comm->nranks : -1;
 }
 
 const char *hop_comm_transport(const hop_comm_t *comm)
 {
-	return comm && comm->prov_ops ? comm->prov_ops->name : "none";
+	return hop_comm_live(comm) && comm->prov_ops ? comm->prov_ops->name
+						       : "none";
 }

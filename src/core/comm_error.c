@@ -89,8 +89,14 @@ int hop_comm_check(struct hop_comm *comm)
 {
 	int failed;
 
-	if (!comm || comm->magic != HOP_COMM_MAGIC)
-		return HOP_ERR_INVALID_HANDLE;
+	if (!comm)
+		return hop_comm_refuse(comm, HOP_ERR_INVALID_HANDLE, "comm is "
+				       "NULL");
+	if (!hop_comm_live(comm))
+		return hop_comm_refuse(comm, HOP_ERR_INVALID_HANDLE, "comm %p "
+				       "is not a live communicator "
+				       "(destroyed)", (void *)comm);
+	hop_comm_refusal_clear(comm);
 	/* hop_comm_abort() records itself as the failure (first cause
 	 * kept): the call that was waiting returns ABORTED from its wait
 	 * loop, every later call COMM_FAILED (comm.h) */
@@ -109,10 +115,15 @@ int hop_comm_check(struct hop_comm *comm)
 
 const char *hop_comm_last_error(const hop_comm_t *comm)
 {
+	const char *refusal = hop_comm_refusal(comm);
+
 	if (!comm)
 		return "hop_comm_last_error: comm is NULL";
-	if (comm->magic != HOP_COMM_MAGIC)
-		return "hop_comm_last_error: comm is not a live communicator";
+	if (refusal)
+		return refusal;
+	if (!hop_comm_live(comm))
+		return "hop_comm_last_error: comm is not a live communicator "
+		       "(destroyed)";
 	if (!comm->last_error[0] &&
 	    atomic_load_explicit(&((struct hop_comm *)comm)->failed,
 				 memory_order_acquire) < 0)

@@ -26,12 +26,15 @@ struct hop_prov;
 struct hop_prov_ops;
 struct hop_p2p;
 struct hop_coll;
+struct relay_env;
 
 #define HOP_COMM_MAGIC 0x686f7063u /* "hopc" */
 #define HOP_MSG_LEN 512
 
 struct hop_comm {
-	uint32_t magic;                 /* HOP_COMM_MAGIC while alive */
+	_Atomic uint32_t magic;         /* HOP_COMM_MAGIC while alive */
+	_Atomic(const char *) busy;     /* the public call running, or NULL */
+	struct hop_comm *next_dead;     /* quarantine (comm_handle.c) */
 	int rank;
 	int nranks;
 	struct hop_config cfg;
@@ -42,6 +45,7 @@ struct hop_comm {
 	void *prov_dl;                  /* dlopen handle of a provider plugin */
 	struct hop_p2p *p2p;            /* owned by src/p2p */
 	struct hop_coll *coll;          /* owned by src/coll */
+	struct relay_env *relay_env;    /* HOP_PROFILE/HOP_TOPO of relays */
 	int local_ranks;                /* ranks on this rank's host (>= 1) */
 	int usable_cores;               /* of this process (sched_getaffinity) */
 	/* the oversubscription the cost model prices, equal on every rank:
@@ -63,7 +67,7 @@ int hop_comm_fail(struct hop_comm *comm, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /*
- * hop_comm_check() - Entry check of every public call taking a comm:
+ * hop_comm_check() - The state check of hop_comm_enter(), without the claim:
  * HOP_ERR_INVALID_HANDLE for NULL or a destroyed comm (magic),
  * HOP_ERR_COMM_FAILED (message carries the original cause) once failed or
  * aborted; else 0. hop_comm_abort() records HOP_ERR_ABORTED as the failure
@@ -72,6 +76,50 @@ int hop_comm_fail(struct hop_comm *comm, int code, const char *fmt, ...)
  * call gets HOP_ERR_COMM_FAILED here, as hop/comm.h promises.
  */
 int hop_comm_check(struct hop_comm *comm);
+
+/*
+ * Handles (comm_handle.c). hop_comm_alloc() returns zeroed storage with
+ * magic set; hop_comm_release() clears magic and keeps the storage, so a
+ * stale handle can always be checked (hop_comm_live()) without reading
+ * freed memory.
+ */
+struct hop_comm *hop_comm_alloc(void);
+void hop_comm_release(struct hop_comm *comm);
+int hop_comm_live(const struct hop_comm *comm);
+
+/*
+ * hop_comm_enter() - Entry of a public call @fn on @comm: refuses a
+ * NULL or destroyed comm (HOP_ERR_INVALID_HANDLE) and a comm another
+ * thread is inside (HOP_ERR_INVALID_ARG, naming both calls), claims it,
+ * then hop_comm_check(). On 0 the caller must hop_comm_leave() when done.
+ */
+int hop_comm_enter(struct hop_comm *comm, const char *fn);
+/* Return @call run on @comm claimed for @fn by @entry (hop_comm_enter
+ * or hop_comm_claim), released after. */
+#define HOP_RUN_CLAIMED(entry, comm, fn, call)                                \
+	do {                                                                  \
+		struct hop_comm *c_ = (comm);                                 \
+		int r_ = entry(c_, (fn));                                     \
+		if (r_)                                                       \
+			return r_;                                            \
+		r_ = (call);                                                  \
+		hop_comm_leave(c_);                                           \
+		return r_;                                                    \
+	} while (0)
+#define HOP_ENTERED(comm, fn, call)                                           \
+	HOP_RUN_CLAIMED(hop_comm_enter, comm, fn, call)
+/* The claim alone (hop_comm_destroy() of a failed comm). */
+int hop_comm_claim(struct hop_comm *comm, const char *fn);
+void hop_comm_leave(struct hop_comm *comm);
+
+/* A refusal of a call that does not own @comm: the message goes to this
+ * thread only (hop_comm_last_error() returns it here), not to
+ * comm->last_error, which the owning thread may be writing. */
+int hop_comm_refuse(const struct hop_comm *comm, int code, const char *fmt,
+		    ...) __attribute__((format(printf, 3, 4)));
+/* This thread's refusal message about @comm, or NULL; clear it. */
+const char *hop_comm_refusal(const struct hop_comm *comm);
+void hop_comm_refusal_clear(const struct hop_comm *comm);
 
 /* More ranks on this host than this process has cores (wait policy, cost
  * model); false before the comm counted them. */

@@ -18,10 +18,11 @@
 #include <hop/common.h>
 
 #include "log.h"
+#include "timer.h"
 
 #define LOG_LINE_MAX 1024 /* < PIPE_BUF (4096): one atomic write */
 
-int hop_log_level_g = HOP_LOG_WARN;
+atomic_int hop_log_level_g = HOP_LOG_WARN;
 static atomic_int log_rank = -1;
 
 static const char *const level_names[] = {
@@ -31,21 +32,26 @@ static const char *const level_names[] = {
 	[HOP_LOG_TRACE] = "trace",
 };
 
+static void set_level(int level)
+{
+	atomic_store_explicit(&hop_log_level_g, level, memory_order_relaxed);
+}
+
 int hop_log_init(void)
 {
 	const char *v = getenv("HOP_DEBUG");
 
 	if (!v) {
-		hop_log_level_g = HOP_LOG_WARN;
+		set_level(HOP_LOG_WARN);
 		return 0;
 	}
 	for (int l = HOP_LOG_NONE; l <= HOP_LOG_TRACE; l++) {
 		if (strcasecmp(v, level_names[l]) == 0) {
-			hop_log_level_g = l;
+			set_level(l);
 			return 0;
 		}
 	}
-	hop_log_level_g = HOP_LOG_WARN;
+	set_level(HOP_LOG_WARN);
 	hop_log_write(HOP_LOG_WARN,
 		      "HOP_DEBUG='%s' is not one of none, warn, info, trace; "
 		      "using warn", v);
@@ -105,4 +111,63 @@ void hop_log_write(int level, const char *fmt, ...)
 		off += (size_t)w;
 	}
 	errno = saved_errno;
+}
+
+/* 1 when @n is 10, 100, 1000, ...: a flood reports its size as it grows. */
+static int power_of_ten(unsigned long n)
+{
+	if (n < 10)
+		return 0;
+	while (n % 10 == 0)
+		n /= 10;
+	return n == 1;
+}
+
+long hop_log_limit_pass(struct hop_log_limit *l, uint64_t now_ns,
+			int *last)
+{
+	long ret = -1;
+
+	*last = 0;
+	pthread_mutex_lock(&l->lock);
+	if (!l->window_ns ||
+	    now_ns - l->window_ns >= HOP_LOG_WINDOW_S * 1000000000ull) {
+		l->window_ns = now_ns ? now_ns : 1;
+		l->printed = 0;
+		l->flood = 0;
+	}
+	if (l->printed < HOP_LOG_BURST) {
+		*last = ++l->printed == HOP_LOG_BURST;
+		ret = (long)l->unreported;
+		l->unreported = 0;
+	} else if (power_of_ten(++l->flood)) {
+		ret = (long)l->unreported;
+		l->unreported = 0;
+	} else {
+		l->unreported++;
+	}
+	pthread_mutex_unlock(&l->lock);
+	return ret;
+}
+
+void hop_log_limited(struct hop_log_limit *l, int level, const char *fmt, ...)
+{
+	char msg[LOG_LINE_MAX];
+	int last;
+	long skipped = hop_log_limit_pass(l, hop_now_ns(), &last);
+	va_list ap;
+
+	if (skipped < 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (skipped)
+		hop_log_write(level, "%s (and %ld more like this suppressed)",
+			      msg, skipped);
+	else if (last)
+		hop_log_write(level, "%s (more like this within %d s are "
+			      "counted, not printed)", msg, HOP_LOG_WINDOW_S);
+	else
+		hop_log_write(level, "%s", msg);
 }

@@ -33,14 +33,13 @@ static int check_xfer(struct hop_comm *comm, const char *fn, const void *buf,
 	return 0;
 }
 
-int hop_send(hop_comm_t *comm, const void *buf, size_t len, int peer,
-	     int tag)
+static int send_run(struct hop_comm *comm, const void *buf, size_t len,
+		    int peer, int tag)
 {
 	struct hop_p2p_req r;
 	int ret;
 
-	if ((ret = hop_comm_check(comm)) ||
-	    (ret = check_xfer(comm, "hop_send", buf, len, peer, tag)))
+	if ((ret = check_xfer(comm, "hop_send", buf, len, peer, tag)))
 		return ret;
 	if ((ret = p2p_direct_send(comm, peer, user_tag(tag), buf, len)))
 		return ret < 0 ? ret : 0;
@@ -51,15 +50,20 @@ int hop_send(hop_comm_t *comm, const void *buf, size_t len, int peer,
 	return r.done ? r.status : hop_p2p_wait(comm, &r);
 }
 
-int hop_recv(hop_comm_t *comm, void *buf, size_t len, int peer, int tag,
-	     hop_status_t *status)
+int hop_send(hop_comm_t *comm, const void *buf, size_t len, int peer,
+	     int tag)
+{
+	HOP_ENTERED(comm, "hop_send", send_run(comm, buf, len, peer, tag));
+}
+
+static int recv_run(struct hop_comm *comm, void *buf, size_t len, int peer,
+		    int tag, hop_status_t *status)
 {
 	struct hop_p2p_req r;
 	size_t got = 0;
 	int ret;
 
-	if ((ret = hop_comm_check(comm)) ||
-	    (ret = check_xfer(comm, "hop_recv", buf, len, peer, tag)))
+	if ((ret = check_xfer(comm, "hop_recv", buf, len, peer, tag)))
 		return ret;
 	ret = p2p_direct_recv(comm, peer, user_tag(tag), buf, len, &got);
 	if (ret < 0)
@@ -83,14 +87,18 @@ int hop_recv(hop_comm_t *comm, void *buf, size_t len, int peer, int tag,
 	return ret;
 }
 
+int hop_recv(hop_comm_t *comm, void *buf, size_t len, int peer, int tag,
+	     hop_status_t *status)
+{
+	HOP_ENTERED(comm, "hop_recv", recv_run(comm, buf, len, peer, tag, status));
+}
+
 static int start(hop_comm_t *comm, const char *fn, int send, void *buf,
 		 size_t len, int peer, int tag, hop_request_t **req)
 {
 	struct hop_request *r;
 	int ret;
 
-	if ((ret = hop_comm_check(comm)))
-		return ret;
 	if (!req)
 		return hop_set_error(comm, HOP_ERR_INVALID_ARG,
 				     "%s: req is NULL", fn);
@@ -116,23 +124,25 @@ static int start(hop_comm_t *comm, const char *fn, int send, void *buf,
 int hop_isend(hop_comm_t *comm, const void *buf, size_t len, int peer,
 	      int tag, hop_request_t **req)
 {
-	return start(comm, "hop_isend", 1, (void *)(uintptr_t)buf, len, peer,
-		     tag, req);
+	if (req)
+		*req = NULL;
+	HOP_ENTERED(comm, "hop_isend", start(comm, "hop_isend", 1, (void *)(uintptr_t)buf,
+				   len, peer, tag, req));
 }
 
 int hop_irecv(hop_comm_t *comm, void *buf, size_t len, int peer, int tag,
 	      hop_request_t **req)
 {
-	return start(comm, "hop_irecv", 0, buf, len, peer, tag, req);
+	if (req)
+		*req = NULL;
+	HOP_ENTERED(comm, "hop_irecv", start(comm, "hop_irecv", 0, buf, len, peer, tag,
+				   req));
 }
 
-int hop_put(hop_comm_t *comm, hop_mr_t *local_mr, const void *src,
-	    size_t len, const hop_rkey_t *rkey, uint64_t offset, uint32_t imm)
+static int put_run(struct hop_comm *comm, hop_mr_t *local_mr,
+		   const void *src, size_t len, const hop_rkey_t *rkey,
+		   uint64_t offset, uint32_t imm)
 {
-	int ret;
-
-	if ((ret = hop_comm_check(comm)))
-		return ret;
 	if (!rkey)
 		return hop_set_error(comm, HOP_ERR_INVALID_ARG,
 				     "hop_put: rkey is NULL");
@@ -185,13 +195,16 @@ int hop_put(hop_comm_t *comm, hop_mr_t *local_mr, const void *src,
 			   imm);
 }
 
-int hop_wait_imm(hop_comm_t *comm, int peer, uint32_t *imm, int *source,
-		 size_t *bytes)
+int hop_put(hop_comm_t *comm, hop_mr_t *local_mr, const void *src,
+	    size_t len, const hop_rkey_t *rkey, uint64_t offset, uint32_t imm)
 {
-	int ret;
+	HOP_ENTERED(comm, "hop_put", put_run(comm, local_mr, src, len, rkey, offset,
+				   imm));
+}
 
-	if ((ret = hop_comm_check(comm)))
-		return ret;
+static int wait_imm_run(struct hop_comm *comm, int peer, uint32_t *imm,
+			int *source, size_t *bytes)
+{
 	if (!imm)
 		return hop_set_error(comm, HOP_ERR_INVALID_ARG,
 				     "hop_wait_imm: imm is NULL");
@@ -200,4 +213,10 @@ int hop_wait_imm(hop_comm_t *comm, int peer, uint32_t *imm, int *source,
 				     "hop_wait_imm: peer %d out of range (-1 "
 				     "or 0..%d)", peer, comm->nranks - 1);
 	return hop_p2p_wait_imm(comm, peer, imm, source, bytes);
+}
+
+int hop_wait_imm(hop_comm_t *comm, int peer, uint32_t *imm, int *source,
+		 size_t *bytes)
+{
+	HOP_ENTERED(comm, "hop_wait_imm", wait_imm_run(comm, peer, imm, source, bytes));
 }

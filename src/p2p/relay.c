@@ -257,14 +257,14 @@ int relay_run(struct hop_comm *comm, const struct relay_plan *pl, void *buf,
 	return ret;
 }
 
-int hop_relay(hop_comm_t *comm, void *buf, size_t len, int src, int dst,
-	      const int *path, int npath, const hop_relay_opts_t *opts)
+static int relay_call(struct hop_comm *comm, void *buf, size_t len, int src,
+		      int dst, const int *path, int npath,
+		      const hop_relay_opts_t *opts)
 {
 	struct relay_plan pl;
 	int ret;
 
-	if ((ret = hop_comm_check(comm)) ||
-	    (ret = relay_plan_make(comm, "hop_relay", len, src, dst, path,
+	if ((ret = relay_plan_make(comm, "hop_relay", len, src, dst, path,
 				   npath, opts, &pl)))
 		return ret;
 	if (pl.pos < 0)
@@ -280,4 +280,11 @@ int hop_relay(hop_comm_t *comm, void *buf, size_t len, int src, int dst,
 					 ? "store-and-forward" : "pipelined",
 		  pl.k, pl.predicted * 1e6, pl.model);
 	return relay_run(comm, &pl, buf, opts ? opts->tag : 0);
+}
+
+int hop_relay(hop_comm_t *comm, void *buf, size_t len, int src, int dst,
+	      const int *path, int npath, const hop_relay_opts_t *opts)
+{
+	HOP_ENTERED(comm, "hop_relay", relay_call(comm, buf, len, src, dst, path,
+						  npath, opts));
 }

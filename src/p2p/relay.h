@@ -77,7 +77,8 @@ uint32_t relay_plan_sig(const struct relay_plan *pl);
 
 /*
  * relay_plan_make() - Check the arguments of @fn (hop_relay or
- * hop_relay_plan), find the path (explicit, or routed over HOP_TOPO), the
+ * hop_relay_plan), find the path (explicit, or routed over HOP_TOPO; the
+ * direct one when HOP_TOPO is unset), the
  * link parameters of each hop (HOP_TOPO's links, else HOP_PROFILE, else
  * the provider's built-in link), the chunk count and the predicted time.
  * Errors are set on @comm (hop_set_error) with a message naming what is
@@ -86,6 +87,10 @@ uint32_t relay_plan_sig(const struct relay_plan *pl);
 int relay_plan_make(struct hop_comm *comm, const char *fn, size_t len,
 		    int src, int dst, const int *path, int npath,
 		    const hop_relay_opts_t *opts, struct relay_plan *pl);
+
+/* Free what @comm's relays read from HOP_PROFILE and HOP_TOPO
+ * (hop_comm_destroy()). */
+void relay_env_free(struct hop_comm *comm);
 
 /* Move the message along @pl (this rank is at pl->pos >= 0). */
 int relay_run(struct hop_comm *comm, const struct relay_plan *pl, void *buf,

@@ -9,6 +9,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "model/topo.h"
@@ -126,10 +127,6 @@ static int check_args(struct hop_comm *comm, const char *fn, int src,
 			return hop_set_error(comm, HOP_ERR_INVALID_ARG, "%s: path"
 					     " is NULL but npath is %d (0 routes "
 					     "over HOP_TOPO)", fn, npath);
-		if (!comm->cfg.topo[0])
-			return hop_set_error(comm, HOP_ERR_INVALID_ARG, "%s: path"
-					     " is NULL and HOP_TOPO is not set "
-					     "(nothing to route over)", fn);
 		return 0;
 	}
 	if (relay_check_path(path, npath, comm->nranks, src, dst, err,
@@ -138,7 +135,9 @@ static int check_args(struct hop_comm *comm, const char *fn, int src,
 	return 0;
 }
 
-/* The route of least predicted time over @t into @pl. */
+/* The route of least predicted time over @t into @pl; without a
+ * topology (HOP_TOPO unset: flat, every pair one hop apart) the direct
+ * path. */
 static int route(struct hop_comm *comm, const char *fn,
 		 const struct hop_topo *t, size_t len, int src, int dst,
 		 int mode, double min_chunk, struct relay_plan *pl)
@@ -147,6 +146,12 @@ static int route(struct hop_comm *comm, const char *fn,
 	char err[256];
 	int ret;
 
+	if (!t) {
+		pl->path[0] = src;
+		pl->path[1] = dst;
+		pl->npath = 2;
+		return 0;
+	}
 	ret = hop_topo_route(t, src, dst, (double)len,
 			     mode == HOP_RELAY_STORE_FORWARD ? HOP_ROUTE_SAF
 							     : HOP_ROUTE_PIPE,
@@ -228,55 +233,108 @@ static void finish(struct hop_comm *comm, const struct hop_model_hop *hops,
 	pl->sig = relay_plan_sig(pl);
 }
 
+/*
+ * What a relay takes from HOP_PROFILE and HOP_TOPO, read at the first
+ * relay of a communicator and kept until it is destroyed: re-reading
+ * them on every call cost a file parse per transfer, and a file changed
+ * between calls made ranks plan differently. A failed read is kept too,
+ * so every later call reports the same error.
+ */
+struct relay_env {
+	int ret;                        /* 0, or the reader's code */
+	char err[HOP_MSG_LEN];          /* "HOP_TOPO: file:3: ..." */
+	struct hop_model_link def;      /* HOP_PROFILE's or built-in link */
+	char defsrc[128];
+	struct hop_topo topo;
+	int have_topo;                  /* HOP_TOPO set: route over topo */
+};
+
+static void env_load(struct hop_comm *comm, struct relay_env *e)
+{
+	char err[256];
+
+	e->ret = hop_model_link_load(comm->cfg.profile, comm->prov_ops->name,
+				     &e->def, e->defsrc, sizeof(e->defsrc), err,
+				     sizeof(err));
+	if (e->ret) {
+		snprintf(e->err, sizeof(e->err), "HOP_PROFILE: %s", err);
+		return;
+	}
+	if (!comm->cfg.topo[0])
+		return;
+	if ((e->ret = hop_topo_load(comm->cfg.topo, &e->topo, err, sizeof(err))))
+		snprintf(e->err, sizeof(e->err), "HOP_TOPO: %s", err);
+	else
+		e->have_topo = 1;
+}
+
+/* @comm's relay environment into *@out, read on first use. */
+static int env_get(struct hop_comm *comm, const char *fn,
+		   const struct relay_env **out)
+{
+	struct relay_env *e = comm->relay_env;
+
+	if (!e) {
+		if (!(e = calloc(1, sizeof(*e))))
+			return hop_set_error(comm, HOP_ERR_NO_MEMORY, "%s: out of "
+					     "memory for HOP_PROFILE and "
+					     "HOP_TOPO", fn);
+		env_load(comm, e);
+		comm->relay_env = e;
+	}
+	if (e->ret)
+		return hop_set_error(comm, e->ret, "%s: %s", fn, e->err);
+	*out = e;
+	return 0;
+}
+
+void relay_env_free(struct hop_comm *comm)
+{
+	struct relay_env *e = comm->relay_env;
+
+	if (e && e->have_topo)
+		hop_topo_free(&e->topo);
+	free(e);
+	comm->relay_env = NULL;
+}
+
 int relay_plan_make(struct hop_comm *comm, const char *fn, size_t len,
 		    int src, int dst, const int *path, int npath,
 		    const hop_relay_opts_t *opts, struct relay_plan *pl)
 {
 	struct hop_model_hop hops[HOP_RELAY_MAX_PATH];
-	struct hop_model_link def;
-	struct hop_topo topo, *t = NULL;
-	char defsrc[128], err[256];
+	const struct relay_env *e = NULL;
+	const struct hop_topo *t;
 	int ret, ntopo;
 
 	if ((ret = check_args(comm, fn, src, dst, path, npath, opts)))
 		return ret;
+	if ((ret = env_get(comm, fn, &e)))
+		return ret;
+	t = e->have_topo ? &e->topo : NULL;
 	memset(pl, 0, sizeof(*pl));
 	pl->len = len;
 	pl->mode = opts ? opts->mode : HOP_RELAY_PIPELINED;
-	ret = hop_model_link_load(comm->cfg.profile, comm->prov_ops->name, &def,
-				  defsrc, sizeof(defsrc), err, sizeof(err));
-	if (ret)
-		return hop_set_error(comm, ret, "%s: HOP_PROFILE: %s", fn, err);
-	if (comm->cfg.topo[0]) {
-		if ((ret = hop_topo_load(comm->cfg.topo, &topo, err, sizeof(err))))
-			return hop_set_error(comm, ret, "%s: HOP_TOPO: %s", fn,
-					     err);
-		t = &topo;
-	}
 	if (path) {
 		memcpy(pl->path, path, (size_t)npath * sizeof(int));
 		pl->npath = npath;
 	} else if ((ret = route(comm, fn, t, len, src, dst, pl->mode,
-				def.min_chunk, pl))) {
-		goto out;
+				e->def.min_chunk, pl))) {
+		return ret;
 	}
-	ntopo = hop_links(t, pl, &def, hops);
-	finish(comm, hops, ntopo, &def, defsrc, opts ? opts->chunks : 0, pl);
-out:
-	if (t)
-		hop_topo_free(t);
-	return ret;
+	ntopo = hop_links(t, pl, &e->def, hops);
+	finish(comm, hops, ntopo, &e->def, e->defsrc, opts ? opts->chunks : 0,
+	       pl);
+	return 0;
 }
 
-int hop_relay_plan(hop_comm_t *comm, size_t len, int src, int dst,
-		   const int *path, int npath, const hop_relay_opts_t *opts,
-		   hop_relay_plan_t *plan)
+static int plan_call(struct hop_comm *comm, size_t len, int src, int dst,
+		     const int *path, int npath, const hop_relay_opts_t *opts,
+		     hop_relay_plan_t *plan)
 {
 	struct relay_plan pl;
 	int ret;
 
-	if ((ret = hop_comm_check(comm)))
-		return ret;
 	if (!plan)
 		return hop_set_error(comm, HOP_ERR_INVALID_ARG,
 				     "hop_relay_plan: plan is NULL");
@@ -294,4 +352,12 @@ int hop_relay_plan(hop_comm_t *comm, size_t len, int src, int dst,
 	plan->predicted = pl.predicted;
 	snprintf(plan->model, sizeof(plan->model), "%s", pl.model);
 	return 0;
+}
+
+int hop_relay_plan(hop_comm_t *comm, size_t len, int src, int dst,
+		   const int *path, int npath, const hop_relay_opts_t *opts,
+		   hop_relay_plan_t *plan)
+{
+	HOP_ENTERED(comm, "hop_relay_plan", plan_call(comm, len, src, dst, path,
+						      npath, opts, plan));
 }

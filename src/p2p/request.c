@@ -107,15 +107,11 @@ static int req_finish(hop_request_t **reqp, hop_status_t *status)
 	return ret;
 }
 
-int hop_test(hop_request_t **reqp, int *done, hop_status_t *status)
+static int test_run(hop_request_t **reqp, int *done, hop_status_t *status)
 {
-	struct hop_request *r;
+	struct hop_request *r = *reqp;
 	int ret, d = 0;
 
-	if (done)
-		*done = 0;
-	if (!(r = req_check(reqp, &ret)) || !done)
-		return ret ? ret : HOP_ERR_INVALID_ARG;
 	if (r->kind == HOP_REQ_COLL) {
 		ret = hop_coll_test(r->comm, r->coll, &d);
 		if (ret == 0 && !d)
@@ -133,13 +129,25 @@ int hop_test(hop_request_t **reqp, int *done, hop_status_t *status)
 	return req_finish(reqp, status);
 }
 
-int hop_wait(hop_request_t **reqp, hop_status_t *status)
+int hop_test(hop_request_t **reqp, int *done, hop_status_t *status)
 {
 	struct hop_request *r;
 	int ret;
 
-	if (!(r = req_check(reqp, &ret)))
-		return ret;
+	if (done)
+		*done = 0;
+	if (!(r = req_check(reqp, &ret)) || !done)
+		return ret ? ret : HOP_ERR_INVALID_ARG;
+	/* a failed comm still completes (and frees) its requests */
+	HOP_RUN_CLAIMED(hop_comm_claim, r->comm, "hop_test",
+			test_run(reqp, done, status));
+}
+
+static int wait_run(hop_request_t **reqp, hop_status_t *status)
+{
+	struct hop_request *r = *reqp;
+	int ret;
+
 	if (r->kind == HOP_REQ_COLL) {
 		ret = hop_coll_wait(r->comm, r->coll);
 		hop_coll_release(r->comm, r->coll);
@@ -150,4 +158,15 @@ int hop_wait(hop_request_t **reqp, hop_status_t *status)
 	if (!r->p2p.done)
 		return ret;     /* cannot happen: failures complete requests */
 	return req_finish(reqp, status);
+}
+
+int hop_wait(hop_request_t **reqp, hop_status_t *status)
+{
+	struct hop_request *r;
+	int ret;
+
+	if (!(r = req_check(reqp, &ret)))
+		return ret;
+	HOP_RUN_CLAIMED(hop_comm_claim, r->comm, "hop_wait",
+			wait_run(reqp, status));
 }

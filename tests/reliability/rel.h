@@ -106,6 +106,16 @@ static inline void rel_drop_listener(const hop_unique_id_t *id)
 		close(fd);
 }
 
+/* The environment every reliability test starts from: loopback, quiet,
+ * 20 s deadlines, no listener inherited from a launcher. */
+static inline void rel_test_env(void)
+{
+	setenv("HOP_SOCKET_IFNAME", "lo", 1);
+	setenv("HOP_DEBUG", "none", 1);
+	setenv("HOP_TIMEOUT", "20", 1);
+	unsetenv("HOP_BOOTSTRAP_FD");
+}
+
 typedef int (*rel_rank_fn)(hop_comm_t *comm, int rank, int nranks,
 			   struct rel_report *rep, void *arg);
 

@@ -71,6 +71,26 @@ static void t_destroyed_comm(void **s)
 	free(dead);
 }
 
+/* The case of issue 24: one rank, no overflow, far too many bytes. */
+static void t_count_too_large_one_rank(void **s)
+{
+	hop_unique_id_t id;
+	hop_comm_t *c = NULL;
+	int32_t a[2] = { 0 }, b[2];
+
+	(void)s;
+	assert_int_equal(hop_get_unique_id(&id), 0);
+	assert_int_equal(hop_comm_init_rank(&c, 1, id, 0), 0);
+	assert_int_equal(hop_allgather(c, a, b, SIZE_MAX / 4, HOP_INT32),
+			 HOP_ERR_INVALID_ARG);
+	if (!strstr(hop_comm_last_error(c), "more than the largest collective"))
+		fail_msg("message: %s", hop_comm_last_error(c));
+	assert_int_equal(hop_reducescatter(c, a, b, SIZE_MAX / 4, HOP_INT32,
+					   HOP_SUM), HOP_ERR_INVALID_ARG);
+	assert_int_equal(hop_allgather(c, a, b, 2, HOP_INT32), 0);
+	assert_int_equal(hop_comm_destroy(c), 0);
+}
+
 static void t_init_bad_args(void **s)
 {
 	hop_unique_id_t id;
@@ -456,6 +476,7 @@ int main(void)
 	const struct CMUnitTest other_tests[] = {
 		cmocka_unit_test(t_null_comm),
 		cmocka_unit_test(t_destroyed_comm),
+		cmocka_unit_test(t_count_too_large_one_rank),
 		cmocka_unit_test(t_init_bad_args),
 		cmocka_unit_test(t_corrupted_id),
 		cmocka_unit_test(t_corrupted_id_env),

@@ -95,6 +95,36 @@ static void t_count_overflow(void **s)
 	still_works();
 }
 
+/* No overflow, but more bytes than any buffer can hold: refused as too
+ * large by every collective, never "cannot build the schedule". */
+static void t_count_too_large(void **s)
+{
+	int32_t a[2] = { 0 }, b[2];
+	const size_t big = SIZE_MAX / 16;       /* x 4 B x 2 ranks fits */
+	const char *sub = "more than the largest collective (2^56 B)";
+	hop_request_t *req = NULL;
+
+	(void)s;
+	expect_err(hop_allgather(g_comm, a, b, big, HOP_INT32),
+		   HOP_ERR_INVALID_ARG, sub);
+	expect_err(hop_allreduce(g_comm, a, b, big, HOP_INT32, HOP_SUM),
+		   HOP_ERR_INVALID_ARG, sub);
+	expect_err(hop_broadcast(g_comm, a, big, HOP_INT32, 1),
+		   HOP_ERR_INVALID_ARG, sub);
+	expect_err(hop_reduce(g_comm, a, b, big, HOP_INT32, HOP_SUM, 0),
+		   HOP_ERR_INVALID_ARG, sub);
+	expect_err(hop_reducescatter(g_comm, a, b, big, HOP_INT32, HOP_SUM),
+		   HOP_ERR_INVALID_ARG, sub);
+	expect_err(hop_iallgather(g_comm, a, b, big, HOP_INT32, &req),
+		   HOP_ERR_INVALID_ARG, sub);
+	assert_null(req);
+	/* the message names the bytes: 2^56 + 8 B in all */
+	expect_err(hop_allreduce(g_comm, a, b, ((size_t)1 << 52) + 1,
+				 HOP_INT64, HOP_SUM), HOP_ERR_INVALID_ARG,
+		   "times 2 ranks is 72057594037927952 B");
+	still_works();
+}
+
 static void t_bad_dtype(void **s)
 {
 	int32_t a[4] = { 0 }, b[4];
@@ -401,6 +431,7 @@ static void t_put_beyond_end(void **s)
 	cmocka_unit_test(t_allgather_null_recvbuf),                           \
 	cmocka_unit_test(t_reducescatter_null_sendbuf),                       \
 	cmocka_unit_test(t_count_overflow),                                   \
+	cmocka_unit_test(t_count_too_large),                                  \
 	cmocka_unit_test(t_bad_dtype),                                        \
 	cmocka_unit_test(t_bad_op),                                           \
 	cmocka_unit_test(t_bad_root),                                         \

@@ -147,6 +147,59 @@ static void test_errno_kept(void **state)
 	close(nul);
 }
 
+/* 3000 warnings in one window: the burst, then one line at 10, 100 and
+ * 1000 past it; the next window's first line reports the rest. Every
+ * warning is printed or counted. */
+static void test_limit_counts(void **state)
+{
+	struct hop_log_limit l = HOP_LOG_LIMIT_INIT;
+	const uint64_t t0 = 5000000000ull;
+	long printed = 0, counted = 0, r;
+	int last, lasts = 0;
+
+	(void)state;
+	for (int i = 0; i < 3000; i++) {
+		r = hop_log_limit_pass(&l, t0 + (uint64_t)i * 1000, &last);
+		printed += r >= 0;
+		counted += r > 0 ? r : 0;
+		lasts += last;
+	}
+	assert_int_equal(printed, HOP_LOG_BURST + 3);
+	assert_int_equal(lasts, 1);
+	r = hop_log_limit_pass(&l, t0 + HOP_LOG_WINDOW_S * 1000000000ull, &last);
+	assert_int_equal(counted + r, 3000 - printed);
+	/* a new window prints again */
+	for (int i = 1; i < HOP_LOG_BURST; i++)
+		assert_int_equal(hop_log_limit_pass(&l, t0 + 10500000000ull,
+						    &last), 0);
+	assert_int_equal(last, 1);
+}
+
+static void warn_100(void)
+{
+	for (int i = 0; i < 100; i++)
+		HOP_WARN_LIMITED("bad connection %d", i);
+}
+
+static void test_limited_lines(void **state)
+{
+	const char *out;
+	int lines = 0;
+
+	(void)state;
+	setenv("HOP_DEBUG", "warn", 1);
+	assert_int_equal(hop_log_init(), 0);
+	out = capture(warn_100);
+	for (const char *p = out; (p = strchr(p, '\n')); p++)
+		lines++;
+	assert_int_equal(lines, HOP_LOG_BURST + 1);
+	assert_non_null(strstr(out, "bad connection 7 (more like this within "
+				    "10 s are counted, not printed)"));
+	assert_non_null(strstr(out, "bad connection 17 (and 9 more like this "
+				    "suppressed)"));
+	assert_null(strstr(out, "bad connection 18"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -154,6 +207,8 @@ int main(void)
 		cmocka_unit_test(test_prefix),
 		cmocka_unit_test(test_truncation),
 		cmocka_unit_test(test_errno_kept),
+		cmocka_unit_test(test_limit_counts),
+		cmocka_unit_test(test_limited_lines),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

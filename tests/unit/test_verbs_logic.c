@@ -459,6 +459,23 @@ static void usable_without_devices(void **state)
 	assert_ptr_equal(hop_prov_find("verbs"), &hop_prov_verbs);
 }
 
+/* open() checks its arguments before reading through them. */
+static void open_bad_args(void **state)
+{
+	struct hop_comm comm;
+	struct hop_prov *prov = NULL;
+
+	(void)state;
+	assert_int_equal(vrb_open(NULL, &prov), HOP_ERR_INVALID_ARG);
+	assert_null(prov);
+	memset(&comm, 0, sizeof(comm));
+	hop_config_defaults(&comm.cfg);
+	assert_int_equal(vrb_open(&comm.prov_ctx, NULL), HOP_ERR_INVALID_ARG);
+	/* no bootstrap yet */
+	assert_int_equal(vrb_open(&comm.prov_ctx, &prov), HOP_ERR_INVALID_ARG);
+	assert_null(prov);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -480,6 +497,7 @@ int main(void)
 		cmocka_unit_test(hello_round_trip),
 		cmocka_unit_test(access_least),
 		cmocka_unit_test(usable_without_devices),
+		cmocka_unit_test(open_bad_args),
 		cmocka_unit_test(retry_cnt_rxe),
 	};
 

@@ -178,7 +178,7 @@ bad_hello:
 		return hop_comm_fail(comm, HOP_ERR_AUTH,
 				     "tcp: rank %d answered with a bad hello: %s",
 				     h->peer, why);
-	HOP_WARN("tcp: dropped an incoming connection: %s", why);
+	HOP_WARN_LIMITED("tcp: dropped an incoming connection: %s", why);
 	close(h->fd);
 	h->fd = -1;
 	h->state = HS_FREE;
@@ -189,7 +189,7 @@ conn_lost:
 				     "tcp: rank %d closed the connection "
 				     "during the handshake",
 				     h->peer);
-	HOP_WARN("tcp: an incoming connection closed during its hello");
+	HOP_WARN_LIMITED("tcp: an incoming connection closed during its hello");
 	if (h->peer >= 0 && prov->peers[h->peer].fd == h->fd)
 		prov->peers[h->peer].fd = -1;
 	close(h->fd);
@@ -311,8 +311,9 @@ int tcp_connect_all(struct hop_prov *prov, int lfd,
 					if (hs[i].state == HS_FREE)
 						slot = i;
 				if (slot < 0) {
-					HOP_WARN("tcp: too many pending "
-						 "connections; dropped one");
+					HOP_WARN_LIMITED("tcp: too many "
+							 "pending connections;"
+							 " dropped one");
 					close(fd);
 					continue;
 				}

@@ -321,15 +321,17 @@ static void keep_heap_mapped(void)
 
 int vrb_open(const struct hop_prov_ctx *ctx, struct hop_prov **out)
 {
-	struct hop_comm *comm = hop_prov_comm(ctx);
-	struct hop_bootstrap *bs = comm->bs;
-	uint64_t deadline = hop_comm_deadline(comm);
+	struct hop_comm *comm;
+	struct hop_bootstrap *bs;
+	uint64_t deadline;
 	struct hop_prov *prov;
 	uint32_t pref;
 	int rc;
 
-	if (!comm || !bs || !out)
+	/* hop_prov_comm(NULL) is not NULL: check ctx itself first */
+	if (!ctx || !out || !(bs = (comm = hop_prov_comm(ctx))->bs))
 		return HOP_ERR_INVALID_ARG;
+	deadline = hop_comm_deadline(comm);
 	if (strcmp(comm->cfg.ib_cm, "rdmacm") && strcmp(comm->cfg.ib_cm, "oob"))
 		return hop_comm_fail(comm, HOP_ERR_CONFIG, "verbs: HOP_IB_CM=%s: "
 				     "expected rdmacm or oob", comm->cfg.ib_cm);
