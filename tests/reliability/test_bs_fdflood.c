@@ -7,8 +7,15 @@
  * join, whose connections wait behind the flood. Every rank must join and
  * pass a barrier, and rank 0's log must say that connections which never
  * said HELLO were closed.
+ *
+ * A second case also takes every free descriptor of rank 0 from a thread
+ * once the flood is accepted, and starts rank 2 only after rank 1 has
+ * joined: rank 1 freed a slot but no descriptor, so accept() fails with
+ * EMFILE while the slots are not full, and rank 0 must make room by
+ * closing a silent connection, and say so.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,9 +29,27 @@
 #define FD_LIMIT 256
 #define LOGPATH_LEN 64
 
+#define LATE_MS 6000            /* second case: rank 2 starts then */
+
 struct flood {
 	volatile int ready, stop;
 };
+
+struct hog {
+	volatile int release;
+};
+
+static int flood_one(const struct sockaddr_in *to)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (fd >= 0 && connect(fd, (const struct sockaddr *)to, sizeof(*to))) {
+		perror("flooder");
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
 
 static void flooder(const struct sockaddr_in *to, struct flood *fl)
 {
@@ -37,14 +62,8 @@ static void flooder(const struct sockaddr_in *to, struct flood *fl)
 		rl.rlim_cur = NFLOOD + 64;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	for (; n < NFLOOD; n++) {
-		fds[n] = socket(AF_INET, SOCK_STREAM, 0);
-		if (fds[n] < 0 ||
-		    connect(fds[n], (const struct sockaddr *)to, sizeof(*to))) {
-			perror("flooder");
-			break;
-		}
-	}
+	while (n < NFLOOD && (fds[n] = flood_one(to)) >= 0)
+		n++;
 	fl->ready = n;
 	while (!fl->stop)
 		usleep(1000);
@@ -53,10 +72,28 @@ static void flooder(const struct sockaddr_in *to, struct flood *fl)
 	_exit(0);
 }
 
-static void rank_main(hop_unique_id_t id, int r, struct rel_report *rep,
-		      const char *log)
+/* From 500 ms on, hold every free descriptor until released. */
+static void *hog_fds(void *arg)
 {
+	struct hog *h = arg;
+	int fds[FD_LIMIT], n = 0;
+
+	usleep(500 * 1000);
+	while (n < FD_LIMIT && (fds[n] = open("/dev/null", O_RDONLY)) >= 0)
+		n++;
+	while (!h->release)
+		usleep(1000);
+	while (n > 0)
+		close(fds[--n]);
+	return NULL;
+}
+
+static void rank_main(hop_unique_id_t id, int r, struct rel_report *rep,
+		      const char *log, int hog)
+{
+	struct hog h = { 0 };
 	hop_comm_t *c = NULL;
+	pthread_t t;
 	int ret, fd;
 
 	if (r)
@@ -70,8 +107,16 @@ static void rank_main(hop_unique_id_t id, int r, struct rel_report *rep,
 			dup2(fd, 2);
 			close(fd);
 		}
+		if (hog && pthread_create(&t, NULL, hog_fds, &h))
+			hog = 0;
 	}
+	if (r == 2 && hog)
+		usleep(LATE_MS * 1000);
 	ret = hop_comm_init_rank(&c, NRANKS, id, r);
+	if (r == 0 && hog) {
+		h.release = 1;
+		pthread_join(t, NULL);
+	}
 	rep->t_err_ms = rel_now_ms();
 	snprintf(rep->msg, sizeof(rep->msg), "%s",
 		 ret ? hop_last_init_error() : "");
@@ -112,7 +157,7 @@ static void print_tail(const char *path)
 		fclose(f);
 }
 
-static int flood_case(const char *name)
+static int flood_case(const char *name, int hog, const char *say)
 {
 	struct rel_report *rep = rel_shared(sizeof(*rep) * NRANKS);
 	struct flood *fl = rel_shared(sizeof(*fl));
@@ -143,8 +188,9 @@ static int flood_case(const char *name)
 	for (int r = 0; r < NRANKS; r++) {
 		fflush(NULL);
 		if ((pids[r] = fork()) == 0)
-			rank_main(id, r, &rep[r], log);
+			rank_main(id, r, &rep[r], log, hog);
 	}
+
 	rel_drop_listener(&id);
 	if (rel_wait(pids, NRANKS, rel_now_ms() + 45000, st))
 		printf("%s: ranks hung\n", name);
@@ -158,9 +204,8 @@ static int flood_case(const char *name)
 		bad |= st[r] != 0 || rep[r].state != REL_REPORTED ||
 		       rep[r].ret != 0;
 	}
-	if (!has_line(log, "never said HELLO")) {
-		printf("%s: rank 0's log does not say it closed the silent "
-		       "connections:\n", name);
+	if (!has_line(log, say)) {
+		printf("%s: rank 0's log lacks '%s':\n", name, say);
 		fflush(stdout);
 		print_tail(log);
 		bad = 1;
@@ -180,6 +225,8 @@ int main(void)
 	setenv("HOP_SOCKET_IFNAME", "lo", 1);
 	setenv("HOP_TIMEOUT", "15", 1);
 	setenv("HOP_TRANSPORT", "tcp", 1);
-	bad |= flood_case("flood above the fd limit");
+	bad |= flood_case("flood above the fd limit", 0, "never said HELLO");
+	bad |= flood_case("accept out of descriptors", 1,
+			  "ran out of file descriptors");
 	return bad;
 }
