@@ -40,7 +40,9 @@ typedef struct hop_rkey {
  * hop_mem_register() - Register @len bytes at @buf on @comm.
  * @comm:   communicator.
  * @buf:    start of the region; not NULL unless @len is 0.
- * @len:    length in bytes; may be 0.
+ * @len:    length in bytes; may be 0. [@buf, @buf + @len) must fit the
+ *          address space (HOP_ERR_INVALID_ARG when it wraps or @len
+ *          exceeds PTRDIFF_MAX).
  * @access: enum hop_access bits; only what peers need.
  * @mr:     receives the region; NULL on failure.
  * Return: 0, HOP_ERR_INVALID_ARG, HOP_ERR_NO_MEMORY, HOP_ERR_TRANSPORT,

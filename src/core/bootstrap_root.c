@@ -5,8 +5,18 @@
  * admit the ranks that present the id's secret, answer the others with a
  * REJECT giving the reason, and on timeout tell everyone which ranks never
  * arrived. epoll keeps admitting 64K ranks linear.
+ *
+ * Anyone who can reach the port can connect, so connections that have not
+ * said HELLO are held in at most HOP_BS_MAX_PENDING slots, fewer when the
+ * descriptor limit is lower: the slots never take the descriptors the
+ * ranks and the steps after the rendezvous need. When accept() runs out of
+ * descriptors anyway (they are shared with the whole process), the oldest
+ * silent connection is closed to make room, then a reserve descriptor is
+ * given up, and the count of what was dropped is reported.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -41,6 +51,11 @@ struct admit {
 	int lfd, ep;
 	int armed;                      /* listener in the epoll set */
 	uint64_t pause_until;           /* out of fds: accept again then */
+	int max_pending;                /* slots in use, <= HOP_BS_MAX_PENDING */
+	int reserve;                    /* a spare descriptor, or -1 */
+	unsigned long fd_limit;         /* RLIMIT_NOFILE soft limit */
+	int dropped;                    /* silent connections closed */
+	int emfile;                     /* accept() out of descriptors */
 	struct pending pend[HOP_BS_MAX_PENDING];
 	int free[HOP_BS_MAX_PENDING];   /* stack of free slots */
 	int nfree;
@@ -117,21 +132,55 @@ static int get_listener(struct hop_bootstrap *bs, const struct hop_id_info *info
 	return fd;
 }
 
-/* Rank 0 holds a socket per rank: raise the soft fd limit if needed. */
-static int ensure_fd_limit(struct hop_bootstrap *bs)
+/* Descriptors open in this process (64 when /proc is not there). */
+static int open_fds(void)
 {
-	rlim_t need = (rlim_t)bs->nranks * 2 + 64; /* ranks + pending */
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return 64;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n - 1; /* the directory's own */
+}
+
+/*
+ * Rank 0 holds a socket per rank, up to HOP_BS_MAX_PENDING connections not
+ * identified yet, and keeps HOP_BS_FD_RESERVE for what follows: raise the
+ * soft limit as far as that needs and the hard limit allows, then fit the
+ * pending slots into what is left (at least 8).
+ */
+static int fd_budget(struct hop_bootstrap *bs, struct admit *a)
+{
+	rlim_t base = (rlim_t)open_fds() + (rlim_t)bs->nranks +
+		      HOP_BS_FD_RESERVE;
+	rlim_t need = base + HOP_BS_MAX_PENDING;
 	struct rlimit rl;
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= need)
+	a->max_pending = HOP_BS_MAX_PENDING;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
 		return 0;
-	rl.rlim_cur = rl.rlim_max < need ? rl.rlim_max : need;
-	setrlimit(RLIMIT_NOFILE, &rl);
-	if (rl.rlim_cur < need)
+	if (rl.rlim_cur < need) {
+		rl.rlim_cur = rl.rlim_max < need ? rl.rlim_max : need;
+		setrlimit(RLIMIT_NOFILE, &rl);
+		getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	a->fd_limit = (unsigned long)rl.rlim_cur;
+	if (rl.rlim_cur < base + 8)
 		return hop_bs_fail(bs, HOP_ERR_SYSTEM, "rank 0 needs about %lu "
 				   "file descriptors for %d ranks; the hard "
-				   "limit is %lu (ulimit -n)", (unsigned long)need,
-				   bs->nranks, (unsigned long)rl.rlim_max);
+				   "limit is %lu (ulimit -n)",
+				   (unsigned long)(base + 8), bs->nranks,
+				   (unsigned long)rl.rlim_max);
+	if (rl.rlim_cur < need) {
+		a->max_pending = (int)(rl.rlim_cur - base);
+		HOP_INFO("rendezvous: the file descriptor limit %lu leaves %d "
+			 "slots for connections that have not said HELLO",
+			 a->fd_limit, a->max_pending);
+	}
 	return 0;
 }
 
@@ -243,6 +292,8 @@ static void pending_close(struct admit *a, int slot)
 	close(a->pend[slot].fd);
 	a->pend[slot].fd = -1;
 	a->free[a->nfree++] = slot;
+	if (a->reserve < 0) /* take the spare back first */
+		a->reserve = open("/dev/null", O_RDONLY | O_CLOEXEC);
 }
 
 static void arm_listener(struct admit *a, int on)
@@ -254,25 +305,51 @@ static void arm_listener(struct admit *a, int on)
 		a->armed = on;
 }
 
-/* Free a slot by dropping the oldest connection that has been silent for
- * HOP_BS_SILENT_MS; 0 when all are recent (ranks that did say HELLO). */
-static int evict_silent(struct admit *a)
+/* Close the oldest connection that has been silent for @ms; 0 when every
+ * one is more recent (ranks whose HELLO is on its way). */
+static int evict_silent(struct admit *a, unsigned ms)
 {
 	uint64_t now = hop_now_ns();
-	int oldest = 0;
+	int oldest = -1;
 	char who[32];
 
-	for (int i = 1; i < HOP_BS_MAX_PENDING; i++)
-		if (a->pend[i].since < a->pend[oldest].since)
+	for (int i = 0; i < a->max_pending; i++)
+		if (a->pend[i].fd >= 0 &&
+		    (oldest < 0 || a->pend[i].since < a->pend[oldest].since))
 			oldest = i;
-	if (now - a->pend[oldest].since < HOP_BS_SILENT_MS * 1000000ull)
+	if (oldest < 0 || now - a->pend[oldest].since < ms * 1000000ull)
 		return 0;
 	hop_sockaddr_str(&a->pend[oldest].addr, who, sizeof(who));
-	HOP_WARN_LIMITED("rendezvous: the connection from %s said "
-			 "nothing for %d ms; dropping it", who,
-			 HOP_BS_SILENT_MS);
+	HOP_INFO("rendezvous: the connection from %s never said HELLO in %llu "
+		 "ms; closing it", who, (unsigned long long)
+		 ((now - a->pend[oldest].since) / 1000000));
+	a->dropped++;
 	pending_close(a, oldest);
 	return 1;
+}
+
+/*
+ * accept() is out of descriptors before the slots are full (the limit is
+ * the whole process's): close the oldest connection silent for
+ * HOP_BS_EMFILE_GRACE_MS, else give up the reserve descriptor, else wait
+ * 100 ms. Returns 1 when accept() may be tried again at once.
+ */
+static int out_of_fds(struct admit *a, int err)
+{
+	if (a->emfile++ == 0)
+		HOP_WARN("rendezvous: accept: %s (descriptor limit %lu); "
+			 "closing connections that have not said HELLO to "
+			 "make room", strerror(err), a->fd_limit);
+	if (evict_silent(a, HOP_BS_EMFILE_GRACE_MS))
+		return 1;
+	if (a->reserve >= 0) {
+		close(a->reserve);
+		a->reserve = -1;
+		return 1;
+	}
+	a->pause_until = hop_now_ns() + 100000000ull;
+	arm_listener(a, 0);
+	return 0;
 }
 
 /*
@@ -290,7 +367,7 @@ static void accept_new(struct admit *a)
 		socklen_t slen = sizeof(sa);
 		int fd, slot;
 
-		if (a->nfree == 0 && !evict_silent(a)) {
+		if (a->nfree == 0 && !evict_silent(a, HOP_BS_SILENT_MS)) {
 			arm_listener(a, 0);
 			return;
 		}
@@ -300,10 +377,8 @@ static void accept_new(struct admit *a)
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
 			if (errno == EMFILE || errno == ENFILE) {
-				/* retried in 100 ms */
-				HOP_INFO("rendezvous: accept: %s", strerror(errno));
-				a->pause_until = hop_now_ns() + 100000000ull;
-				arm_listener(a, 0);
+				if (out_of_fds(a, errno))
+					continue;
 			} else if (errno != EAGAIN && errno != EWOULDBLOCK) {
 				HOP_WARN("rendezvous: accept: %s", strerror(errno));
 			}
@@ -319,10 +394,20 @@ static void accept_new(struct admit *a)
 	}
 }
 
-static int root_timeout(struct hop_bootstrap *bs)
+/* What the admission had to drop, for messages ("" when nothing). */
+static void admit_note(const struct admit *a, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (a->dropped || a->emfile)
+		snprintf(buf, len, "; %d connection(s) that never said HELLO "
+			 "were closed%s", a->dropped, a->emfile ?
+			 ", accept() ran out of file descriptors" : "");
+}
+
+static int root_timeout(struct hop_bootstrap *bs, const struct admit *a)
 {
 	uint8_t *missing = calloc((size_t)bs->nranks, 1);
-	char list[256], secs[32], where[32];
+	char list[256], secs[32], where[32], note[160];
 	int n = 0;
 
 	if (!missing)
@@ -334,10 +419,11 @@ static int root_timeout(struct hop_bootstrap *bs)
 	free(missing);
 	hop_bs_secs(bs->timeout_ms, secs, sizeof(secs));
 	hop_sockaddr_str(&bs->root_addr, where, sizeof(where));
+	admit_note(a, note, sizeof(note));
 	return hop_bs_root_abort(bs, HOP_ERR_TIMEOUT, "%s %s never arrived "
 				 "within %s s (rendezvous %s, %d of %d ranks "
-				 "present)", n == 1 ? "rank" : "ranks", list,
-				 secs, where, bs->nranks - n, bs->nranks);
+				 "present%s)", n == 1 ? "rank" : "ranks", list,
+				 secs, where, bs->nranks - n, bs->nranks, note);
 }
 
 int hop_bs_root_open(struct hop_bootstrap *bs, const struct hop_id_info *info,
@@ -357,22 +443,23 @@ int hop_bs_root_open(struct hop_bootstrap *bs, const struct hop_id_info *info,
 		bs->local_addr = sa.sin_addr;
 	if (bs->nranks == 1)
 		goto out;
-	if ((ret = ensure_fd_limit(bs)))
-		goto out;
 	if (!(a = calloc(1, sizeof(*a))) ||
 	    (a->ep = epoll_create1(EPOLL_CLOEXEC)) < 0) {
 		ret = hop_bs_fail(bs, HOP_ERR_SYSTEM, "rank 0: rendezvous set "
 				  "up: %s", a ? strerror(errno) : "out of memory");
 		if (a)
-			a->ep = -1;
+			a->ep = a->reserve = -1;
 		goto out;
 	}
 	a->lfd = lfd;
-	for (int i = 0; i < HOP_BS_MAX_PENDING; i++) {
+	a->reserve = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	for (int i = 0; i < HOP_BS_MAX_PENDING; i++)
 		a->pend[i].fd = -1;
-		a->free[i] = HOP_BS_MAX_PENDING - 1 - i;
-	}
-	a->nfree = HOP_BS_MAX_PENDING;
+	if ((ret = fd_budget(bs, a)))
+		goto out;
+	for (int i = 0; i < a->max_pending; i++)
+		a->free[i] = a->max_pending - 1 - i;
+	a->nfree = a->max_pending;
 	struct epoll_event lev = { .events = EPOLLIN, .data.u64 = EV(EV_LISTEN, 0) };
 	epoll_ctl(a->ep, EPOLL_CTL_ADD, lfd, &lev);
 	a->armed = 1;
@@ -389,7 +476,7 @@ int hop_bs_root_open(struct hop_bootstrap *bs, const struct hop_id_info *info,
 			goto out;
 		}
 		if (n <= 0 && hop_deadline_passed(deadline)) {
-			ret = root_timeout(bs);
+			ret = root_timeout(bs, a);
 			goto out;
 		}
 		for (int i = 0; i < n; i++) {
@@ -447,9 +534,18 @@ int hop_bs_root_open(struct hop_bootstrap *bs, const struct hop_id_info *info,
 	}
 out:
 	if (a) {
+		char note[160];
+
+		admit_note(a, note, sizeof(note));
+		if (note[0] && !ret)
+			HOP_WARN("rendezvous: every rank arrived%s (another "
+				 "process connected to the port; descriptor "
+				 "limit %lu)", note, a->fd_limit);
 		for (int i = 0; i < HOP_BS_MAX_PENDING; i++)
 			if (a->pend[i].fd >= 0)
 				close(a->pend[i].fd);
+		if (a->reserve >= 0)
+			close(a->reserve);
 		if (a->ep >= 0)
 			close(a->ep);
 		free(a);

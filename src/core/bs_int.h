@@ -31,9 +31,14 @@
 #define HOP_BS_GRACE_MS 2000        /* peers wait this much past their
 				       deadline for rank 0's verdict */
 #ifndef HOP_BS_MAX_PENDING           /* a test builds a small one */
-#define HOP_BS_MAX_PENDING 1024     /* unidentified connections at rank 0 */
+#define HOP_BS_MAX_PENDING 256      /* unidentified connections at rank 0
+				       (docs/security.md) */
 #endif
 #define HOP_BS_SILENT_MS 2000       /* then one may be dropped for another */
+#define HOP_BS_FD_RESERVE 32        /* descriptors rank 0 keeps for what
+				       follows the rendezvous */
+#define HOP_BS_EMFILE_GRACE_MS 100  /* out of descriptors: a connection this
+				       old without HELLO may be dropped */
 
 enum hop_bs_type {
 	HOP_BS_HELLO = 1,

@@ -28,6 +28,11 @@ int hop_mem_register(hop_comm_t *comm, void *buf, size_t len,
 		return hop_set_error(comm, HOP_ERR_INVALID_ARG,
 				     "hop_mem_register: buf is NULL with len "
 				     "%zu", len);
+	if (!hop_prov_range_ok(buf, len))
+		return hop_set_error(comm, HOP_ERR_INVALID_ARG,
+				     "hop_mem_register: %zu B at %p do not fit "
+				     "the address space (the range wraps or is "
+				     "larger than any object)", len, buf);
 	if (access & ~(unsigned)ACCESS_ALL)
 		return hop_set_error(comm, HOP_ERR_INVALID_ARG,
 				     "hop_mem_register: unknown access bits "

@@ -17,6 +17,16 @@
 struct hop_bootstrap;
 
 /*
+ * hop_prov_range_ok() - Does [addr, addr + len) fit the address space? No
+ * object is larger than PTRDIFF_MAX, and every bounds check of a key
+ * relies on addr + len not wrapping, so such a range is never registered.
+ */
+static inline int hop_prov_range_ok(const void *addr, size_t len)
+{
+	return len <= PTRDIFF_MAX && len <= UINTPTR_MAX - (uintptr_t)addr;
+}
+
+/*
  * hop_prov_comm() - The communicator whose prov_ctx @ctx is. Built-in
  * providers reach the core directly (config, bootstrap, failure state);
  * plugins have only the callbacks of @ctx.

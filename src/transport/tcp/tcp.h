@@ -21,7 +21,9 @@
  * bounds and access are checked against the local MR table. A write that
  * fails the check (or a malformed header) fails the target's comm; the
  * target then sends REJECT (imm = the hop error, negated) and closes, so
- * the writer fails with the same code naming the target.
+ * the writer fails with the same code naming the target. Deregistering a
+ * region while a write's payload is still arriving into it ends the same
+ * way (tcp_rx_cut()), before another byte is received.
  */
 #ifndef HOP_TRANSPORT_TCP_H
 #define HOP_TRANSPORT_TCP_H
@@ -189,6 +191,10 @@ size_t tcp_max_inline(const struct hop_prov *prov);
 
 /* tcp_progress.c */
 int tcp_tx_progress(struct hop_prov *prov, struct tcp_peer *p);
+/* Region @key was deregistered: a write into it whose payload is still
+ * arriving is cut off (its sender is rejected and the comm fails), so no
+ * further byte of it lands. */
+void tcp_rx_cut(struct hop_prov *prov, uint64_t key);
 int tcp_poll(struct hop_prov *prov, struct hop_cqe *cqe, int max);
 void tcp_wait(struct hop_prov *prov, int timeout_us);
 

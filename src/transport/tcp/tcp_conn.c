@@ -1,8 +1,16 @@
 /*
  * tcp_conn.c - connecting the tcp provider's ranks: every pair once, the
  * lower rank dialling the higher, both sides checking the other's hello
- * (magic, version, secret, nranks, rank). A bad incoming hello is dropped
- * with a warning and the acceptor keeps waiting; all under the deadline.
+ * (magic, version, secret, nranks, rank). All under the deadline.
+ *
+ * Anyone on the host can connect to a listener, so an incoming connection
+ * is a stranger until its hello is authenticated, and strangers never cost
+ * a rank its connection: each gets TCP_HS_SILENT_MS to say hello, a full
+ * set of pending slots makes room by closing the oldest stranger (never an
+ * authenticated one), and handshakes are read before the next accept, so a
+ * rank's connection is authenticated before it could become the oldest. A
+ * dialler whose connection is closed before the answer (evicted as a
+ * stranger would be) connects again rather than blame the rank it dialled.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -20,6 +28,11 @@
 /* Socket buffers asked for when the system maximum allows (else autotune). */
 #define TCP_SOCKBUF (4u << 20)
 
+/* An incoming connection has this long to present a valid hello. */
+#define TCP_HS_SILENT_MS 1000
+/* An outgoing connect is retried this long after a refusal or a reset. */
+#define TCP_HS_RETRY_NS 20000000ull
+
 enum hs_state { HS_FREE = 0, HS_CONNECTING, HS_SEND, HS_RECV, HS_DONE };
 
 /* One handshake in progress. */
@@ -29,10 +42,21 @@ struct tcp_hs {
 	int outgoing;
 	int state;
 	uint64_t retry_at;      /* outgoing: reconnect time after a refusal */
+	uint64_t since;         /* incoming: accepted at */
+	int resets;             /* outgoing: closed by the other end */
 	uint8_t out[TCP_HELLO_LEN];
 	size_t outoff;
 	uint8_t in[TCP_HELLO_LEN];
 	size_t inoff;
+};
+
+/* The handshakes of one tcp_connect_all(). */
+struct hs_set {
+	struct hop_prov *prov;
+	const uint8_t *secret;
+	struct tcp_hs *hs;      /* nout outgoing, then the incoming slots */
+	int nout, nhs;
+	int strangers;          /* incoming connections closed unauthenticated */
 };
 
 static void tcp_tune(int fd)
@@ -84,12 +108,93 @@ static int hs_connect(struct tcp_hs *h, const struct tcp_addr *a)
 	return 0;
 }
 
+/* Outgoing @h failed before the answer: connect again a little later. */
+static void hs_retry(struct tcp_hs *h, const char *why)
+{
+	HOP_TRACE("tcp: connection to rank %d: %s; retrying", h->peer, why);
+	if (h->fd >= 0)
+		close(h->fd);
+	h->fd = -1;
+	h->state = HS_FREE;
+	h->retry_at = hop_now_ns() + TCP_HS_RETRY_NS;
+}
+
+/* Close incoming @h, releasing the rank it may have claimed. */
+static void hs_drop(struct hs_set *set, struct tcp_hs *h)
+{
+	struct hop_prov *prov = set->prov;
+
+	if (h->peer >= 0 && prov->peers[h->peer].fd == h->fd)
+		prov->peers[h->peer].fd = -1;
+	close(h->fd);
+	h->fd = -1;
+	h->peer = -1;
+	h->state = HS_FREE;
+}
+
+/* Incoming @h has not authenticated: close it, blaming no rank. */
+static void hs_drop_stranger(struct hs_set *set, struct tcp_hs *h,
+			     const char *why)
+{
+	HOP_INFO("tcp: closed an unauthenticated incoming connection: %s",
+		 why);
+	set->strangers++;
+	hs_drop(set, h);
+}
+
+/* Check the peer's hello in @h->in. 0, or HOP_ERR_AUTH with @why. */
+static int hs_check_hello(struct hs_set *set, struct tcp_hs *h,
+			  struct tcp_hello *hello, char *why, size_t whylen)
+{
+	struct hop_prov *prov = set->prov;
+
+	if (tcp_hello_parse(h->in, TCP_HELLO_LEN, hello, why, whylen))
+		return HOP_ERR_AUTH;
+	if (!hop_ct_equal(hello->secret, set->secret, HOP_SECRET_BYTES)) {
+		snprintf(why, whylen, "wrong secret");
+		return HOP_ERR_AUTH;
+	}
+	if (hello->nranks != (uint32_t)prov->nranks) {
+		snprintf(why, whylen, "nranks %u, expected %d", hello->nranks,
+			 prov->nranks);
+		return HOP_ERR_AUTH;
+	}
+	if (h->outgoing ? hello->rank != (uint32_t)h->peer
+			: (hello->rank >= (uint32_t)prov->rank ||
+			   prov->peers[hello->rank].fd >= 0)) {
+		snprintf(why, whylen, "claims rank %u (%s)", hello->rank,
+			 h->outgoing ? "not the rank dialled"
+				     : "not a lower rank or a duplicate");
+		return HOP_ERR_AUTH;
+	}
+	return 0;
+}
+
+/* A valid hello arrived on incoming @h: claim its rank, answer. */
+static void hs_accept_hello(struct hs_set *set, struct tcp_hs *h,
+			    const struct tcp_hello *hello)
+{
+	struct hop_prov *prov = set->prov;
+	struct tcp_hello me = {
+		.version = TCP_HELLO_VERSION,
+		.rank = (uint32_t)prov->rank,
+		.nranks = (uint32_t)prov->nranks,
+	};
+
+	memcpy(me.secret, set->secret, HOP_SECRET_BYTES);
+	tcp_hello_pack(&me, h->out);
+	h->peer = (int)hello->rank;
+	/* claim the rank now so a duplicate is refused */
+	prov->peers[h->peer].fd = h->fd;
+	h->state = HS_SEND;
+}
+
 /* Move handshake @h forward after poll reported @rev. Returns 0, or a
  * negative hop code that fails open(). */
-static int hs_step(struct hop_prov *prov, struct tcp_hs *h, short rev,
-		   const uint8_t *secret)
+static int hs_step(struct hs_set *set, struct tcp_hs *h, short rev)
 {
-	struct hop_comm *comm = prov->comm;
+	struct hop_prov *prov = set->prov;
+	struct tcp_hello hello;
 	char why[160];
 	ssize_t n;
 
@@ -100,12 +205,7 @@ static int hs_step(struct hop_prov *prov, struct tcp_hs *h, short rev,
 		getsockopt(h->fd, SOL_SOCKET, SO_ERROR, &err, &el);
 		if (err) {
 			/* refused or reset: the peer may still be starting */
-			close(h->fd);
-			h->fd = -1;
-			h->state = HS_FREE;
-			h->retry_at = hop_now_ns() + 20000000ull;
-			HOP_TRACE("tcp: connect to rank %d: %s; retrying",
-				  h->peer, strerror(err));
+			hs_retry(h, strerror(err));
 			return 0;
 		}
 		h->state = HS_SEND;
@@ -121,80 +221,194 @@ static int hs_step(struct hop_prov *prov, struct tcp_hs *h, short rev,
 			h->state = h->outgoing ? HS_RECV : HS_DONE;
 		return 0;
 	}
-	if (h->state == HS_RECV && (rev & (POLLIN | POLLERR | POLLHUP))) {
-		struct tcp_hello hello;
+	if (h->state != HS_RECV || !(rev & (POLLIN | POLLERR | POLLHUP)))
+		return 0;
+	n = recv(h->fd, h->in + h->inoff, TCP_HELLO_LEN - h->inoff, 0);
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+		goto conn_lost;
+	if (n < 0)
+		return 0;
+	h->inoff += (size_t)n;
+	if (h->inoff < TCP_HELLO_LEN)
+		return 0;
+	if (hs_check_hello(set, h, &hello, why, sizeof(why))) {
+		if (h->outgoing)
+			return hop_comm_fail(prov->comm, HOP_ERR_AUTH,
+					     "tcp: rank %d answered with a bad "
+					     "hello: %s", h->peer, why);
+		HOP_WARN_LIMITED("tcp: dropped an incoming connection: %s", why);
+		set->strangers++;
+		hs_drop(set, h);
+		return 0;
+	}
+	if (h->outgoing) {
+		h->state = HS_DONE;
+		return 0;
+	}
+	hs_accept_hello(set, h, &hello);
+	return hs_step(set, h, 0);
 
-		n = recv(h->fd, h->in + h->inoff, TCP_HELLO_LEN - h->inoff, 0);
-		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
-			goto conn_lost;
-		if (n < 0)
-			return 0;
-		h->inoff += (size_t)n;
-		if (h->inoff < TCP_HELLO_LEN)
-			return 0;
-		if (tcp_hello_parse(h->in, TCP_HELLO_LEN, &hello, why,
-				    sizeof(why)))
-			goto bad_hello;
-		if (!hop_ct_equal(hello.secret, secret, HOP_SECRET_BYTES)) {
-			snprintf(why, sizeof(why), "wrong secret");
-			goto bad_hello;
-		}
-		if (hello.nranks != (uint32_t)prov->nranks) {
-			snprintf(why, sizeof(why), "nranks %u, expected %d",
-				 hello.nranks, prov->nranks);
-			goto bad_hello;
-		}
-		if (h->outgoing ? hello.rank != (uint32_t)h->peer
-				: (hello.rank >= (uint32_t)prov->rank ||
-				   prov->peers[hello.rank].fd >= 0)) {
-			snprintf(why, sizeof(why),
-				 "claims rank %u (%s)", hello.rank,
-				 h->outgoing ? "not the rank dialled"
-					     : "not a lower rank or a duplicate");
-			goto bad_hello;
-		}
-		if (h->outgoing) {
-			h->state = HS_DONE;
-		} else {
-			struct tcp_hello me = {
-				.version = TCP_HELLO_VERSION,
-				.rank = (uint32_t)prov->rank,
-				.nranks = (uint32_t)prov->nranks,
-			};
-
-			memcpy(me.secret, secret, HOP_SECRET_BYTES);
-			tcp_hello_pack(&me, h->out);
-			h->peer = (int)hello.rank;
-			/* claim the rank now so a duplicate is refused */
-			prov->peers[h->peer].fd = h->fd;
-			h->state = HS_SEND;
-			return hs_step(prov, h, 0, secret);
-		}
+conn_lost:
+	if (h->outgoing) {
+		/* closed before its answer: our connection may have been
+		 * taken for a stranger's; the deadline bounds the retries */
+		h->resets++;
+		hs_retry(h, "closed during the handshake");
+	} else if (h->state == HS_RECV) {
+		hs_drop_stranger(set, h, "closed before its hello");
+	} else {
+		HOP_INFO("tcp: rank %d closed its connection during the "
+			 "handshake; waiting for it again", h->peer);
+		hs_drop(set, h);
 	}
 	return 0;
+}
 
-bad_hello:
-	if (h->outgoing)
-		return hop_comm_fail(comm, HOP_ERR_AUTH,
-				     "tcp: rank %d answered with a bad hello: %s",
-				     h->peer, why);
-	HOP_WARN_LIMITED("tcp: dropped an incoming connection: %s", why);
-	close(h->fd);
-	h->fd = -1;
-	h->state = HS_FREE;
-	return 0;
-conn_lost:
-	if (h->outgoing)
-		return hop_comm_fail(comm, HOP_ERR_PEER_FAILED,
-				     "tcp: rank %d closed the connection "
-				     "during the handshake",
-				     h->peer);
-	HOP_WARN_LIMITED("tcp: an incoming connection closed during its hello");
-	if (h->peer >= 0 && prov->peers[h->peer].fd == h->fd)
-		prov->peers[h->peer].fd = -1;
-	close(h->fd);
-	h->fd = -1;
-	h->state = HS_FREE;
+/* A free incoming slot, making one by closing the oldest stranger (an
+ * incoming connection whose hello is not read yet); -1 when every slot
+ * holds an authenticated rank. */
+static int hs_free_slot(struct hs_set *set)
+{
+	struct tcp_hs *oldest = NULL;
+
+	for (int i = set->nout; i < set->nhs; i++) {
+		struct tcp_hs *h = &set->hs[i];
+
+		if (h->state == HS_FREE)
+			return i;
+		if (h->state == HS_RECV && (!oldest || h->since < oldest->since))
+			oldest = h;
+	}
+	if (!oldest)
+		return -1;
+	hs_drop_stranger(set, oldest, "all pending slots in use; it is the "
+			 "oldest");
+	return (int)(oldest - set->hs);
+}
+
+/* Accept one queued connection into a slot. */
+static void hs_accept(struct hs_set *set, int lfd)
+{
+	int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	int slot;
+	struct tcp_hs *h;
+
+	if (fd < 0)
+		return;
+	if ((slot = hs_free_slot(set)) < 0) {
+		HOP_INFO("tcp: every pending slot holds a rank; closed an "
+			 "incoming connection");
+		set->strangers++;
+		close(fd);
+		return;
+	}
+	h = &set->hs[slot];
+	memset(h, 0, sizeof(*h));
+	h->fd = fd;
+	h->peer = -1;
+	h->state = HS_RECV;
+	h->since = hop_now_ns();
+}
+
+/* Close incoming connections that did not say hello in time. */
+static void hs_expire(struct hs_set *set, uint64_t now)
+{
+	char why[48];
+
+	snprintf(why, sizeof(why), "no hello within %d ms", TCP_HS_SILENT_MS);
+	for (int i = set->nout; i < set->nhs; i++) {
+		struct tcp_hs *h = &set->hs[i];
+
+		if (h->state == HS_RECV &&
+		    now - h->since > TCP_HS_SILENT_MS * 1000000ull)
+			hs_drop_stranger(set, h, why);
+	}
+}
+
+/* (Re)start outgoing connects that are due. */
+static void hs_dial(struct hs_set *set, const struct tcp_addr *addrs,
+		    uint64_t now)
+{
+	for (int i = 0; i < set->nout; i++) {
+		struct tcp_hs *h = &set->hs[i];
+		int err;
+
+		if (h->state != HS_FREE || h->retry_at > now)
+			continue;
+		if ((err = hs_connect(h, &addrs[h->peer])))
+			hs_retry(h, strerror(-err));
+	}
+}
+
+/* Hand finished handshakes' sockets to their peers; returns how many. */
+static int hs_collect(struct hs_set *set)
+{
+	int done = 0;
+
+	for (int i = 0; i < set->nhs; i++) {
+		struct tcp_hs *h = &set->hs[i];
+
+		if (h->state != HS_DONE || h->fd < 0)
+			continue;
+		set->prov->peers[h->peer].fd = h->fd;
+		tcp_tune(h->fd);
+		h->fd = -1; /* owned by the peer now */
+		if (!h->outgoing)
+			h->state = HS_FREE; /* slot reusable */
+		done++;
+	}
+	return done;
+}
+
+static int hs_timeout(struct hs_set *set)
+{
+	struct hop_prov *prov = set->prov;
+	char miss[256], note[160] = "";
+	size_t off = 0;
+	int resets = 0;
+
+	miss[0] = '\0';
+	for (int r = 0; r < prov->nranks && off < sizeof(miss) - 12; r++)
+		if (r != prov->rank && prov->peers[r].fd < 0)
+			off += (size_t)snprintf(miss + off, sizeof(miss) - off,
+						"%s%d", off ? "," : "", r);
+	for (int i = 0; i < set->nout; i++)
+		resets += set->hs[i].resets;
+	if (resets || set->strangers)
+		snprintf(note, sizeof(note), "; %d of our connects were closed "
+			 "during the handshake, %d unauthenticated incoming "
+			 "connection(s) were closed", resets, set->strangers);
+	return hop_comm_fail(prov->comm, HOP_ERR_TIMEOUT,
+			     "tcp: connecting to rank(s) %s timed out after %d "
+			     "ms (HOP_TIMEOUT)%s", miss[0] ? miss : "?",
+			     prov->comm->cfg.timeout_ms, note);
+}
+
+static int hs_set_init(struct hs_set *set, struct hop_prov *prov,
+		       const uint8_t *secret)
+{
+	int me = prov->rank, n = prov->nranks;
+	struct tcp_hello hello = { .version = TCP_HELLO_VERSION,
+				   .rank = (uint32_t)me,
+				   .nranks = (uint32_t)n };
+
+	set->prov = prov;
+	set->secret = secret;
+	set->nout = n - 1 - me;
+	set->nhs = set->nout + me + 8;
+	set->hs = calloc((size_t)set->nhs, sizeof(*set->hs));
+	if (!set->hs)
+		return -1;
+	memcpy(hello.secret, secret, HOP_SECRET_BYTES);
+	for (int i = 0; i < set->nhs; i++) {
+		set->hs[i].fd = -1;
+		set->hs[i].peer = -1;
+	}
+	for (int i = 0; i < set->nout; i++) {
+		set->hs[i].outgoing = 1;
+		set->hs[i].peer = me + 1 + i;
+		tcp_hello_pack(&hello, set->hs[i].out);
+	}
 	return 0;
 }
 
@@ -203,91 +417,45 @@ int tcp_connect_all(struct hop_prov *prov, int lfd,
 		    const struct tcp_addr *addrs, const uint8_t *secret,
 		    uint64_t deadline)
 {
-	int me = prov->rank, n = prov->nranks;
-	int nout = n - 1 - me, nin_max = me + 8, nhs = nout + nin_max;
-	struct tcp_hs *hs = calloc((size_t)nhs, sizeof(*hs));
-	struct pollfd *pfd = calloc((size_t)nhs + 1, sizeof(*pfd));
-	int *map = calloc((size_t)nhs + 1, sizeof(*map));
-	int ret = 0, done = 0, want = n - 1;
-	struct tcp_hello hello = { .version = TCP_HELLO_VERSION,
-				   .rank = (uint32_t)me,
-				   .nranks = (uint32_t)n };
+	struct hs_set set = { 0 };
+	struct pollfd *pfd = NULL;
+	int *map = NULL;
+	int ret = 0, done = 0, want = prov->nranks - 1;
 
-	if (!hs || !pfd || !map) {
+	if (hs_set_init(&set, prov, secret) ||
+	    !(pfd = calloc((size_t)set.nhs + 1, sizeof(*pfd))) ||
+	    !(map = calloc((size_t)set.nhs + 1, sizeof(*map)))) {
 		ret = hop_comm_fail(prov->comm, HOP_ERR_NO_MEMORY,
-				    "tcp: out of memory connecting %d ranks", n);
+				    "tcp: out of memory connecting %d ranks",
+				    prov->nranks);
 		goto out;
 	}
-	memcpy(hello.secret, secret, HOP_SECRET_BYTES);
-	for (int i = 0; i < nhs; i++) {
-		hs[i].fd = -1;
-		hs[i].peer = -1;
-	}
-	for (int i = 0; i < nout; i++) {
-		struct tcp_hs *h = &hs[i];
-
-		h->outgoing = 1;
-		h->peer = me + 1 + i;
-		h->state = HS_FREE;
-		h->retry_at = 0;
-		tcp_hello_pack(&hello, h->out);
-	}
-
 	while (done < want) {
 		int np = 0, timeout;
 		uint64_t now = hop_now_ns();
 
 		if (now >= deadline) {
-			char miss[256];
-			size_t off = 0;
-
-			miss[0] = '\0';
-			for (int r = 0; r < n && off < sizeof(miss) - 12; r++)
-				if (r != me && prov->peers[r].fd < 0)
-					off += (size_t)snprintf(miss + off,
-						sizeof(miss) - off, "%s%d",
-						off ? "," : "", r);
-			ret = hop_comm_fail(prov->comm, HOP_ERR_TIMEOUT,
-					    "tcp: connecting to rank(s) %s "
-					    "timed out after %d ms (HOP_TIMEOUT)",
-					    miss[0] ? miss : "?",
-					    prov->comm->cfg.timeout_ms);
+			ret = hs_timeout(&set);
 			goto out;
 		}
-		/* (re)start outgoing connects that are due */
-		for (int i = 0; i < nout; i++) {
-			struct tcp_hs *h = &hs[i];
-
-			if (h->state != HS_FREE || h->retry_at > now)
-				continue;
-			int err = hs_connect(h, &addrs[h->peer]);
-
-			if (err) {
-				if (h->fd >= 0)
-					close(h->fd);
-				h->fd = -1;
-				h->state = HS_FREE;
-				h->retry_at = now + 20000000ull;
-				HOP_TRACE("tcp: connect to rank %d: %s",
-					  h->peer, strerror(-err));
-			}
-		}
-		if (me > 0) {
-			pfd[np].fd = lfd;
-			pfd[np].events = POLLIN;
-			map[np++] = -1;
-		}
-		for (int i = 0; i < nhs; i++) {
-			struct tcp_hs *h = &hs[i];
-			short ev = 0;
+		hs_dial(&set, addrs, now);
+		hs_expire(&set, now);
+		for (int i = 0; i < set.nhs; i++) {
+			struct tcp_hs *h = &set.hs[i];
 
 			if (h->fd < 0 || h->state == HS_DONE ||
 			    h->state == HS_FREE)
 				continue;
-			ev = (h->state == HS_RECV) ? POLLIN : POLLOUT;
 			pfd[np].fd = h->fd;
-			pfd[np].events = ev;
+			pfd[np].events = h->state == HS_RECV ? POLLIN : POLLOUT;
 			map[np++] = i;
+		}
+		/* last: handshakes are read before another accept can
+		 * evict one of them */
+		if (prov->rank > 0) {
+			pfd[np].fd = lfd;
+			pfd[np].events = POLLIN;
+			map[np++] = -1;
 		}
 		timeout = hop_deadline_ms_left(deadline);
 		if (timeout > 20)
@@ -300,61 +468,25 @@ int tcp_connect_all(struct hop_prov *prov, int lfd,
 		for (int k = 0; k < np; k++) {
 			if (!pfd[k].revents)
 				continue;
-			if (map[k] < 0) {
-				int fd = accept4(lfd, NULL, NULL,
-						 SOCK_NONBLOCK | SOCK_CLOEXEC);
-				int slot = -1;
-
-				if (fd < 0)
-					continue;
-				for (int i = nout; i < nhs && slot < 0; i++)
-					if (hs[i].state == HS_FREE)
-						slot = i;
-				if (slot < 0) {
-					HOP_WARN_LIMITED("tcp: too many "
-							 "pending connections;"
-							 " dropped one");
-					close(fd);
-					continue;
-				}
-				memset(&hs[slot], 0, sizeof(hs[slot]));
-				hs[slot].fd = fd;
-				hs[slot].peer = -1;
-				hs[slot].state = HS_RECV;
-				continue;
-			}
-			struct tcp_hs *h = &hs[map[k]];
-
-			ret = hs_step(prov, h, pfd[k].revents, secret);
-			if (ret)
+			if (map[k] < 0)
+				hs_accept(&set, lfd);
+			else if ((ret = hs_step(&set, &set.hs[map[k]],
+						pfd[k].revents)))
 				goto out;
 		}
-		/* collect finished handshakes */
-		for (int i = 0; i < nhs; i++) {
-			struct tcp_hs *h = &hs[i];
-
-			if (h->state != HS_DONE || h->fd < 0)
-				continue;
-			prov->peers[h->peer].fd = h->fd;
-			tcp_tune(h->fd);
-			h->fd = -1; /* owned by the peer now */
-			if (!h->outgoing)
-				h->state = HS_FREE; /* slot reusable */
-			done++;
-		}
+		done += hs_collect(&set);
 	}
 out:
-	if (hs)
-		for (int i = 0; i < nhs; i++)
-			if (hs[i].fd >= 0) {
-				if (hs[i].peer >= 0 &&
-				    prov->peers[hs[i].peer].fd == hs[i].fd)
-					prov->peers[hs[i].peer].fd = -1;
-				close(hs[i].fd);
-			}
-	free(hs);
+	if (set.strangers)
+		HOP_WARN("tcp: closed %d incoming connection(s) that did not "
+			 "authenticate while connecting the ranks (another "
+			 "process connected to this rank's listener)",
+			 set.strangers);
+	for (int i = 0; set.hs && i < set.nhs; i++)
+		if (set.hs[i].fd >= 0)
+			hs_drop(&set, &set.hs[i]);
+	free(set.hs);
 	free(pfd);
 	free(map);
 	return ret;
 }
-

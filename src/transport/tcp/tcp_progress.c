@@ -20,6 +20,8 @@
 
 #include "transport/tcp/tcp.h"
 
+static int tcp_rx_progress(struct hop_prov *prov, struct tcp_peer *p);
+
 int tcp_tx_progress(struct hop_prov *prov, struct tcp_peer *p)
 {
 	struct iovec iov[TCP_IOV_MAX];
@@ -66,10 +68,16 @@ int tcp_tx_progress(struct hop_prov *prov, struct tcp_peer *p)
 				tcp_peer_forget(prov, p);
 				return 0;
 			}
+			/* a peer that refused our data said why before it
+			 * closed: report its REJECT rather than the reset */
+			int e = errno, r = tcp_rx_progress(prov, p);
+
+			if (r < 0 || p->fd < 0) /* REJECT, EOF or its BYE */
+				return r;
 			return tcp_peer_fail(prov, p, HOP_ERR_PEER_FAILED,
 					     "tcp: rank %d: connection lost "
 					     "while sending (%s)",
-					     p->rank, strerror(errno));
+					     p->rank, strerror(e));
 		}
 		/* retire what was fully sent */
 		size_t left = (size_t)n;
@@ -285,6 +293,24 @@ static int tcp_rx_progress(struct hop_prov *prov, struct tcp_peer *p)
 		return tcp_rx_eof(prov, p, errno);
 	}
 	return 0;
+}
+
+void tcp_rx_cut(struct hop_prov *prov, uint64_t key)
+{
+	for (int r = 0; r < prov->nranks; r++) {
+		struct tcp_peer *p = &prov->peers[r];
+
+		if (p->fd < 0 || p->rx_state != TCP_RX_PAYLOAD ||
+		    p->cur.op != TCP_OP_WRITE || p->cur.rkey != key)
+			continue;
+		tcp_peer_reject(prov, p, HOP_ERR_OUT_OF_BOUNDS,
+				"tcp: write of %llu bytes from rank %d cut off "
+				"after %llu bytes: its region (key 0x%llx) was "
+				"deregistered while the write arrived",
+				(unsigned long long)p->cur.len, p->rank,
+				(unsigned long long)(p->cur.len - p->left),
+				(unsigned long long)key);
+	}
 }
 
 int tcp_poll(struct hop_prov *prov, struct hop_cqe *cqe, int max)
