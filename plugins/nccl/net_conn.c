@@ -210,9 +210,11 @@ static struct hn_conn *conn_start(const hop_unique_id_t *id, int rank,
 static hop_comm_t *conn_finish(struct hn_conn *cn, const char *call,
 			       ncclResult_t *res)
 {
-	hop_comm_t *hc = cn->comm;
+	hop_comm_t *hc;
 
+	/* the thread writes cn->comm: read it only once it has ended */
 	pthread_join(cn->thread, NULL);
+	hc = cn->comm;
 	*res = hn_result(cn->ret);
 	if (cn->ret)
 		HN_WARN("%s: %s", call, cn->err);
