@@ -443,18 +443,20 @@ int hop_bs_root_open(struct hop_bootstrap *bs, const struct hop_id_info *info,
 		bs->local_addr = sa.sin_addr;
 	if (bs->nranks == 1)
 		goto out;
-	if (!(a = calloc(1, sizeof(*a))) ||
-	    (a->ep = epoll_create1(EPOLL_CLOEXEC)) < 0) {
+	if (!(a = calloc(1, sizeof(*a)))) {
 		ret = hop_bs_fail(bs, HOP_ERR_SYSTEM, "rank 0: rendezvous set "
-				  "up: %s", a ? strerror(errno) : "out of memory");
-		if (a)
-			a->ep = a->reserve = -1;
+				  "up: out of memory");
 		goto out;
 	}
-	a->lfd = lfd;
-	a->reserve = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	for (int i = 0; i < HOP_BS_MAX_PENDING; i++)
 		a->pend[i].fd = -1;
+	a->lfd = lfd;
+	a->reserve = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if ((a->ep = epoll_create1(EPOLL_CLOEXEC)) < 0) {
+		ret = hop_bs_fail(bs, HOP_ERR_SYSTEM, "rank 0: rendezvous set "
+				  "up: %s", strerror(errno));
+		goto out;
+	}
 	if ((ret = fd_budget(bs, a)))
 		goto out;
 	for (int i = 0; i < a->max_pending; i++)
