@@ -415,13 +415,13 @@ size_t hop_config_eager_auto(const char *provider, int nranks, int slots,
 			     uint64_t memlock)
 {
 	double budget = 16.0 * 1024 * 1024;
-	size_t sz = 64 * 1024;
+	size_t sz = HOP_EAGER_AUTO_VERBS_MAX;
 
 	if (!provider || strcmp(provider, "verbs"))
-		return 8192;
+		return HOP_EAGER_AUTO;
 	if (memlock && (double)memlock / 4 < budget)
 		budget = (double)memlock / 4;
-	while (sz > 8192 && ((double)nranks + 2) * slots * (double)sz > budget)
+	while (sz > HOP_EAGER_AUTO && ((double)nranks + 2) * slots * (double)sz > budget)
 		sz /= 2;
 	return sz;
 }

@@ -54,6 +54,11 @@ int hop_config_load(struct hop_config *cfg, char *err, size_t errlen);
 /* Defaults only, no environment (tests, tools). */
 void hop_config_defaults(struct hop_config *cfg);
 
+/* HOP_EAGER_SIZE=auto: the size on tcp, shm and plugins, and the floor on
+ * verbs; and the ceiling on verbs (the cost model prices links with both). */
+#define HOP_EAGER_AUTO 8192
+#define HOP_EAGER_AUTO_VERBS_MAX 65536
+
 /* The eager size HOP_EAGER_SIZE=auto stands for on @provider ("verbs",
  * "tcp", "shm" or a plugin's name) with @nranks ranks, @slots eager slots
  * per peer and @memlock bytes of RLIMIT_MEMLOCK (0: unlimited, or not
