@@ -78,7 +78,7 @@ static const struct cfg_var cfg_vars[] = {
 	{ "HOP_PIPELINE_CHUNKS", CFG_INT, "0", 0, 65536, NULL, FIELD(pipeline_chunks),
 	  "chunks k of a multi-hop pipelined transfer; 0: the model's optimum" },
 	{ "HOP_PROFILE", CFG_STR, "", 0, 255, NULL, FIELD(profile),
-	  "path of a hop-probe JSON profile (alpha/beta per provider); unset: built-in estimates" },
+	  "path of a hop-probe link profile (hop-probe --save-profile: alpha/beta per pair); unset: built-in estimates" },
 	{ "HOP_TOPO", CFG_STR, "", 0, 255, NULL, FIELD(topo),
 	  "path of a topology file describing hosts and links; unset: flat" },
 	/* verbs */

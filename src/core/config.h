@@ -29,7 +29,7 @@ struct hop_config {
 	size_t chunk_size;              /* HOP_CHUNK_SIZE pipelining chunk bytes, default 0 = auto */
 	int pipeline_depth;             /* HOP_PIPELINE_DEPTH chunks in flight, default 0 = auto */
 	int pipeline_chunks;            /* HOP_PIPELINE_CHUNKS multi-hop k override, default 0 = model */
-	char profile[HOP_CFG_STR];      /* HOP_PROFILE hop-probe JSON profile path, default "" */
+	char profile[HOP_CFG_STR];      /* HOP_PROFILE hop-probe link profile path, default "" */
 	char topo[HOP_CFG_STR];         /* HOP_TOPO topology file path, default "" */
 	/* verbs */
 	char ib_device[64];             /* HOP_IB_DEVICE, default "" = first ACTIVE */

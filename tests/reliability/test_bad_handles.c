@@ -18,7 +18,7 @@
 #include <cmocka.h>
 
 #include "core/core.h"
-#include "model/profile.h"
+#include "probe/profile_json.h"
 #include "model/topo.h"
 #include "rel.h"
 
