@@ -266,18 +266,26 @@ static int lend(struct lst *st, int ret)
 	return ret;
 }
 
+/* HOP_ERR_INVALID_ARG naming the NULL argument: @src (called @what) or @p. */
+static int lnull(const void *src, const struct hop_profile *p,
+		 const char *what, char *err, size_t errlen)
+{
+	if (src && p)
+		return 0;
+	if (err && errlen)
+		snprintf(err, errlen, "invalid argument (NULL %s)",
+			 src ? "profile" : what);
+	return HOP_ERR_INVALID_ARG;
+}
+
 int hop_profile_link_parse(const char *text, size_t len,
 			   struct hop_profile *p, char *err, size_t errlen)
 {
 	struct lst st = { { 0, err, errlen }, p, 0, 0 };
-	int ret = 0;
+	int ret = lnull(text, p, "text", err, errlen);
 
-	if (!text || !p) {
-		if (err && errlen)
-			snprintf(err, errlen, "invalid argument (NULL %s)",
-				 p ? "text" : "profile");
-		return HOP_ERR_INVALID_ARG;
-	}
+	if (ret)
+		return ret;
 	memset(p, 0, sizeof(*p));
 	for (size_t i = 0; !ret && i < len;) {
 		const char *nl = memchr(text + i, '\n', len - i);
@@ -297,14 +305,10 @@ int hop_profile_link_load(const char *path, struct hop_profile *p,
 	size_t cap = 0;
 	ssize_t n;
 	FILE *f;
-	int ret = 0;
+	int ret = lnull(path, p, "path", err, errlen);
 
-	if (!path || !p) {
-		if (err && errlen)
-			snprintf(err, errlen, "invalid argument (NULL %s)",
-				 path ? "profile" : "path");
-		return HOP_ERR_INVALID_ARG;
-	}
+	if (ret)
+		return ret;
 	if (!(f = fopen(path, "r"))) {
 		if (err && errlen)
 			snprintf(err, errlen, "%s: cannot open: %s", path,
