@@ -1,6 +1,6 @@
 /*
  * sched.c - schedule storage, building dispatch and the dataflow driver
- * shared by the p2p executor and the simulation executor.
+ * shared by the p2p executor and the simulators (src/sim).
  *
  * Every array grows geometrically and is kept: rebuilding or rerunning a
  * schedule of the same or smaller size allocates nothing.
@@ -25,7 +25,6 @@ void hop_sched_free(struct hop_sched *s)
 	free(s->pending);
 	free(s->qnext);
 	free(s->tmp);
-	free(s->tdone);
 	hop_sched_init(s);
 }
 
@@ -279,8 +278,6 @@ void hop_sched_start(struct hop_sched *s, void *const base[HOP_BUF_COUNT])
 		for (int k = 0; k < HOP_SCHED_MAXDEPS; k++)
 			p += s->steps[i].deps[k] >= 0;
 		s->pending[i] = (uint8_t)p;
-		if (s->tdone)
-			s->tdone[i] = 0;
 		if (!p)
 			queue_push(&s->rhead, &s->rtail, s->qnext, i);
 	}
@@ -310,6 +307,12 @@ static void run_inline(struct hop_sched *s, int i)
 int hop_sched_advance(struct hop_sched *s, hop_sched_start_fn start,
 		      void *ctx)
 {
+	return hop_sched_advance_hook(s, start, NULL, ctx);
+}
+
+int hop_sched_advance_hook(struct hop_sched *s, hop_sched_start_fn start,
+			   hop_sched_inline_fn ran, void *ctx)
+{
 	for (;;) {
 		if (s->chead >= 0) {
 			int i = queue_pop(&s->chead, &s->ctail, s->qnext);
@@ -333,10 +336,8 @@ int hop_sched_advance(struct hop_sched *s, hop_sched_start_fn start,
 			} else {
 				if (st->kind != HOP_STEP_NOP)
 					run_inline(s, i);
-				if (s->tdone)
-					s->tdone[i] = hop_sched_tready(s, i) +
-						(st->kind == HOP_STEP_NOP ? 0 :
-						 s->tgamma * (double)st->len);
+				if (ran)
+					ran(ctx, s, i);
 				hop_sched_complete(s, i);
 			}
 			continue;

@@ -8,12 +8,14 @@
  * the op's scratch) plus a byte offset, so a schedule does not depend on
  * where the data lives: it can be kept and rerun for the next call with
  * the same arguments, and the same schedule runs on the p2p executor
- * (coll_op.c) or on the in-process simulation executor (sim.c).
+ * (coll_op.c) or on the simulators of the tests and hop-model (src/sim).
  *
  * Executors share the dataflow driver here: a step starts when all its
  * dependencies completed; REDUCE/COPY/NOP run inline, SEND/RECV go to the
  * backend, which reports completion with hop_sched_complete() (safe from
- * a p2p completion callback: it only queues).
+ * a p2p completion callback: it only queues). A schedule holds no time:
+ * a simulator keeps its own per-step clock and learns of inline steps
+ * through the hook of hop_sched_advance_hook().
  */
 #ifndef HOP_COLL_SCHED_H
 #define HOP_COLL_SCHED_H
@@ -23,30 +25,7 @@
 
 #include <hop/common.h>
 
-enum hop_coll_kind {
-	HOP_COLL_BROADCAST = 0,
-	HOP_COLL_REDUCE,
-	HOP_COLL_ALLREDUCE,
-	HOP_COLL_ALLGATHER,
-	HOP_COLL_REDUCESCATTER,
-	HOP_COLL_BARRIER,
-	HOP_COLL_KIND_COUNT
-};
-
-enum hop_coll_algo {
-	HOP_ALGO_AUTO = 0,
-	HOP_ALGO_FLAT,          /* bcast, reduce */
-	HOP_ALGO_TREE,          /* bcast, reduce: binomial; allreduce: binomial reduce+bcast */
-	HOP_ALGO_CHAIN,         /* bcast, reduce: pipelined chain */
-	HOP_ALGO_RING,          /* allreduce, allgather, reducescatter */
-	HOP_ALGO_DBTREE,        /* allreduce: double binary tree */
-	HOP_ALGO_RD,            /* allreduce: recursive doubling */
-	HOP_ALGO_RABENSEIFNER,  /* allreduce */
-	HOP_ALGO_BRUCK,         /* allgather */
-	HOP_ALGO_HALVING,       /* reducescatter: recursive halving */
-	HOP_ALGO_DISSEMINATION, /* barrier */
-	HOP_ALGO_COUNT
-};
+#include "coll/kinds.h"
 
 enum hop_step_kind {
 	HOP_STEP_NOP = 0,
@@ -133,32 +112,16 @@ struct hop_sched {
 	int finished;           /* all steps done and epilogue applied */
 	int run_cap;
 	void *base[HOP_BUF_COUNT];
-	/* virtual time (simulation only; NULL on the p2p executor): when
-	 * each step ended; the driver times inline steps at @tgamma seconds
-	 * per byte from hop_sched_tready() */
-	double *tdone;
-	double tgamma;
 };
-
-/* Virtual time at which step @i of a timed schedule became ready: when
- * the last of its dependencies ended (0 without any). */
-static inline double hop_sched_tready(const struct hop_sched *s, int i)
-{
-	double t = 0;
-
-	for (int k = 0; k < HOP_SCHED_MAXDEPS; k++) {
-		int d = s->steps[i].deps[k];
-
-		if (d >= 0 && s->tdone[d] > t)
-			t = s->tdone[d];
-	}
-	return t;
-}
 
 /* Backend of an executor: start a SEND or RECV step. Returns 0 (it will
  * call hop_sched_complete() later, possibly from inside this call) or a
  * negative hop code. */
 typedef int (*hop_sched_start_fn)(void *ctx, struct hop_sched *s, int idx);
+
+/* Optional hook of an executor: inline step @idx (REDUCE, COPY, NOP) has
+ * just run, before its completion is queued (a simulator's clock). */
+typedef void (*hop_sched_inline_fn)(void *ctx, struct hop_sched *s, int idx);
 
 void hop_sched_init(struct hop_sched *s);
 void hop_sched_free(struct hop_sched *s);
@@ -171,6 +134,9 @@ void hop_sched_start(struct hop_sched *s, void *const base[HOP_BUF_COUNT]);
 /* Start every ready step and process completions until nothing is left
  * to do right now. Returns 0 or the first error of a backend start. */
 int hop_sched_advance(struct hop_sched *s, hop_sched_start_fn start, void *ctx);
+/* hop_sched_advance() that calls @ran (may be NULL) after each inline step. */
+int hop_sched_advance_hook(struct hop_sched *s, hop_sched_start_fn start,
+			   hop_sched_inline_fn ran, void *ctx);
 /* Mark SEND/RECV step @idx complete (queues it; advance processes it). */
 void hop_sched_complete(struct hop_sched *s, int idx);
 

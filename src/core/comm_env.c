@@ -14,6 +14,7 @@
 
 #include "core.h"
 #include "core_int.h"
+#include "hash.h"
 
 static const struct {
 	const char *rank, *size;
@@ -106,15 +107,6 @@ static int parse_unique_id(const char *v, struct hop_env_job *job, char *err,
 	return 0;
 }
 
-static uint64_t fnv1a(uint64_t h, const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		h ^= (uint8_t)s[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
 /* Same inputs -> same secret on every rank of the job. */
 static int derive_secret(const char *addr, uint8_t *secret, char *err,
 			 size_t errlen)
@@ -132,8 +124,9 @@ static int derive_secret(const char *addr, uint8_t *secret, char *err,
 			     jobid_vars[i], v, addr);
 		if (n < 0 || (size_t)n >= sizeof(buf))
 			n = (int)sizeof(buf) - 1;
-		uint64_t a = fnv1a(0xcbf29ce484222325ull, buf, (size_t)n);
-		uint64_t b = fnv1a(a ^ 0x9e3779b97f4a7c15ull, buf, (size_t)n);
+		uint64_t a = hop_fnv1a64(HOP_FNV1A64_INIT, buf, (size_t)n);
+		uint64_t b = hop_fnv1a64(a ^ 0x9e3779b97f4a7c15ull, buf,
+					 (size_t)n);
 
 		for (int k = 0; k < 8; k++) {
 			secret[k] = (uint8_t)(a >> (56 - 8 * k));

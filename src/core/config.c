@@ -82,7 +82,7 @@ static const struct cfg_var cfg_vars[] = {
 	{ "HOP_PIPELINE_CHUNKS", CFG_INT, "0", 0, 65536, NULL, FIELD(pipeline_chunks),
 	  "chunks k of a multi-hop pipelined transfer; 0: the model's optimum" },
 	{ "HOP_PROFILE", CFG_STR, "", 0, 255, NULL, FIELD(profile),
-	  "path of a hop-probe JSON profile (alpha/beta per provider); unset: built-in estimates" },
+	  "path of a hop-probe link profile (hop-probe --save-profile: alpha/beta per pair); unset: built-in estimates" },
 	{ "HOP_TOPO", CFG_STR, "", 0, 255, NULL, FIELD(topo),
 	  "path of a topology file describing hosts and links; unset: flat" },
 	/* shm */
@@ -421,13 +421,13 @@ size_t hop_config_eager_auto(const char *provider, int nranks, int slots,
 			     uint64_t memlock)
 {
 	double budget = 16.0 * 1024 * 1024;
-	size_t sz = 64 * 1024;
+	size_t sz = HOP_EAGER_AUTO_VERBS_MAX;
 
 	if (!provider || strcmp(provider, "verbs"))
-		return 8192;
+		return HOP_EAGER_AUTO;
 	if (memlock && (double)memlock / 4 < budget)
 		budget = (double)memlock / 4;
-	while (sz > 8192 && ((double)nranks + 2) * slots * (double)sz > budget)
+	while (sz > HOP_EAGER_AUTO && ((double)nranks + 2) * slots * (double)sz > budget)
 		sz /= 2;
 	return sz;
 }

@@ -31,7 +31,7 @@ struct hop_config {
 	size_t chunk_size;              /* HOP_CHUNK_SIZE pipelining chunk bytes, default 0 = auto */
 	int pipeline_depth;             /* HOP_PIPELINE_DEPTH chunks in flight, default 0 = auto */
 	int pipeline_chunks;            /* HOP_PIPELINE_CHUNKS multi-hop k override, default 0 = model */
-	char profile[HOP_CFG_STR];      /* HOP_PROFILE hop-probe JSON profile path, default "" */
+	char profile[HOP_CFG_STR];      /* HOP_PROFILE hop-probe link profile path, default "" */
 	char topo[HOP_CFG_STR];         /* HOP_TOPO topology file path, default "" */
 	/* shm */
 	int shm_cma;                    /* HOP_SHM_CMA large writes by process_vm_writev: 1 (default) or 0 */
@@ -57,6 +57,11 @@ int hop_config_load(struct hop_config *cfg, char *err, size_t errlen);
 
 /* Defaults only, no environment (tests, tools). */
 void hop_config_defaults(struct hop_config *cfg);
+
+/* HOP_EAGER_SIZE=auto: the size on tcp, shm and plugins, and the floor on
+ * verbs; and the ceiling on verbs (the cost model prices links with both). */
+#define HOP_EAGER_AUTO 8192
+#define HOP_EAGER_AUTO_VERBS_MAX 65536
 
 /* The eager size HOP_EAGER_SIZE=auto stands for on @provider ("verbs",
  * "tcp", "shm" or a plugin's name) with @nranks ranks, @slots eager slots

@@ -25,20 +25,10 @@
 
 #include "core.h"
 #include "core_int.h"
+#include "hash.h"
 
 #define ID_SUM_OFF 120
 #define ID_TABLE_MAX 64
-
-static uint64_t fnv1a64(const uint8_t *p, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (size_t i = 0; i < n; i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
 
 static void put_be(uint8_t *p, uint64_t v, int bytes)
 {
@@ -66,7 +56,7 @@ void hop_id_encode(const struct hop_id_info *info, hop_unique_id_t *id)
 	memcpy(b + 8, &info->addr.sin_addr.s_addr, 4); /* already big-endian */
 	memcpy(b + 12, &info->addr.sin_port, 2);
 	memcpy(b + 16, info->secret, HOP_SECRET_BYTES);
-	put_be(b + ID_SUM_OFF, fnv1a64(b, ID_SUM_OFF), 8);
+	put_be(b + ID_SUM_OFF, hop_fnv1a64(HOP_FNV1A64_INIT, b, ID_SUM_OFF), 8);
 }
 
 static int id_err(char *err, size_t errlen, const char *msg)
@@ -87,7 +77,8 @@ int hop_id_decode_msg(const hop_unique_id_t *id, struct hop_id_info *info,
 	b = (const uint8_t *)id->internal;
 	if (get_be(b, 4) != HOP_ID_MAGIC)
 		return id_err(err, errlen, "not a hop unique id (bad magic)");
-	if (get_be(b + ID_SUM_OFF, 8) != fnv1a64(b, ID_SUM_OFF))
+	if (get_be(b + ID_SUM_OFF, 8) !=
+	    hop_fnv1a64(HOP_FNV1A64_INIT, b, ID_SUM_OFF))
 		return id_err(err, errlen, "unique id is corrupted (bad checksum)");
 	version = (uint32_t)get_be(b + 4, 2);
 	if (version != HOP_ID_VERSION) {

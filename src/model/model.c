@@ -307,7 +307,7 @@ int hop_model_link_load(const char *profile_path, const char *provider,
 				 fallback ? fallback : "", fallback ? "')" : "");
 		return 0;
 	}
-	ret = hop_profile_load(profile_path, &prof, err, errlen);
+	ret = hop_profile_link_load(profile_path, &prof, err, errlen);
 	if (ret)
 		return ret;
 	/* the profile's own provider decides the fields it lacks */

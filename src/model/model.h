@@ -19,7 +19,8 @@
 
 #include <stddef.h>
 
-#include "coll/sched.h" /* enum hop_coll_kind, enum hop_coll_algo */
+#include "coll/kinds.h"
+#include "core/config.h" /* HOP_EAGER_AUTO* */
 
 struct hop_profile;
 
@@ -54,9 +55,9 @@ struct hop_model_link {
 	double max_chunk;
 };
 
-#define HOP_MODEL_EAGER 8192.0  /* HOP_EAGER_SIZE=auto on tcp and shm */
-/* HOP_EAGER_SIZE=auto on verbs up to 14 ranks (config.c) */
-#define HOP_MODEL_EAGER_VERBS 65536.0
+/* HOP_EAGER_SIZE=auto on tcp and shm, and on verbs up to 14 ranks */
+#define HOP_MODEL_EAGER ((double)HOP_EAGER_AUTO)
+#define HOP_MODEL_EAGER_VERBS ((double)HOP_EAGER_AUTO_VERBS_MAX)
 #define HOP_MODEL_MAX_CHUNK 1048576.0 /* built-in links' max_chunk */
 /* Extra alphas of a rendezvous message: its RTS and CTS. */
 #define HOP_MODEL_RNDV_ALPHAS 2

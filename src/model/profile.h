@@ -1,13 +1,10 @@
 /*
  * profile.h - the link profile hop-probe measures and the cost model loads
  * (HOP_PROFILE): per rank pair, alpha and its parts, beta, R^2, the duplex
- * factor and the memory bandwidth, plus the size sweep. Written and read as
- * JSON (format "hop-probe-profile", version 1; see docs/probe.md for every
- * field). The reader is strict: a truncated or malformed file, a field of
- * the wrong type, a missing required field or an insane value (alpha
- * outside [0, 1e9] us, beta outside (0, 1e6] GB/s) fails with
- * HOP_ERR_PARSE and a message naming the field path, e.g.
- * "probe.json: pairs[0].beta_GBps: expected number, got string".
+ * factor and the memory bandwidth, plus the size sweep. hop-probe writes
+ * and reads all of it as JSON (format "hop-probe-profile", version 1;
+ * tools/probe/profile_json.h, docs/probe.md); libhop reads the link
+ * profile below, the part the cost model uses, in a line format.
  *
  * Units: times in microseconds (_us), bandwidths in GB/s = 1e9 bytes/s
  * (_GBps), sizes in bytes. A measurement that was not taken is NaN in the
@@ -101,30 +98,42 @@ struct hop_profile {
 void hop_profile_pair_init(struct hop_profile_pair *pair);
 
 /*
- * hop_profile_write() - Write @p as JSON to @f.
- * Return: 0, HOP_ERR_INVALID_ARG, HOP_ERR_SYSTEM (write error).
+ * The link profile HOP_PROFILE names: what the cost model prices with,
+ * per measured pair, one line each; hop-probe --save-profile writes it.
+ *
+ *   hop-link-profile 1
+ *   provider shm
+ *   nranks 3
+ *   # pair a b provider alpha_us beta_GBps beta_mem_GBps duplex_factor
+ *   pair 0 1 shm 0.53 17.4 66.1 1.05
+ *   pair 1 2 shm 0.55 17.1 - -
+ *   end
+ *
+ * Fields are separated by blanks; '#' starts a comment line; '-' is a
+ * value not measured (beta_mem_GBps and duplex_factor only). The reader
+ * is strict: the header first, nranks before the pairs, ranks in
+ * [0, nranks), a != b, alpha_us in [0, HOP_LINK_MAX_ALPHA_US], beta_GBps
+ * in (0, HOP_LINK_MAX_BETA_GBPS], the others > 0, at least one pair, and
+ * the "end" line last (a truncated file fails). Fields of the full
+ * profile the file does not hold are NaN (hop_profile_pair_init()).
+ * Errors: "line L: field: what" (load: "<path>: line L: ...").
  */
-int hop_profile_write(const struct hop_profile *p, FILE *f);
+#define HOP_PROFILE_LINK_FORMAT "hop-link-profile"
+#define HOP_PROFILE_LINK_VERSION 1
 
-/* Write to @path (atomically: a temporary file renamed over it). */
-int hop_profile_save(const struct hop_profile *p, const char *path,
-		     char *err, size_t errlen);
+/* Write @p as a link profile to @f. 0, HOP_ERR_INVALID_ARG, HOP_ERR_SYSTEM. */
+int hop_profile_link_write(const struct hop_profile *p, FILE *f);
 
-/*
- * hop_profile_parse() - Read a profile from @len bytes of @text into @p
- * (zeroed first; free with hop_profile_free() on success; nothing to free
- * on failure).
- * @err: "line L, column C: ..." for malformed JSON, "<path>: expected
- *       <type>, got <type>", "<path>: missing", "<path>: must be > 0 ...".
- * Return: 0, HOP_ERR_PARSE, HOP_ERR_NO_MEMORY, HOP_ERR_INVALID_ARG.
- */
-int hop_profile_parse(const char *text, size_t len, struct hop_profile *p,
-		      char *err, size_t errlen);
+/* Parse a link profile (@len bytes of @text) into @p (zeroed first; free
+ * with hop_profile_free() on success; nothing to free on failure).
+ * Return: 0, HOP_ERR_PARSE, HOP_ERR_NO_MEMORY, HOP_ERR_INVALID_ARG. */
+int hop_profile_link_parse(const char *text, size_t len,
+			   struct hop_profile *p, char *err, size_t errlen);
 
-/* hop_profile_load() - hop_profile_parse() of the file @path; the message
- * starts with @path. Return: as parse, plus HOP_ERR_SYSTEM (open/read). */
-int hop_profile_load(const char *path, struct hop_profile *p, char *err,
-		     size_t errlen);
+/* hop_profile_link_parse() of the file @path; the message starts with
+ * @path. Also HOP_ERR_SYSTEM (open/read). */
+int hop_profile_link_load(const char *path, struct hop_profile *p,
+			  char *err, size_t errlen);
 
 void hop_profile_free(struct hop_profile *p);
 

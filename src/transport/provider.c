@@ -18,6 +18,7 @@
 
 #include "core/bootstrap.h"
 #include "core/core.h"
+#include "core/hash.h"
 #include "transport/provider.h"
 
 enum { SEL_VERBS = 0, SEL_TCP, SEL_SHM, SEL_N };
@@ -77,33 +78,22 @@ struct sel_rec {
 	char plug_why[320];     /* why the plugin cannot be used here */
 };
 
-static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *b = p;
-
-	for (size_t i = 0; i < n; i++) {
-		h ^= b[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
 /* Identity of this host (same for every process of one boot of one host). */
 static uint64_t host_identity(void)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = HOP_FNV1A64_INIT;
 	char buf[256];
 	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
 
 	if (f) {
 		size_t n = fread(buf, 1, sizeof(buf), f);
 
-		h = fnv1a(h, buf, n);
+		h = hop_fnv1a64(h, buf, n);
 		fclose(f);
 	}
 	if (gethostname(buf, sizeof(buf)) == 0) {
 		buf[sizeof(buf) - 1] = '\0';
-		h = fnv1a(h, buf, strlen(buf));
+		h = hop_fnv1a64(h, buf, strlen(buf));
 	}
 	return h;
 }

@@ -41,9 +41,10 @@ bench4 HOP_PROFILE="$tmp/missing.json"
 check "missing profile: fails" [ $? != 0 ]
 check "missing profile: named" grep -q "HOP_PROFILE: .*$tmp/missing.json" "$tmp/out"
 
-printf '{"format": "hop-probe-profile", "version": 1, "nranks": 2, "pairs": [' >"$tmp/bad.json"
-bench4 HOP_PROFILE="$tmp/bad.json"
+printf 'hop-link-profile 1\nprovider tcp\nnranks 2\npair 0 1 tcp 10 1' >"$tmp/bad.prof"
+bench4 HOP_PROFILE="$tmp/bad.prof"
 check "truncated profile: fails" [ $? != 0 ]
-check "truncated profile: file named" grep -q "HOP_PROFILE: .*$tmp/bad.json" "$tmp/out"
+check "truncated profile: file named" grep -q "HOP_PROFILE: .*$tmp/bad.prof" "$tmp/out"
+check "truncated profile: line named" grep -q "bad.prof: line 4: pair: expected 7 fields" "$tmp/out"
 [ $fail = 0 ] || { echo "--- last output:"; head -n 20 "$tmp/out"; }
 exit $fail

@@ -1,9 +1,10 @@
 #!/bin/bash
 # hop-probe end to end through hop-run on shm and tcp, small and fast: the
-# table is printed, the JSON profile reads back with the cost model's strict
-# reader with sane values (alpha > 0, beta > 0, parts summing up), the CSV
-# has one row per size, the SVG is one well-formed document, and a
-# truncated profile is refused with a message saying so.
+# table is printed, the JSON profile reads back with hop-probe's strict
+# reader with sane values (alpha > 0, beta > 0, parts summing up), the link
+# profile (--save-profile) with libhop's, the CSV has one row per size, the
+# SVG is one well-formed document, and a truncated profile of either kind
+# is refused with a message saying so.
 set -u
 b=${top_builddir:-.}
 run=$b/tools/hop-run
@@ -23,7 +24,7 @@ probe_run() { # transport ranks
 	out=$(env HOP_TRANSPORT=$t "$run" -n "$n" --timeout 60 -- "$probe" \
 		--sizes 1:256K --iters 60 --warmup 5 --budget 4 \
 		--json "$d/p.json" --csv "$d/p.csv" --svg "$d/p.svg" \
-		--save-profile "$d/profile.json" 2>&1); rc=$?
+		--save-profile "$d/link.prof" 2>&1); rc=$?
 	if [ $rc != 0 ]; then
 		say FAIL "hop-probe $t -n $n exit $rc"
 		printf '%s\n' "$out" | tail -n 20 | sed 's/^/    /'
@@ -36,7 +37,7 @@ probe_run() { # transport ranks
 	done
 	local pairs=$((n - 1))
 	"$check" "$d/p.json" "$t" $pairs || { say FAIL "$t -n $n: JSON profile"; return; }
-	"$check" "$d/profile.json" "$t" $pairs >/dev/null || { say FAIL "$t -n $n: --save-profile"; return; }
+	"$check" "$d/link.prof" "$t" $pairs >/dev/null || { say FAIL "$t -n $n: --save-profile"; return; }
 	# 19 sizes (1 .. 256K) per pair plus the header
 	local rows; rows=$(wc -l < "$d/p.csv")
 	[ "$rows" = $((19 * pairs + 1)) ] || { say FAIL "$t -n $n: CSV has $rows lines"; return; }
@@ -51,6 +52,10 @@ probe_run() { # transport ranks
 	out=$("$check" "$d/cut.json" "$t" $pairs 2>&1) &&
 		{ say FAIL "$t: truncated profile accepted"; return; }
 	grep -q 'truncated file?' <<< "$out" || { say FAIL "$t: truncated: $out"; return; }
+	head -n 4 "$d/link.prof" > "$d/cut.prof"
+	out=$("$check" "$d/cut.prof" "$t" $pairs 2>&1) &&
+		{ say FAIL "$t: truncated link profile accepted"; return; }
+	grep -q 'truncated file?' <<< "$out" || { say FAIL "$t: truncated link: $out"; return; }
 	say PASS "hop-probe $t -n $n"
 }
 

@@ -18,7 +18,7 @@
 #include <cmocka.h>
 
 #include "core/core.h"
-#include "model/profile.h"
+#include "probe/profile_json.h"
 #include "model/topo.h"
 #include "rel.h"
 
@@ -71,7 +71,7 @@ static void t_destroyed_comm(void **s)
 	free(dead);
 }
 
-/* The case of issue 24: one rank, no overflow, far too many bytes. */
+/* One rank, no overflow of count * size * N, far too many bytes. */
 static void t_count_too_large_one_rank(void **s)
 {
 	hop_unique_id_t id;

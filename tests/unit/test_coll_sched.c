@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "coll/coll_int.h"
-#include "coll/sim.h"
+#include "sim/sim.h"
 #include "coll/tree.h"
 
 static void test_partition(void **state)

@@ -135,8 +135,10 @@ static void test_links_profile(void **state)
 	pairs[2].beta_mem_gbps = 12;
 	fd = mkstemp(path);
 	assert_true(fd >= 0);
-	close(fd);
-	assert_int_equal(hop_profile_save(&p, path, err, sizeof(err)), 0);
+	FILE *w = fdopen(fd, "w");
+	assert_non_null(w);
+	assert_int_equal(hop_profile_link_write(&p, w), 0);
+	assert_int_equal(fclose(w), 0);
 	if (hop_model_link_load(path, "tcp", &l, src, sizeof(src), err,
 				sizeof(err))) {
 		print_error("%s\n", err);

@@ -21,8 +21,9 @@
 
 #include <cmocka.h>
 
-#include "model/json.h"
 #include "model/profile.h"
+#include "probe/json.h"
+#include "probe/profile_json.h"
 #include "model/topo.h"
 
 static int comma_locale(void **state)
@@ -125,12 +126,50 @@ static void test_profile_round_trip(void **state)
 	free(buf);
 }
 
+/* The link profile that HOP_PROFILE names, written and read back under
+ * the comma locale: decimal points in the file, every number exact. */
+static void test_link_profile_round_trip(void **state)
+{
+	struct hop_profile_pair pair;
+	struct hop_profile p = { .version = HOP_PROFILE_VERSION, .nranks = 2,
+				 .npairs = 1, .pairs = &pair }, q;
+	char err[256], *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	(void)state;
+	strcpy(p.provider, "tcp");
+	hop_profile_pair_init(&pair);
+	pair.a = 0;
+	pair.b = 1;
+	strcpy(pair.provider, "tcp");
+	pair.alpha_us = 1.5;
+	pair.beta_gbps = 2.25;
+	pair.beta_mem_gbps = 11.5;
+	pair.duplex_factor = 1.125;
+	assert_non_null(f);
+	assert_int_equal(hop_profile_link_write(&p, f), 0);
+	fclose(f);
+	if (strstr(buf, "1,5") || !strstr(buf, "1.5"))
+		fail_msg("the link profile was written in the locale:\n%s", buf);
+	if (hop_profile_link_parse(buf, len, &q, err, sizeof(err)))
+		fail_msg("reading it back: %s", err);
+	assert_int_equal(q.npairs, 1);
+	assert_true(q.pairs[0].alpha_us == 1.5);
+	assert_true(q.pairs[0].beta_gbps == 2.25);
+	assert_true(q.pairs[0].beta_mem_gbps == 11.5);
+	assert_true(q.pairs[0].duplex_factor == 1.125);
+	hop_profile_free(&q);
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_json_number),
 		cmocka_unit_test(test_topo_number),
 		cmocka_unit_test(test_profile_round_trip),
+		cmocka_unit_test(test_link_profile_round_trip),
 	};
 
 	return cmocka_run_group_tests(tests, comma_locale, NULL);

@@ -1,5 +1,5 @@
 /*
- * test_model_sim.c - the discrete-event simulator (src/model/simnet.h)
+ * test_model_sim.c - the discrete-event simulator (src/sim/simnet.h)
  * running hop's real schedules:
  *  - on uniform links the simulated time equals the closed form within
  *    1 % for every algorithm, at several N, sizes and chunk counts, but
@@ -25,7 +25,9 @@
 
 #include <cmocka.h>
 
-#include "model/simrun.h"
+#include <hop/common.h>
+
+#include "sim/simrun.h"
 #include "model/topo.h"
 
 /* a = 2 us, b = 2 GB/s, g as given, full duplex, 4 KiB min chunk, every

@@ -17,8 +17,8 @@
 
 #include <hop/common.h>
 
-#include "model/json.h"
-#include "model/profile.h"
+#include "probe/json.h"
+#include "probe/profile_json.h"
 
 static void sample_pair(struct hop_profile_pair *q, int a)
 {

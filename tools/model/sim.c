@@ -1,6 +1,6 @@
 /*
  * sim.c - hop-model sim: hop's real schedules over the discrete-event
- * network simulator (src/model/simnet.h), data checked bit for bit, the
+ * network simulator (src/sim/simnet.h), data checked bit for bit, the
  * simulated time beside the closed form's.
  *
  *   hop-model sim --coll allreduce --algo ring -n 4096 --bytes 1M
@@ -17,7 +17,8 @@
 
 #include <hop/common.h>
 
-#include "model/simrun.h"
+#include "coll/sched.h" /* HOP_SCHED_MAX_DEPTH */
+#include "sim/simrun.h"
 #include "model/topo.h"
 
 struct sopts {

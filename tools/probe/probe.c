@@ -38,8 +38,8 @@ static void usage(FILE *f)
 "                         R^2, duplex factor, beta_mem, sweep)\n"
 "  -c, --csv FILE         the sweep as CSV\n"
 "  -g, --svg FILE         log-log plot of T(m), measured and fitted\n"
-"  -P, --save-profile FILE  the profile for HOP_PROFILE (written atomically and\n"
-"                         read back with the cost model's reader)\n"
+"  -P, --save-profile FILE  the link profile for HOP_PROFILE, one line per pair\n"
+"                         (written atomically and read back with libhop's reader)\n"
 "  -q, --quiet            no table\n"
 "      --no-pin           do not pin rank r to the r-th allowed CPU (pinning keeps\n"
 "                         two spinning ranks off one core)\n"
@@ -191,10 +191,13 @@ static int outputs(const struct probe_opts *o, struct hop_profile *p)
 	if (o->svg && report_to_file(o->svg, p, report_svg))
 		bad = 1;
 	if (o->save_profile) {
-		if (hop_profile_save(p, o->save_profile, err, sizeof(err))) {
+		if (hop_profile_save_with(p, o->save_profile,
+					  hop_profile_link_write, err,
+					  sizeof(err))) {
 			fprintf(stderr, "hop-probe: %s\n", err);
 			bad = 1;
-		} else if (hop_profile_load(o->save_profile, &back, err, sizeof(err))) {
+		} else if (hop_profile_link_load(o->save_profile, &back, err,
+						 sizeof(err))) {
 			fprintf(stderr, "hop-probe: the profile written does not read "
 				"back: %s\n", err);
 			bad = 1;

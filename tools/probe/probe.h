@@ -15,7 +15,7 @@
 #include <stdio.h>
 
 #include "model/fit.h"
-#include "model/profile.h"
+#include "probe/profile_json.h"
 
 struct hop_comm;
 struct hop_prov;

@@ -2,7 +2,7 @@
  * json.c - strict recursive-descent JSON reader (see json.h). Depth is
  * bounded, so the recursion is too.
  */
-#include "model/json.h"
+#include "probe/json.h"
 #include "model/cnum.h"
 
 #include <errno.h>

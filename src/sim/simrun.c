@@ -6,7 +6,7 @@
  * no receive buffer; in place, allgather's input is the rank's block of
  * the output and reducescatter's output the rank's block of the input.
  */
-#include "model/simrun.h"
+#include "sim/simrun.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,8 +15,7 @@
 
 #include <hop/common.h>
 
-#include "coll/sim.h"
-#include "model/simnet.h"
+#include "sim/simnet.h"
 
 struct bufs {
 	float *send, *recv, *scratch;   /* owned; any may be NULL */
@@ -159,9 +158,6 @@ static int build_rank(struct hop_simrun *r, int rk, struct hop_sched *s,
 			 "schedule: %s", rk, hop_strerror(ret));
 		return ret;
 	}
-	if ((ret = hop_sim_timed(s)))
-		return ret;
-	s->tgamma = r->link.gamma;
 	if (r->verify && s->scratch_bytes &&
 	    !(b->scratch = malloc(s->scratch_bytes)))
 		return HOP_ERR_NO_MEMORY;
@@ -253,6 +249,7 @@ int hop_simrun(struct hop_simrun *r)
 	net.s = s;
 	net.alpha = r->link.alpha;
 	net.beta = r->link.beta;
+	net.gamma = r->link.gamma;
 	net.eager = r->link.eager;
 	net.topo = r->topo;
 	net.trace = r->trace;

@@ -2,7 +2,7 @@
  * sim_match.c - matching posted steps per (source, destination) pair
  * (see sim_match.h).
  */
-#include "coll/sim_match.h"
+#include "sim/sim_match.h"
 
 #include <stddef.h>
 #include <stdio.h>

@@ -16,23 +16,25 @@
  * uniform, or per link from a HOP_TOPO file; ranks without a direct link
  * take the store-and-forward time of the topology's best route (its
  * relays' ports are not simulated). Reductions and copies take
- * gamma seconds per byte (the shared schedule driver times them,
- * sched.h). The closed forms of src/model approximate this machine
- * (docs/simulator.md, "The simulated machine"); duplex factors other than 1 are not
+ * gamma seconds per byte (timed through the shared schedule driver's
+ * hook on the simulator's own clock, clock.h). The closed forms of
+ * src/model approximate this machine (docs/simulator.md, "The simulated
+ * machine"); duplex factors other than 1 are not
  * simulated.
  *
  * Bytes really move between the ranks' buffers unless the buffers are
  * NULL (timing only), so a run can be checked bit for bit.
  */
-#ifndef HOP_MODEL_SIMNET_H
-#define HOP_MODEL_SIMNET_H
+#ifndef HOP_SIM_SIMNET_H
+#define HOP_SIM_SIMNET_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "coll/sched.h"
-#include "coll/sim_match.h"
+#include "sim/clock.h"
+#include "sim/sim_match.h"
 
 struct hop_topo;
 struct hop_simnet_heap;
@@ -46,6 +48,7 @@ struct hop_simnet {
 	struct hop_sched *s;    /* nranks schedules, built and started */
 	double alpha;           /* seconds per message */
 	double beta;            /* bytes per second */
+	double gamma;           /* seconds per byte of a reduce or copy */
 	double eager;           /* bytes; a larger message costs
 				 * 1 + HOP_MODEL_RNDV_ALPHAS alphas (0: one) */
 	const struct hop_topo *topo; /* per-link alpha/beta, or NULL */
@@ -65,14 +68,14 @@ struct hop_simnet {
 	uint64_t seq;
 	struct hop_sim_match match;    /* posted, unmatched SEND/RECV */
 	struct hop_simnet_route *routes;  /* HOP_SIMNET_ROUTES cached routes */
+	struct hop_sim_clock clock;       /* when each step ended */
 };
 
 #define HOP_SIMNET_ROUTES 4096
 
 /*
  * hop_simnet_run() - Run every schedule of @net to completion in virtual
- * time (hop_sched_start() must have been called on each, with
- * hop_sim_timed() applied and tgamma set).
+ * time (hop_sched_start() must have been called on each).
  * Return: 0; HOP_ERR_INTERNAL when schedules deadlock or disagree on a
  * message (size, peer), HOP_ERR_INVALID_ARG when a message has no route
  * in @topo, with @net->err naming the rank, step, peer and tag;
@@ -83,4 +86,4 @@ int hop_simnet_run(struct hop_simnet *net);
 /* Free what hop_simnet_run() allocated (not the schedules). */
 void hop_simnet_free(struct hop_simnet *net);
 
-#endif /* HOP_MODEL_SIMNET_H */
+#endif /* HOP_SIM_SIMNET_H */

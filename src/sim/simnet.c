@@ -12,13 +12,13 @@
  * once every event of that instant is processed, so a message that
  * becomes eligible at the same time as others competes with them.
  */
-#include "model/simnet.h"
+#include "sim/simnet.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll/sim_match.h"
+#include "sim/sim_match.h"
 #include "model/model.h"
 #include "model/topo.h"
 
@@ -116,7 +116,7 @@ static int net_start(void *ctx, struct hop_sched *s, int idx)
 	const struct hop_step *st = &s->steps[idx];
 
 	return heap_push(net->events, (struct ent){
-		hop_sched_tready(s, idx), net->seq++, s->args.rank, idx,
+		hop_sim_tready(&net->clock, s, idx), net->seq++, s->args.rank, idx,
 		st->peer, st->kind == HOP_STEP_SEND, st->tag });
 }
 
@@ -355,12 +355,20 @@ static int setup(struct hop_simnet *net)
 	net->messages = net->bytes = net->events_run = 0;
 	net->seq = 0;
 	net->err[0] = 0;
-	return 0;
+	return hop_sim_clock_init(&net->clock, net->s, n, net->gamma);
+}
+
+/* Driver hook: a reduce, copy or join ran; the clock times it. */
+static void net_ran(void *ctx, struct hop_sched *s, int idx)
+{
+	struct hop_simnet *net = ctx;
+
+	hop_sim_clock_inline(&net->clock, s, idx);
 }
 
 static int advance(struct hop_simnet *net, int r)
 {
-	int ret = hop_sched_advance(&net->s[r], net_start, net);
+	int ret = hop_sched_advance_hook(&net->s[r], net_start, net_ran, net);
 
 	if (ret && !net->err[0])
 		snprintf(net->err, sizeof(net->err), "rank %d: %s", r,
@@ -377,7 +385,8 @@ static int done(struct hop_simnet *net, double now, int m)
 	net->msg[m].next_free = net->msg_free;
 	net->msg_free = m;
 	net->tx[g.srank].busy = net->rx[g.rrank].busy = 0;
-	net->s[g.srank].tdone[g.sstep] = net->s[g.rrank].tdone[g.rstep] = now;
+	*hop_sim_tdone(&net->clock, &net->s[g.srank], g.sstep) = now;
+	*hop_sim_tdone(&net->clock, &net->s[g.rrank], g.rstep) = now;
 	hop_sched_complete(&net->s[g.srank], g.sstep);
 	hop_sched_complete(&net->s[g.rrank], g.rstep);
 	if ((ret = mark_dirty(net, g.srank, 0)) ||
@@ -392,14 +401,8 @@ int hop_simnet_run(struct hop_simnet *net)
 	int ret = setup(net);
 	double now = 0;
 
-	for (int r = 0; !ret && r < net->nranks; r++) {
-		if (!net->s[r].tdone) {
-			snprintf(net->err, sizeof(net->err), "rank %d: schedule "
-				 "not timed (hop_sim_timed)", r);
-			return HOP_ERR_INVALID_ARG;
-		}
+	for (int r = 0; !ret && r < net->nranks; r++)
 		ret = advance(net, r);
-	}
 	while (!ret && (net->events->n || net->ndirty)) {
 		/* an instant is over: its freed ports pick their next message */
 		if (!net->events->n || net->events->e[0].key > now) {
@@ -423,10 +426,8 @@ int hop_simnet_run(struct hop_simnet *net)
 						   sizeof(net->err));
 			return HOP_ERR_INTERNAL;
 		}
-		for (int i = 0; i < s->nsteps; i++) /* inline steps end last too */
-			if (s->tdone[i] > net->time)
-				net->time = s->tdone[i];
 	}
+	net->time = hop_sim_clock_last(&net->clock); /* inline steps too */
 	return 0;
 }
 
@@ -446,6 +447,7 @@ void hop_simnet_free(struct hop_simnet *net)
 	free(net->msg);
 	free(net->dirty);
 	hop_sim_match_free(&net->match);
+	hop_sim_clock_free(&net->clock);
 	free(net->routes);
 	net->routes = NULL;
 	net->tx = net->rx = NULL;

@@ -3,7 +3,7 @@
  * json.c, then every field checked for presence, type and sanity, with
  * errors naming the field's path ("pairs[1].alpha_parts.sw: missing").
  */
-#include "model/profile.h"
+#include "probe/profile_json.h"
 
 #include <errno.h>
 #include <math.h>
@@ -13,7 +13,7 @@
 
 #include <hop/common.h>
 
-#include "model/json.h"
+#include "probe/json.h"
 
 /* ---- reader ---- */
 

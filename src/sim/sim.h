@@ -14,12 +14,14 @@
  * max(send ready, recv ready) + alpha + bytes * beta (seconds per byte)
  * and an inline step (reduce/copy) takes bytes * gamma; hop_sim_run()
  * reports the latest completion as makespan. Links have no contention.
+ * The clock is the executor's own (clock.h), not the schedules'.
  */
-#ifndef HOP_COLL_SIM_H
-#define HOP_COLL_SIM_H
+#ifndef HOP_SIM_SIM_H
+#define HOP_SIM_SIM_H
 
 #include "coll/sched.h"
-#include "coll/sim_match.h"
+#include "sim/clock.h"
+#include "sim/sim_match.h"
 
 struct hop_sim {
 	/* caller */
@@ -42,6 +44,7 @@ struct hop_sim {
 	int whead, wcount, wcap;
 	int *late;              /* chaos: matched (send ent, recv ent) pairs */
 	int nlate, late_cap;
+	struct hop_sim_clock clock; /* timed: when each step ended */
 };
 
 /*
@@ -52,9 +55,6 @@ struct hop_sim {
  */
 int hop_sim_run(struct hop_sim *sim);
 
-/* Enable virtual time on @s (allocates its time arrays). */
-int hop_sim_timed(struct hop_sched *s);
-
 void hop_sim_free(struct hop_sim *sim);
 
-#endif /* HOP_COLL_SIM_H */
+#endif /* HOP_SIM_SIM_H */

@@ -1,14 +1,14 @@
 /*
  * json.h - a small, strict, self-contained JSON (RFC 8259) reader into a
- * tree, for hop's own files: hop-probe profiles (HOP_PROFILE) and the
- * topology file. Errors name the line and column and what was expected:
+ * tree, for hop-probe's JSON profile (--json) and its tests; libhop
+ * itself parses no JSON. Errors name the line and column and what was expected:
  * "line 3, column 17: unexpected end of input inside an object (truncated
  * file?)". Duplicate keys, trailing commas, comments, NaN/Infinity, control
  * characters in strings and nesting deeper than HOP_JSON_MAX_DEPTH are
  * rejected.
  */
-#ifndef HOP_MODEL_JSON_H
-#define HOP_MODEL_JSON_H
+#ifndef HOP_PROBE_JSON_H
+#define HOP_PROBE_JSON_H
 
 #include <stddef.h>
 
@@ -60,4 +60,4 @@ const struct hop_json *hop_json_at(const struct hop_json *arr, size_t i);
 /* "null", "boolean", "number", "string", "array", "object". */
 const char *hop_json_type_name(enum hop_json_type t);
 
-#endif /* HOP_MODEL_JSON_H */
+#endif /* HOP_PROBE_JSON_H */

@@ -12,8 +12,8 @@
  * rather than missing the cache on every one (a 4096-rank ring keeps 16
  * million receives waiting).
  */
-#ifndef HOP_COLL_SIM_MATCH_H
-#define HOP_COLL_SIM_MATCH_H
+#ifndef HOP_SIM_MATCH_H
+#define HOP_SIM_MATCH_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -65,4 +65,4 @@ int hop_sim_slot_new(void **arr, int *n, int *cap, int *free_head,
 /* Free everything; @m is then empty and reusable. */
 void hop_sim_match_free(struct hop_sim_match *m);
 
-#endif /* HOP_COLL_SIM_MATCH_H */
+#endif /* HOP_SIM_MATCH_H */

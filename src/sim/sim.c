@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll/sim.h"
+#include "sim/sim.h"
 
 static int sim_setup(struct hop_sim *sim)
 {
@@ -35,7 +35,8 @@ static int sim_setup(struct hop_sim *sim)
 	sim->nlate = 0;
 	sim->messages = sim->bytes = 0;
 	sim->err[0] = 0;
-	return 0;
+	return sim->timed ? hop_sim_clock_init(&sim->clock, sim->s, n,
+					       sim->gamma) : 0;
 }
 
 /* ring buffer of ranks with queued work (each rank at most once) */
@@ -67,14 +68,13 @@ static int sim_deliver(struct hop_sim *sim, int srank, int sstep, int rrank,
 		memcpy(dst, src, sd->len);
 	sim->messages++;
 	sim->bytes += sd->len;
-	if (ss->tdone && rs->tdone) {
-		double ts = hop_sched_tready(ss, sstep);
-		double tr = hop_sched_tready(rs, rstep);
+	if (sim->timed) {
+		double ts = hop_sim_tready(&sim->clock, ss, sstep);
+		double tr = hop_sim_tready(&sim->clock, rs, rstep);
 		double t = ts > tr ? ts : tr;
 		t += sim->alpha + sim->beta * (double)sd->len;
-		ss->tdone[sstep] = rs->tdone[rstep] = t;
-		if (t > sim->makespan)
-			sim->makespan = t;
+		*hop_sim_tdone(&sim->clock, ss, sstep) = t;
+		*hop_sim_tdone(&sim->clock, rs, rstep) = t;
 	}
 	hop_sched_complete(ss, sstep);
 	hop_sched_complete(rs, rstep);
@@ -146,6 +146,14 @@ static int sim_start(void *ctx, struct hop_sched *s, int idx)
 		       : sim_deliver(sim, prank, pstep, me, idx);
 }
 
+/* Driver hook (timed runs): an inline step ran. */
+static void sim_ran(void *ctx, struct hop_sched *s, int idx)
+{
+	struct hop_sim *sim = ctx;
+
+	hop_sim_clock_inline(&sim->clock, s, idx);
+}
+
 int hop_sim_run(struct hop_sim *sim)
 {
 	int ret = sim_setup(sim);
@@ -170,7 +178,8 @@ int hop_sim_run(struct hop_sim *sim)
 		sim->whead = (sim->whead + 1) % sim->wcap;
 		sim->wcount--;
 		sim->inwork[r] = 0;
-		ret = hop_sched_advance(&sim->s[r], sim_start, sim);
+		ret = hop_sched_advance_hook(&sim->s[r], sim_start,
+					     sim->timed ? sim_ran : NULL, sim);
 		if (ret) {
 			if (!sim->err[0])
 				snprintf(sim->err, sizeof(sim->err),
@@ -185,25 +194,16 @@ int hop_sim_run(struct hop_sim *sim)
 						   sizeof(sim->err));
 			return HOP_ERR_INTERNAL;
 		}
-		for (int i = 0; s->tdone && i < s->nsteps; i++)
-			if (s->tdone[i] > sim->makespan)
-				sim->makespan = s->tdone[i];
 	}
+	if (sim->timed)
+		sim->makespan = hop_sim_clock_last(&sim->clock);
 	return 0;
-}
-
-int hop_sim_timed(struct hop_sched *s)
-{
-	size_t n = (size_t)(s->nsteps ? s->nsteps : 1);
-
-	free(s->tdone);
-	s->tdone = calloc(n, sizeof(double));
-	return s->tdone ? 0 : HOP_ERR_NO_MEMORY;
 }
 
 void hop_sim_free(struct hop_sim *sim)
 {
 	hop_sim_match_free(&sim->match);
+	hop_sim_clock_free(&sim->clock);
 	free(sim->work);
 	free(sim->inwork);
 	free(sim->late);

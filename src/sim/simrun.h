@@ -9,8 +9,8 @@
  * exact in any order and each algorithm must reproduce the reference
  * exactly (N <= 2^20 keeps |sum| < 2^24).
  */
-#ifndef HOP_MODEL_SIMRUN_H
-#define HOP_MODEL_SIMRUN_H
+#ifndef HOP_SIM_SIMRUN_H
+#define HOP_SIM_SIMRUN_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -51,4 +51,4 @@ struct hop_simrun {
  */
 int hop_simrun(struct hop_simrun *r);
 
-#endif /* HOP_MODEL_SIMRUN_H */
+#endif /* HOP_SIM_SIMRUN_H */

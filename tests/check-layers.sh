@@ -1,0 +1,156 @@
+#!/bin/bash
+# The include graph runs one way (docs/layers.md): a file may
+# include headers of its own layer and of the layers its allow-list names,
+# never of a layer above it. Fails on any include outside the allow-list
+# that the KNOWN list below does not name; then proves it can fail by
+# checking a small tree with an upward include planted in it.
+#
+# usage: check-layers.sh [ROOT]   (default: $top_srcdir, else the parent
+#                                  of this script's directory)
+set -eu
+
+# Layer of a source file (its folder), or "" when the file is not checked.
+layer_of_file() {
+	case "$1" in
+	include/hop/*) echo hop ;;
+	src/core/*) echo core ;;
+	src/model/*) echo model ;;
+	src/transport/*) echo transport ;;
+	src/p2p/*) echo p2p ;;
+	src/coll/*) echo coll ;;
+	src/api/*) echo api ;;
+	src/sim/*) echo sim ;;
+	*) echo "" ;;
+	esac
+}
+
+# What each layer may include besides itself. hop (include/hop) is the
+# public API every layer may use; the model is pure formulas over core;
+# p2p uses the model for relay planning only while that planning lives in
+# p2p (KNOWN); sim is linked by hop-model and the tests, never by libhop,
+# so no library layer may include it (tools/ and tests/ are not checked).
+allowed() {
+	case "$1" in
+	hop) echo "hop" ;;
+	core) echo "hop" ;;
+	model) echo "hop core" ;;
+	transport) echo "hop core" ;;
+	p2p) echo "hop core transport" ;;
+	coll) echo "hop core transport p2p model" ;;
+	api) echo "hop core transport p2p model coll" ;;
+	sim) echo "hop core transport p2p model coll api" ;;
+	esac
+}
+
+# Single headers a layer may include from a layer above: "layer header".
+# coll/kinds.h holds only the enums of collective kinds and algorithms,
+# the vocabulary the model prices and coll builds; it includes nothing.
+HEADERS="
+model coll/kinds.h
+"
+
+# Upward includes that exist today, each with the reason it remains
+# (see docs/layers.md). Format: "file included-layer". An entry here lets
+# that one file keep including that one layer; any other upward include
+# fails. Delete the line when the include goes.
+KNOWN="
+# core/comm.c creates and destroys the communicator, wiring up every
+# layer; it moves to the composition root (src/api/).
+src/core/comm.c coll
+src/core/comm.c p2p
+src/core/comm.c transport
+# requests complete collective steps by calling coll directly instead of
+# through a completion callback.
+src/p2p/request.c coll
+# relay planning prices paths with the model and the topology file; it
+# moves above p2p.
+src/p2p/relay.h model
+src/p2p/relay_plan.c model
+"
+
+root="${1:-${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}}"
+
+# Prints one "file layer header" line per upward include under $1: one
+# awk over every file (a process per include is slow on a busy machine).
+violations() {
+	local dir="$1" layers="" l
+	for l in hop core model transport p2p coll api sim; do
+		layers="$layers$l=$(allowed $l);"
+	done
+	(cd "$dir" && find include/hop src -name '*.[ch]' 2>/dev/null | LC_ALL=C sort |
+	xargs -r awk -v layers="$layers" -v headers="$HEADERS" '
+	BEGIN {
+		n = split(layers, ent, ";")
+		for (i = 1; i <= n; i++) {
+			if (split(ent[i], kv, "=") < 2) continue
+			ok[kv[1] " " kv[1]] = 1
+			m = split(kv[2], al, " ")
+			for (j = 1; j <= m; j++) ok[kv[1] " " al[j]] = 1
+		}
+		n = split(headers, hl, "\n")
+		for (i = 1; i <= n; i++) if (hl[i] != "") okh[hl[i]] = 1
+	}
+	FNR == 1 {
+		layer = ""
+		if (FILENAME ~ /^include\/hop\//) layer = "hop"
+		else if (split(FILENAME, p, "/") >= 3 && p[1] == "src") layer = p[2]
+	}
+	layer != "" && /^[ \t]*#[ \t]*include[ \t]*("[^"]*\/|<hop\/)/ {
+		inc = $0
+		sub(/^[ \t]*#[ \t]*include[ \t]*["<]/, "", inc)
+		sub(/[">].*/, "", inc)
+		target = inc
+		sub(/\/.*/, "", target)
+		if (!((layer " " target) in ok) && !((layer " " inc) in okh))
+			print FILENAME, target, inc
+	}')
+}
+
+# Fails (prints the offenders) when $1 has an upward include not in KNOWN.
+check_tree() {
+	local dir="$1" bad=0 f target inc
+	while read -r f target inc; do
+		[ -n "$f" ] || continue
+		if printf '%s\n' "$KNOWN" | grep -qx "$f $target"; then
+			continue
+		fi
+		echo "FAIL: $f includes \"$inc\": layer '$(layer_of_file "$f")' may include only: $(allowed "$(layer_of_file "$f")")"
+		bad=1
+	done < <(violations "$dir")
+	return $bad
+}
+
+check_tree "$root" || exit 1
+
+# Entries of KNOWN that no longer match an include: say so, so the list
+# shrinks as the layering work lands (not an error: the graph improved).
+found=$(violations "$root" | awk '{print $1, $2}' | sort -u)
+printf '%s\n' "$KNOWN" | grep -v '^#' | grep . | while read -r k; do
+	printf '%s\n' "$found" | grep -qx "$k" ||
+		echo "NOTE: known violation '$k' is gone: delete it from $0"
+done
+
+# The check must be able to fail: a tree where core includes p2p, the
+# public API includes core, the model includes the simulator and a coll
+# header other than kinds.h.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/src/core" "$tmp/src/model" "$tmp/include/hop"
+printf '#include "p2p/p2p.h"\n' >"$tmp/src/core/upward.c"
+printf '#include <hop/common.h>\n#include "core/core.h"\n' >"$tmp/include/hop/upward.h"
+printf '  #  include "sim/simnet.h" /* spaces */\n#include "coll/kinds.h"\n#include "coll/sched.h"\n' >"$tmp/src/model/upward.c"
+out=$(check_tree "$tmp" 2>&1) && { echo "FAIL: the check passed a tree with upward includes"; exit 1; }
+[ "$(printf '%s\n' "$out" | grep -c FAIL)" = 4 ] ||
+	{ echo "FAIL: self-test: expected 4 reports"; printf '%s\n' "$out"; exit 1; }
+for want in "src/core/upward.c includes \"p2p/p2p.h\"" \
+	"include/hop/upward.h includes \"core/core.h\"" \
+	"src/model/upward.c includes \"sim/simnet.h\"" \
+	"src/model/upward.c includes \"coll/sched.h\""; do
+	printf '%s\n' "$out" | grep -qF "$want" ||
+		{ echo "FAIL: self-test missed: $want"; printf '%s\n' "$out"; exit 1; }
+done
+# and a known violation still passes only for the file it names
+printf '#include "coll/coll.h"\n' >"$tmp/src/core/comm.c"
+rm "$tmp/src/core/upward.c" "$tmp/include/hop/upward.h" "$tmp/src/model/upward.c"
+check_tree "$tmp" >/dev/null || { echo "FAIL: a known violation was reported"; exit 1; }
+echo "PASS: no include from a layer above (known violations: $(printf '%s\n' "$KNOWN" | grep -v '^#' | grep -c .))"
