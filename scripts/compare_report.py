@@ -13,13 +13,13 @@ import os
 import re
 import sys
 
-LIBS = [("hop", "hop"), ("ompi", "Open MPI"), ("mpich", "MPICH")]
-COLORS = {"hop": "#d62728", "ompi": "#1f77b4", "mpich": "#2ca02c"}
+LIBS = [("hop", "hop"), ("ompi", "Open MPI"), ("ompihan", "OMPI HAN"), ("mpich", "MPICH")]
+COLORS = {"hop": "#d62728", "ompi": "#1f77b4", "ompihan": "#9467bd", "mpich": "#2ca02c"}
 
 
 def load(out):
     runs = {}
-    pat = re.compile(r"(\w+)-n(\d+)-(\w+)-(hop|ompi|mpich)-r(\d+)(?:-\w+)?\.json$")
+    pat = re.compile(r"(\w+)-n(\d+)-(\w+)-(hop|ompihan|ompi|mpich)-r(\d+)(?:-\w+)?\.json$")
     for path in glob.glob(os.path.join(out, "*.json")):
         m = pat.search(os.path.basename(path))
         if not m:
