@@ -16,6 +16,7 @@ for p in tools/hop-run tools/hop-p2p-bench tests/integration/coll_matrix tests/i
 	[ -x "$build/$p" ] || { echo "FAIL: $build/$p is not built (make, make check)"; exit 1; }
 done
 fail=0 tag=ct$$ ids=""
+tmp=$(mktemp -d) && trap 'rm -rf "$tmp"' EXIT || exit 2
 pass() { echo "PASS: $*"; }
 failed() { echo "FAIL: $*"; fail=1; }
 newid() { id=$tag$1; ids="$ids $id"; }
@@ -66,6 +67,24 @@ fi
 wait $pid
 rc=$?
 [ $rc = 130 ] && pass "SIGINT ends the cluster (exit 130)" || failed "SIGINT: exit $rc, not 130"
+
+# two clusters at once; a second one with the same name is refused and
+# does not harm the first
+newid a
+"$cluster" --hosts 2 --id "$id" --exec -- sh -c 'sleep 4; ip netns pids "$CLUSTER_SWITCH" > /dev/null &&
+	[ -x "$CLUSTER_AGENT" ] && "$CLUSTER_AGENT" "${CLUSTER_HOSTS%% *}" hostname' > "$tmp/a.out" 2>&1 &
+pid=$!
+newid b
+out=$("$cluster" --hosts 2 --id "$id" --exec -- sh -c 'echo "second: $CLUSTER_SUBNET"' 2>&1)
+rc=$?
+for i in $(seq 200); do [ -e /run/hop-cluster/${tag}a/agent ] && break; sleep 0.05; done
+out2=$("$cluster" --hosts 1 --id "${tag}a" --exec -- true 2>&1)
+rc2=$?
+wait $pid
+rc3=$?
+[ $rc = 0 ] && grep -q second <<< "$out" && [ $rc2 = 3 ] && grep -q "exists" <<< "$out2" &&
+	[ $rc3 = 0 ] && grep -qx "hc-${tag}a-h0" "$tmp/a.out" && pass "two clusters at once; a taken name is refused" ||
+	failed "two clusters: second exit $rc ($out); same name exit $rc2 ($out2); first exit $rc3 ($(cat "$tmp/a.out"))"
 
 # SIGKILL leaves the cluster; --remove takes it away
 newid k
