@@ -71,6 +71,14 @@ shm_same_host() {
 	return $rc
 }
 
+# hop itself sees several hosts: auto takes tcp, and says why
+auto_sees_hosts() {
+	local out
+	out=$(HOP_DEBUG=info run --map cyclic -n 2 --timeout 60 -- "$build/tools/hop-p2p-bench" \
+		--min 8 --max 8 --iters 10 --warmup 2 2>&1) || { echo "$out"; return 1; }
+	[ "$(grep -c "auto chose tcp.*ranks on several hosts" <<< "$out")" = 2 ] || { echo "$out"; return 1; }
+}
+
 collectives() { # "placement options" prog args: every rank must pass
 	local out
 	out=$(HOP_TRANSPORT=tcp run $1 --timeout 300 -- "${@:2}") || { echo "$out"; return 1; }
@@ -107,6 +115,7 @@ check "hostnames: rank r sees host r/2's" hostnames
 check "/dev/shm is private to each host" shm_private
 check "hop's shm cannot open a segment on another host" shm_across_fails
 check "hop's shm between two ranks of one host" shm_same_host
+check "hop's auto transport sees several hosts (tcp)" auto_sees_hosts
 check "coll_matrix, 3 hosts x 2 ranks, tcp" collectives "--ppn 2" \
 	"$build/tests/integration/coll_matrix" --max-count 70000
 check "coll_order, 3 hosts x 2 ranks cyclic, tcp" collectives "--map cyclic -n 6" \
