@@ -13,13 +13,13 @@ import os
 import re
 import sys
 
-LIBS = [("hop", "hop"), ("ompi", "Open MPI"), ("mpich", "MPICH")]
-COLORS = {"hop": "#d62728", "ompi": "#1f77b4", "mpich": "#2ca02c"}
+LIBS = [("hop", "hop"), ("ompi", "Open MPI"), ("ompihan", "OMPI HAN"), ("mpich", "MPICH")]
+COLORS = {"hop": "#d62728", "ompi": "#1f77b4", "ompihan": "#9467bd", "mpich": "#2ca02c"}
 
 
 def load(out):
     runs = {}
-    pat = re.compile(r"(\w+)-n(\d+)-(\w+)-(hop|ompi|mpich)-r(\d+)(?:-\w+)?\.json$")
+    pat = re.compile(r"(\w+)-n(\d+)-(\w+)-(hop|ompihan|ompi|mpich)-r(\d+)(?:-\w+)?\.json$")
     for path in glob.glob(os.path.join(out, "*.json")):
         m = pat.search(os.path.basename(path))
         if not m:
@@ -52,7 +52,10 @@ def p2p_bw(out, t):
         nonlocal best
         if isinstance(x, dict):
             for k, v in x.items():
-                if isinstance(v, (int, float)) and "bw" in k.lower() and "gb" in k.lower():
+                kl = k.lower()
+                if isinstance(v, (int, float)) and "bw" in kl and ("gb" in kl or "mbps" in kl):
+                    # hop-p2p-bench writes bw_MBps (1e6 B/s)
+                    v = v / 1000 if "mbps" in kl else v
                     best = v if best is None else max(best, v)
                 else:
                     walk(v)
@@ -129,6 +132,21 @@ def targets(runs, out):
                   f"{best / bw:.2f} (target >= 0.90): {'MET' if best / bw >= 0.9 else 'MISSED'}")
 
 
+def cluster_lines(runs, out):
+    """Emulated clusters (transport hHxR): the largest AllReduce's busbw per
+    library beside the streaming bandwidth between two hosts."""
+    for (t, n, c), libs in sorted(runs.items()):
+        if c != "allreduce" or not re.fullmatch(r"h\d+x\d+", t):
+            continue
+        bw = p2p_bw(out, t)
+        top = max(libs.get("hop", {}) or [0])
+        cells = [f"{name} {libs[k][top]['busbw']:.3f}" for k, name in LIBS
+                 if top in libs.get(k, {})]
+        print(f"{t}: AllReduce {fmt_size(top)} busbw (GB/s): {', '.join(cells)}; "
+              f"streaming P2P between two hosts {bw:.3f} GB/s" if bw else
+              f"{t}: AllReduce {fmt_size(top)} busbw (GB/s): {', '.join(cells)}")
+
+
 def chart(key, libs, path):
     w, h, m = 640, 400, 60
     pts = {k: sorted((s, row["busbw"]) for s, row in v.items() if s > 0) for k, v in libs.items()}
@@ -178,6 +196,7 @@ def main():
         table(key, runs[key])
         chart(key, runs[key], os.path.join(out, "%s-n%d-%s.svg" % key))
     targets(runs, out)
+    cluster_lines(runs, out)
     print(f"\ncharts: {out}/*.svg")
     return 0
 

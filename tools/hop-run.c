@@ -7,6 +7,8 @@
  * before rank 0 runs. Every output line of a rank is prefixed "[rank] ".
  * The first rank that fails takes the job down: the others get SIGTERM,
  * then SIGKILL 2 s later, and hop-run exits with the failed rank's status.
+ * With --hosts each rank starts inside its emulated host's namespaces
+ * (scripts/hop-cluster) and the rendezvous listens on host 0's address.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -26,6 +29,7 @@
 #include "core/config.h"
 #include "core/core_int.h"
 #include "core/timer.h"
+#include "hop-run-hosts.h"
 
 #define EXIT_TIMEOUT 124   /* as timeout(1) */
 #define EXIT_HOPRUN 125    /* hop-run itself failed (usage, system) */
@@ -49,6 +53,7 @@ struct child {
 static struct child *kids;
 static int nkids, alive, sig_pipe[2] = { -1, -1 };
 static int out_broken[3];
+static struct run_hosts hosts;
 
 static void on_signal(int sig)
 {
@@ -65,10 +70,18 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: hop-run -n N [--transport auto|verbs|tcp|shm|PLUGIN] [--timeout S] [--] prog [args...]\n"
+"       hop-run --hosts H --host-pids P0,... [--ppn R | --map block|cyclic|FILE] [-n N] ...\n"
 "\n"
 "Start N ranks of prog on this host, connected through a hop rendezvous.\n"
 "\n"
 "  -n, --np N          number of ranks, 1..65536\n"
+"  --hosts H           spread the ranks over H emulated hosts (scripts/hop-cluster):\n"
+"                      each starts in the network, UTS and mount namespaces of\n"
+"                      its host's process in --host-pids; the rendezvous listens\n"
+"                      in host 0's network\n"
+"  --ppn R             R ranks per host, in blocks (-n defaults to H x R)\n"
+"  --map M             block (default), cyclic (rank r on host r mod H), or a\n"
+"                      file with the host number (0-based) of each rank per line\n"
 "  --transport X       set HOP_TRANSPORT=X for every rank\n"
 "  --timeout S         kill the job after S seconds (fractions allowed) and\n"
 "                      exit 124; also HOP_TIMEOUT=S for the ranks unless\n"
@@ -188,7 +201,7 @@ static void kill_all(int sig)
 static void child_exec(int rank, int lfd, const char *idstr, const char *transport,
 		       const char *timeout, char **argv, int fds[2][2])
 {
-	char buf[32];
+	char buf[256];
 	pid_t parent = getppid();
 
 	setpgid(0, 0);
@@ -200,6 +213,12 @@ static void child_exec(int rank, int lfd, const char *idstr, const char *transpo
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
+	if (hosts.nhosts && run_hosts_enter(hosts.pids[hosts.host_of[rank]],
+					    CLONE_NEWNET | CLONE_NEWUTS | CLONE_NEWNS,
+					    buf, sizeof(buf))) {
+		fprintf(stderr, "hop-run: rank %d: %s\n", rank, buf);
+		_exit(EXIT_HOPRUN);
+	}
 	if (dup2(fds[0][1], 1) < 0 || dup2(fds[1][1], 2) < 0)
 		_exit(EXIT_HOPRUN);
 	/* stdin: rank 0 keeps a pipe or file; a terminal would stop it */
@@ -311,14 +330,18 @@ int main(int argc, char **argv)
 		{ "np", required_argument, NULL, 'n' },
 		{ "transport", required_argument, NULL, 't' },
 		{ "timeout", required_argument, NULL, 'T' },
+		{ "hosts", required_argument, NULL, 'H' },
+		{ "ppn", required_argument, NULL, 'P' },
+		{ "map", required_argument, NULL, 'M' },
+		{ "host-pids", required_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *transport = NULL, *timeout = NULL;
+	const char *transport = NULL, *timeout = NULL, *map = NULL, *pids = NULL;
 	char err[512], idstr[2 * HOP_UNIQUE_ID_BYTES + 1];
 	double timeout_s = 0;
-	long n = 0;
+	long n = 0, nhosts = 0, ppn = 0;
 	struct hop_id_info info;
 	hop_unique_id_t id;
 	struct sigaction sa;
@@ -356,6 +379,21 @@ int main(int argc, char **argv)
 			}
 			timeout = optarg;
 			break;
+		case 'H':
+		case 'P':
+			if (hop_parse_int(opt == 'H' ? "--hosts" : "--ppn", optarg,
+					  1, 65536, opt == 'H' ? &nhosts : &ppn,
+					  err, sizeof(err))) {
+				fprintf(stderr, "hop-run: %s\n", err);
+				return EXIT_HOPRUN;
+			}
+			break;
+		case 'M':
+			map = optarg;
+			break;
+		case 'I':
+			pids = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -367,6 +405,11 @@ int main(int argc, char **argv)
 			return EXIT_HOPRUN;
 		}
 	}
+	if (run_hosts_setup(&hosts, nhosts, ppn, map, pids, &n, err,
+			    sizeof(err))) {
+		fprintf(stderr, "hop-run: %s\n", err);
+		return EXIT_HOPRUN;
+	}
 	if (n == 0 || optind >= argc) {
 		fprintf(stderr, "hop-run: %s\n", n == 0 ? "-n N is required" :
 			"no program to run");
@@ -376,7 +419,7 @@ int main(int argc, char **argv)
 	nkids = (int)n;
 	if (fd_limit(nkids))
 		return EXIT_HOPRUN;
-	if (hop_id_listen(getenv("HOP_SOCKET_IFNAME"), 1, &info, &lfd, err,
+	if (hop_id_listen(getenv("HOP_SOCKET_IFNAME"), !hosts.nhosts, &info, &lfd, err,
 			  sizeof(err))) {
 		fprintf(stderr, "hop-run: %s\n", err);
 		return EXIT_HOPRUN;
@@ -537,5 +580,6 @@ int main(int argc, char **argv)
 	free(pfd);
 	free(who);
 	free(kids);
+	run_hosts_free(&hosts);
 	return status;
 }

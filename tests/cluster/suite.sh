@@ -1,0 +1,126 @@
+#!/bin/bash
+# tests/cluster/suite.sh BUILD - the checks inside one emulated cluster of
+# 3 hosts (run by tests/cluster/run.sh through scripts/hop-cluster --exec,
+# which sets CLUSTER_*): the hostnames ranks see, shm that does not cross
+# hosts, the collectives' correctness over tcp with 2 ranks per host, the
+# shaped bandwidth, and hop-run's failure and timeout handling across
+# hosts. One "PASS: ..." or "FAIL: ..." line per check; exit 1 on a FAIL.
+set -u
+build=${1:?usage: suite.sh BUILD}
+: "${CLUSTER_PIDS:?run through scripts/hop-cluster --exec}"
+run() { "$build/tools/hop-run" --hosts 3 --host-pids "$CLUSTER_PIDS" "$@"; }
+fail=0
+check() { # name, then a command whose status decides; output on FAIL
+	local name=$1 out
+	shift
+	if out=$("$@" 2>&1); then
+		echo "PASS: $name"
+		grep '^note: ' <<< "$out" | sed 's/^note: /    /'
+	else
+		echo "FAIL: $name"
+		printf '%s\n' "$out" | tail -n 30 | sed 's/^/    /'
+		fail=1
+	fi
+}
+host() { echo "hc-$CLUSTER_ID-h$1"; }
+
+# rank r of 3 hosts x 2 (block) is on host r/2 and sees that hostname
+hostnames() {
+	local out r
+	out=$(run --ppn 2 --timeout 60 -- sh -c 'echo "host $(hostname)"') || return 1
+	for r in 0 1 2 3 4 5; do
+		grep -qx "\[$r\] host $(host $((r / 2)))" <<< "$out" ||
+			{ echo "rank $r did not see hostname $(host $((r / 2))):"; echo "$out"; return 1; }
+	done
+}
+
+# every rank makes a segment in its /dev/shm; once all made theirs, each
+# must see exactly the two of its own host
+shm_private() {
+	local sync out r
+	sync=$(mktemp -d) || return 1
+	out=$(run --ppn 2 --timeout 60 -- sh -c '
+		: > /dev/shm/hcseg-$2-$HOP_RANK && : > $1/made.$HOP_RANK || exit 1
+		for i in $(seq 1000); do [ $(ls $1 | wc -l) = 6 ] && break; sleep 0.01; done
+		echo seen $(cd /dev/shm && ls hcseg-$2-* | sed "s/.*-//" | sort -n)' sh "$sync" "$CLUSTER_ID")
+	local rc=$?
+	rm -rf "$sync"
+	[ $rc = 0 ] || { echo "$out"; return 1; }
+	for r in 0 1 2 3 4 5; do
+		grep -qx "\[$r\] seen $((r / 2 * 2)) $((r / 2 * 2 + 1))" <<< "$out" ||
+			{ echo "rank $r saw other hosts' segments (or not its host's):"; echo "$out"; return 1; }
+	done
+}
+
+# hop's shm provider between two hosts: it cannot open the peer's segment
+shm_across_fails() {
+	local out
+	out=$(HOP_TRANSPORT=shm run --map cyclic -n 2 --timeout 60 -- "$build/tests/integration/coll_order" 2>&1) &&
+		{ echo "shm across hosts worked:"; echo "$out"; return 1; }
+	grep -q "cannot open rank [0-9]*'s segment.*No such file" <<< "$out" ||
+		{ echo "shm across hosts failed, but not on the segment:"; echo "$out"; return 1; }
+}
+
+# shm between the two ranks of one host still works
+shm_same_host() {
+	local map
+	map=$(mktemp) && printf '1\n1\n' > "$map" || return 1
+	HOP_TRANSPORT=shm run --map "$map" --timeout 120 -- "$build/tests/integration/coll_order"
+	local rc=$?
+	rm -f "$map"
+	return $rc
+}
+
+# hop itself sees several hosts: auto takes tcp, and says why
+auto_sees_hosts() {
+	local out
+	out=$(HOP_DEBUG=info run --map cyclic -n 2 --timeout 60 -- "$build/tools/hop-p2p-bench" \
+		--min 8 --max 8 --iters 10 --warmup 2 2>&1) || { echo "$out"; return 1; }
+	[ "$(grep -c "auto chose tcp.*ranks on several hosts" <<< "$out")" = 2 ] || { echo "$out"; return 1; }
+}
+
+collectives() { # "placement options" prog args: every rank must pass
+	local out
+	out=$(HOP_TRANSPORT=tcp run $1 --timeout 300 -- "${@:2}") || { echo "$out"; return 1; }
+	[ "$(grep -c ": rank [0-9]* passed" <<< "$out")" = 6 ] || { echo "$out"; return 1; }
+}
+
+# streaming bandwidth between hosts 0 and 1 at >= 1 MiB: at least half
+# of the link's rate (tcp/IP headers and this 2-core machine take the rest)
+bandwidth() {
+	local out bw floor
+	out=$(HOP_TRANSPORT=tcp run --map cyclic -n 2 --timeout 120 -- "$build/tools/hop-p2p-bench" \
+		--min 1M --max 4M --iters 5 --warmup 2) || { echo "$out"; return 1; }
+	bw=$(awk '$1 == "[0]" && $2 == 4194304 { print $NF }' <<< "$out")
+	floor=$(awk -v r="$CLUSTER_LINK" 'BEGIN { sub(/gbit/, "e9", r); sub(/mbit/, "e6", r); print r / 8 / 1e6 / 2 }')
+	echo "note: bandwidth host 0 -> host 1: ${bw:-?} MB/s; floor $floor MB/s (half of $CLUSTER_LINK)"
+	awk -v b="${bw:-0}" -v f="$floor" 'BEGIN { exit !(b >= f) }'
+}
+
+fails_fast() { # a rank on host 2 exits 3: hop-run exits 3, names it
+	local out rc
+	out=$(run --ppn 2 --timeout 60 -- sh -c '[ $HOP_RANK = 5 ] && exit 3; sleep 30' 2>&1)
+	rc=$?
+	[ $rc = 3 ] && grep -q "rank 5 exited with status 3" <<< "$out" || { echo "exit $rc:"; echo "$out"; return 1; }
+}
+
+times_out() {
+	local out rc
+	out=$(run --ppn 2 --timeout 1 -- sleep 30 2>&1)
+	rc=$?
+	[ $rc = 124 ] || { echo "exit $rc:"; echo "$out"; return 1; }
+}
+
+check "hostnames: rank r sees host r/2's" hostnames
+check "/dev/shm is private to each host" shm_private
+check "hop's shm cannot open a segment on another host" shm_across_fails
+check "hop's shm between two ranks of one host" shm_same_host
+check "hop's auto transport sees several hosts (tcp)" auto_sees_hosts
+check "coll_matrix, 3 hosts x 2 ranks, tcp" collectives "--ppn 2" \
+	"$build/tests/integration/coll_matrix" --max-count 70000
+check "coll_order, 3 hosts x 2 ranks cyclic, tcp" collectives "--map cyclic -n 6" \
+	"$build/tests/integration/coll_order"
+check "shaped bandwidth >= half the link" bandwidth
+check "a failing rank on host 2 fails the job" fails_fast
+check "--timeout across hosts" times_out
+exit $fail
