@@ -74,8 +74,7 @@ static void shm_free(struct hop_prov *prov)
 			free(p->sq);
 		}
 	}
-	shm_mr_free_all(prov);
-	hop_mrtab_fini(&prov->mrs);
+	shm_mr_fini(prov);
 	if (prov->seg)
 		munmap(prov->seg, prov->seg->seg_size);
 	hop_cqring_fini(&prov->cq);
@@ -138,7 +137,7 @@ static int shm_create(struct hop_prov *prov, struct shm_info *info)
 	seg->rings_off = hdr + mrt;
 	seg->seg_size = size;
 	prov->seg = seg;
-	if (hop_mrtab_init(&prov->mrs, (uint8_t *)seg + hdr, SHM_MR_SLOTS)) {
+	if (shm_mr_init(prov, (uint8_t *)seg + hdr, SHM_MR_SLOTS)) {
 		shm_unlink(info->name);
 		return hop_comm_fail(comm, HOP_ERR_NO_MEMORY,
 				     "shm: out of memory");
@@ -196,6 +195,13 @@ static int shm_attach(struct hop_prov *prov, int r, const struct shm_info *in)
 				     "shm: rank %d's segment %s is not a "
 				     "matching hop segment (rank %d, %u ranks)",
 				     r, name, seg->rank, seg->nranks);
+	/* only the owner writes its region table: a stray or hostile store
+	 * through this mapping faults instead of widening a region */
+	if (mprotect((uint8_t *)seg + prov->seg->mrtab_off,
+		     prov->seg->rings_off - prov->seg->mrtab_off, PROT_READ))
+		return hop_comm_fail(comm, HOP_ERR_SYSTEM,
+				     "shm: cannot map rank %d's region table "
+				     "read-only: %s", r, strerror(errno));
 	return 0;
 }
 
@@ -225,6 +231,7 @@ static void shm_peer_setup(struct hop_prov *prov, int r, pid_t pid)
 	p->rank = r;
 	p->pid = pid;
 	p->cma = prov->use_cma;
+	p->live_next = hop_now_ns() + SHM_POST_LIVE_NS;
 	if (r == prov->rank)
 		p->seg = prov->seg;
 	p->mrtab = (const struct hop_mrtab *)((uint8_t *)p->seg +
@@ -378,8 +385,7 @@ void shm_close(struct hop_prov *prov)
 	if (!prov)
 		return;
 	/* retire every key first, so a peer's check fails from now on */
-	for (struct hop_emu_mr *mr = prov->mrs_live; mr; mr = mr->next)
-		hop_mrtab_remove(&prov->mrs, mr->pub.key);
+	shm_mr_retire_all(prov);
 	/* peers now treat our exit as orderly and refuse new posts to us */
 	atomic_store_explicit(&prov->seg->closed, 1, memory_order_release);
 	shm_free(prov);
