@@ -1,10 +1,14 @@
 /*
  * shm_seg.c - the shm provider's instance: create this rank's segment,
  * exchange names, map every peer's segment, unlink (so a crash leaks
- * nothing once open() has returned), close; and its ops table.
+ * nothing once open() has returned), close; and its ops table. Names a
+ * rank killed during set-up left behind are removed by the next open().
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +86,53 @@ static void shm_free(struct hop_prov *prov)
 	free(prov);
 }
 
+/* Our pid namespace: a pid in a segment name means a process only there.
+ * 0 when unknown (no /proc). */
+static unsigned long long shm_pidns(void)
+{
+	struct stat st;
+
+	return stat("/proc/self/ns/pid", &st) ? 0
+					      : (unsigned long long)st.st_ino;
+}
+
+/*
+ * Remove the segments of ranks killed during set-up. A name lives from
+ * its creation until every rank has mapped it; a rank killed in between
+ * leaves ~1.4 MiB in /dev/shm that nobody else knows about. A name whose
+ * creator is gone (same pid namespace and user) belongs to no live job.
+ */
+static void shm_reap(void)
+{
+	unsigned long long ns = shm_pidns(), sns, rnd;
+	char name[NAME_MAX + 2];
+	struct dirent *de;
+	struct stat st;
+	int pid, rank, end, n = 0;
+	DIR *d;
+
+	if (!ns || !(d = opendir("/dev/shm")))
+		return;
+	while ((de = readdir(d))) {
+		end = 0;
+		if (sscanf(de->d_name, "hop-%d-r%d-%16llx-n%llu%n", &pid,
+			   &rank, &rnd, &sns, &end) != 4 ||
+		    de->d_name[end] || sns != ns || pid <= 0)
+			continue;
+		if (kill(pid, 0) == 0 || errno != ESRCH)
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    !S_ISREG(st.st_mode) || st.st_uid != geteuid())
+			continue;
+		snprintf(name, sizeof(name), "/%s", de->d_name);
+		n += shm_unlink(name) == 0;
+	}
+	closedir(d);
+	if (n)
+		HOP_INFO("shm: removed %d segment(s) that ranks killed during "
+			 "set-up left in /dev/shm", n);
+}
+
 /* Create and initialise this rank's segment as @name. */
 static int shm_create(struct hop_prov *prov, struct shm_info *info)
 {
@@ -97,8 +148,10 @@ static int shm_create(struct hop_prov *prov, struct shm_info *info)
 
 	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
 		rnd = hop_now_ns() ^ ((uint64_t)getpid() << 32);
-	snprintf(info->name, sizeof(info->name), "/hop-%d-r%d-%016llx",
-		 (int)getpid(), prov->rank, (unsigned long long)rnd);
+	/* shm_reap() reads the pid and namespace back */
+	snprintf(info->name, sizeof(info->name), "/hop-%d-r%d-%016llx-n%llu",
+		 (int)getpid(), prov->rank, (unsigned long long)rnd,
+		 shm_pidns());
 	info->pid = (int32_t)getpid();
 	info->seg_size = size;
 	fd = shm_open(info->name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
@@ -303,6 +356,7 @@ int shm_open_prov(const struct hop_prov_ctx *ctx, struct hop_prov **out)
 			goto err_free;
 		}
 	}
+	shm_reap();
 	memset(&mine, 0, sizeof(mine));
 	/* on failure, still take part in the exchanges below (with an empty
 	 * name) so every rank fails promptly instead of timing out */
