@@ -390,6 +390,8 @@ static int t_dead_send(struct ph *ph, void *arg)
 		_exit(0); /* no close(): the peer just goes */
 	PH_CHECK(ph, wait_dead((pid_t)all[1].pid, 10000) == 0,
 		 "rank 1 did not exit");
+	/* posts check liveness once per clock tick (docs/providers.md) */
+	usleep(20000);
 	ret1 = ph->ops->post_write(ph->prov, 1, mr, src, sizeof(src),
 				   all[1].a_addr, all[1].a_key, 5,
 				   HOP_WR_IMM | HOP_WR_SIGNALED, 1);

@@ -285,7 +285,7 @@ static int shm_post_check(struct hop_prov *prov, int peer, unsigned flags,
 	/* a dead peer's ring still takes entries: ask the kernel, at most
 	 * once per SHM_POST_LIVE_NS (a system call costs more than a post) */
 	if (peer != prov->rank) {
-		uint64_t now = hop_now_ns();
+		uint64_t now = shm_coarse_ns();
 
 		if (now >= p->live_next) {
 			p->live_next = now + SHM_POST_LIVE_NS;

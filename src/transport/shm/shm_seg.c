@@ -284,7 +284,7 @@ static void shm_peer_setup(struct hop_prov *prov, int r, pid_t pid)
 	p->rank = r;
 	p->pid = pid;
 	p->cma = prov->use_cma;
-	p->live_next = hop_now_ns() + SHM_POST_LIVE_NS;
+	p->live_next = shm_coarse_ns() + SHM_POST_LIVE_NS;
 	if (r == prov->rank)
 		p->seg = prov->seg;
 	p->mrtab = (const struct hop_mrtab *)((uint8_t *)p->seg +
