@@ -22,11 +22,13 @@
 #include "transport/shm/shm.h"
 
 #define SHM_MR_SLOTS 16384
-#define SHM_PAGE 4096ull
-
+/* The system's page: peers protect the MR table page by page. */
 static uint64_t round_page(uint64_t v)
 {
-	return (v + SHM_PAGE - 1) & ~(SHM_PAGE - 1);
+	long ps = sysconf(_SC_PAGESIZE);
+	uint64_t pg = ps > 0 ? (uint64_t)ps : 4096;
+
+	return (v + pg - 1) & ~(pg - 1);
 }
 
 /* Ring bytes per sender: large for few ranks, smaller as they multiply. */
