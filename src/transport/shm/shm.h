@@ -7,7 +7,7 @@
  *   [MR table (emu.h), published so writers can check keys themselves]
  *   [nranks rings: ring s carries what rank s sends to the owner]
  *
- * Every rank maps every segment. A ring is single-producer (rank s)
+ * Every rank maps every segment; a peer's MR table read-only (shm_mr.c). A ring is single-producer (rank s)
  * single-consumer (the owner); entries are variable-size, 64-byte aligned:
  * a 32-byte header and, for small writes and sends, the payload inline.
  * Large writes go straight into the target process with process_vm_writev
@@ -22,13 +22,14 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "core/core.h"
 #include "transport/emu.h"
 #include "transport/provider.h"
 
 #define SHM_MAGIC 0x3130736d68706f68ull /* "hophms01" */
-#define SHM_VERSION 1
+#define SHM_VERSION 2
 #define SHM_LINE 64
 
 /* ------------------------------------------------------------------ */
@@ -57,6 +58,9 @@ _Static_assert(sizeof(struct shm_ent) == SHM_ENT_HDR, "shm_ent header");
 
 struct shm_ring {
 	alignas(SHM_LINE) _Atomic uint64_t tail; /* written by the producer */
+	/* written by the producer: key it is copying through by CMA, or 0
+	 * (the owner's deregistration waits for it, shm_mr.c) */
+	_Atomic uint64_t cma_key;
 	alignas(SHM_LINE) _Atomic uint64_t head; /* written by the consumer */
 	alignas(SHM_LINE) uint8_t data[];
 };
@@ -158,10 +162,24 @@ struct shm_info {
 /* ------------------------------------------------------------------ */
 /* Provider                                                           */
 
+/* The clock of the post path: the precise one costs as much as a post
+ * (0.1 us in a VM), the coarse one a tenth of that. */
+static inline uint64_t shm_coarse_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 #define SHM_POST_COPY 256       /* max_inline: unregistered sources */
 #define SHM_SQ_DEPTH 256        /* posts queued per peer before AGAIN */
 #define SHM_CQ_HIGH 4096        /* completions kept before rings wait */
 #define SHM_LIVENESS_NS 100000000ull /* peer liveness period */
+/* A post checks its target is alive when the last check is this old (on
+ * the coarse clock: at least one tick, 1-4 ms): a write into the ring of a
+ * dead peer would otherwise succeed. */
+#define SHM_POST_LIVE_NS 1000000ull
 
 enum shm_sq_kind { SHM_SQ_WRITE = 1, SHM_SQ_SEND };
 
@@ -187,6 +205,7 @@ struct shm_peer {
 	int pidfd;              /* -1: liveness by kill()/proc */
 	int gone;               /* closed orderly (or failed) */
 	int cma;                /* process_vm_writev allowed to this peer */
+	uint64_t live_next;     /* when a post checks liveness again (ns) */
 	struct shm_seg *seg;    /* the peer's segment, mapped */
 	size_t map_len;         /* bytes mapped at @seg (peers only) */
 	const struct hop_mrtab *mrtab; /* its published regions */
@@ -205,7 +224,8 @@ struct hop_prov {
 	int rank, nranks;
 	struct shm_seg *seg;    /* mine */
 	struct shm_peer *peers;
-	struct hop_mrtab_owner mrs;
+	struct hop_mrtab_owner mrs; /* private: checks what we apply */
+	struct hop_mrtab_owner pub; /* in our segment: checked by writers */
 	struct hop_cqring cq;
 	size_t inline_max;      /* writes up to this go inline in the ring */
 	size_t chunk;           /* chunk of a write copied through the ring */
@@ -231,10 +251,15 @@ static inline struct shm_ring *shm_seg_ring(struct shm_seg *s, int idx)
 }
 
 /* shm_mr.c */
+/* Private table and the published one at @published (in the segment). */
+int shm_mr_init(struct hop_prov *prov, void *published, uint32_t nslots);
+void shm_mr_fini(struct hop_prov *prov);
+/* Retire every published key (at close: peers' checks fail from now on)
+ * and wait for CMA copies into them already under way. */
+void shm_mr_retire_all(struct hop_prov *prov);
 int shm_mr_reg(struct hop_prov *prov, void *addr, size_t len, unsigned access,
 	       struct hop_prov_mr **out);
 int shm_mr_dereg(struct hop_prov *prov, struct hop_prov_mr *mr);
-void shm_mr_free_all(struct hop_prov *prov);
 
 /* shm_post.c */
 int shm_post_write(struct hop_prov *prov, int peer, struct hop_prov_mr *lmr,
@@ -252,5 +277,9 @@ void shm_ring_bell(struct shm_seg *seg);
 int shm_poll(struct hop_prov *prov, struct hop_cqe *cqe, int max);
 void shm_wait(struct hop_prov *prov, int timeout_us);
 int shm_check_peers(struct hop_prov *prov);
+/* Is @p's process gone (exited or a zombie)? One system call or two. */
+int shm_dead(const struct shm_peer *p);
+/* 0 while @p lives or closed in order; fails the comm when it died. */
+int shm_check_peer(struct hop_prov *prov, struct shm_peer *p);
 
 #endif /* HOP_TRANSPORT_SHM_H */

@@ -110,6 +110,40 @@ static int shm_cma(struct hop_prov *prov, struct shm_peer *p,
 	return 0;
 }
 
+/* Is [raddr, +len) inside @p's published region @rkey, writable? */
+static int shm_check_key(struct hop_prov *prov, struct shm_peer *p,
+			 uint64_t rkey, uint64_t raddr, size_t len)
+{
+	char why[200];
+
+	if (!hop_mrtab_check(p->mrtab, rkey, raddr, len, HOP_PROV_REMOTE_WRITE,
+			     why, sizeof(why)))
+		return 0;
+	return hop_comm_fail(prov->comm, HOP_ERR_OUT_OF_BOUNDS,
+			     "shm: write of %zu bytes to rank %d rejected: %s",
+			     len, p->rank, why);
+}
+
+/*
+ * The CMA copy of @w, fenced against deregistration (shm_mr.c): announce
+ * the key in our ring of the target's segment, check the key again (it
+ * may have been retired while the write was queued), copy, withdraw.
+ */
+static int shm_cma_fenced(struct hop_prov *prov, struct shm_peer *p,
+			  const struct shm_sqe *w)
+{
+	_Atomic uint64_t *busy = &p->out.r->cma_key;
+	int ret;
+
+	atomic_store_explicit(busy, w->rkey, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
+	ret = shm_check_key(prov, p, w->rkey, w->raddr, w->len);
+	if (!ret)
+		ret = shm_cma(prov, p, w);
+	atomic_store_explicit(busy, 0, memory_order_release);
+	return ret;
+}
+
 static void shm_ent_fill(struct shm_ent *e, uint8_t op, uint8_t flags,
 			 uint32_t imm, uint32_t len, uint64_t raddr,
 			 uint64_t rkey)
@@ -157,7 +191,7 @@ static int shm_step(struct hop_prov *prov, struct shm_peer *p,
 			if (p->out.head_cache < p->data_end)
 				return HOP_PROV_AGAIN;
 		}
-		ret = shm_cma(prov, p, w);
+		ret = shm_cma_fenced(prov, p, w);
 		if (ret < 0)
 			return ret;
 		if (ret == 0)
@@ -248,6 +282,16 @@ static int shm_post_check(struct hop_prov *prov, int peer, unsigned flags,
 		return hop_comm_fail(prov->comm, HOP_ERR_PEER_FAILED,
 				     "shm: %s to rank %d, which has closed "
 				     "its communicator", what, peer);
+	/* a dead peer's ring still takes entries: ask the kernel, at most
+	 * once per SHM_POST_LIVE_NS (a system call costs more than a post) */
+	if (peer != prov->rank) {
+		uint64_t now = shm_coarse_ns();
+
+		if (now >= p->live_next) {
+			p->live_next = now + SHM_POST_LIVE_NS;
+			return shm_check_peer(prov, p);
+		}
+	}
 	return 0;
 }
 
@@ -295,7 +339,6 @@ int shm_post_write(struct hop_prov *prov, int peer, struct hop_prov_mr *lmr,
 		   uint64_t rkey, uint32_t imm, unsigned flags, uint64_t wr_id)
 {
 	struct shm_sqe w;
-	char why[200];
 	int ret;
 
 	if (!prov)
@@ -321,11 +364,9 @@ int shm_post_write(struct hop_prov *prov, int peer, struct hop_prov_mr *lmr,
 				     "without a registered source (max_inline "
 				     "%d)", len, peer, SHM_POST_COPY);
 	}
-	if (len && hop_mrtab_check(prov->peers[peer].mrtab, rkey, raddr, len,
-				   HOP_PROV_REMOTE_WRITE, why, sizeof(why)))
-		return hop_comm_fail(prov->comm, HOP_ERR_OUT_OF_BOUNDS,
-				     "shm: write of %zu bytes to rank %d "
-				     "rejected: %s", len, peer, why);
+	if (len && (ret = shm_check_key(prov, &prov->peers[peer], rkey, raddr,
+					len)))
+		return ret;
 	w.kind = SHM_SQ_WRITE;
 	w.signaled = (flags & HOP_WR_SIGNALED) != 0;
 	w.imm_flag = (flags & HOP_WR_IMM) != 0;

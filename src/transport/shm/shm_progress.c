@@ -37,6 +37,8 @@ static int shm_rx(struct hop_prov *prov, struct shm_peer *p)
 					     "%s", p->rank, why);
 		if (h.op == SHM_OP_WRITE) {
 			if ((h.flags & SHM_F_DATA) && h.len) {
+				/* our private table: peers can reach the
+				 * published one */
 				if (hop_mrtab_check(prov->mrs.tab, h.rkey,
 						    h.raddr, h.len,
 						    HOP_PROV_REMOTE_WRITE, why,
@@ -110,7 +112,7 @@ nomem:
 			     "shm: out of memory queueing a completion");
 }
 
-static int shm_dead(const struct shm_peer *p)
+int shm_dead(const struct shm_peer *p)
 {
 	if (p->pidfd >= 0) {
 		struct pollfd pf = { .fd = p->pidfd, .events = POLLIN };
@@ -136,30 +138,32 @@ static int shm_dead(const struct shm_peer *p)
 	}
 }
 
+int shm_check_peer(struct hop_prov *prov, struct shm_peer *p)
+{
+	if (p->rank == prov->rank || p->gone)
+		return 0;
+	if (atomic_load_explicit(&p->seg->closed, memory_order_acquire)) {
+		p->gone = 1; /* orderly: whatever happens next is fine */
+		return 0;
+	}
+	if (!shm_dead(p))
+		return 0;
+	p->gone = 1;
+	/* it may have closed just before exiting */
+	if (atomic_load_explicit(&p->seg->closed, memory_order_acquire))
+		return 0;
+	return hop_comm_fail(prov->comm, HOP_ERR_PEER_FAILED,
+			     "shm: rank %d (pid %d) died", p->rank,
+			     (int)p->pid);
+}
+
 int shm_check_peers(struct hop_prov *prov)
 {
 	for (int r = 0; r < prov->nranks; r++) {
-		struct shm_peer *p = &prov->peers[r];
+		int ret = shm_check_peer(prov, &prov->peers[r]);
 
-		if (r == prov->rank || p->gone)
-			continue;
-		if (atomic_load_explicit(&p->seg->closed,
-					 memory_order_acquire)) {
-			p->gone = 1; /* orderly: whatever happens next is fine */
-			continue;
-		}
-		if (shm_dead(p)) {
-			/* it may have closed just before exiting */
-			if (atomic_load_explicit(&p->seg->closed,
-						 memory_order_acquire)) {
-				p->gone = 1;
-				continue;
-			}
-			p->gone = 1;
-			return hop_comm_fail(prov->comm, HOP_ERR_PEER_FAILED,
-					     "shm: rank %d (pid %d) died",
-					     r, (int)p->pid);
-		}
+		if (ret)
+			return ret;
 	}
 	return 0;
 }

@@ -21,6 +21,7 @@
 void shm_ring_init(struct shm_ring *r)
 {
 	atomic_store_explicit(&r->tail, 0, memory_order_relaxed);
+	atomic_store_explicit(&r->cma_key, 0, memory_order_relaxed);
 	atomic_store_explicit(&r->head, 0, memory_order_relaxed);
 }
 

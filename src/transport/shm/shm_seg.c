@@ -1,10 +1,14 @@
 /*
  * shm_seg.c - the shm provider's instance: create this rank's segment,
  * exchange names, map every peer's segment, unlink (so a crash leaks
- * nothing once open() has returned), close; and its ops table.
+ * nothing once open() has returned), close; and its ops table. Names a
+ * rank killed during set-up left behind are removed by the next open().
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,11 +22,13 @@
 #include "transport/shm/shm.h"
 
 #define SHM_MR_SLOTS 16384
-#define SHM_PAGE 4096ull
-
+/* The system's page: peers protect the MR table page by page. */
 static uint64_t round_page(uint64_t v)
 {
-	return (v + SHM_PAGE - 1) & ~(SHM_PAGE - 1);
+	long ps = sysconf(_SC_PAGESIZE);
+	uint64_t pg = ps > 0 ? (uint64_t)ps : 4096;
+
+	return (v + pg - 1) & ~(pg - 1);
 }
 
 /* Ring bytes per sender: large for few ranks, smaller as they multiply. */
@@ -74,13 +80,59 @@ static void shm_free(struct hop_prov *prov)
 			free(p->sq);
 		}
 	}
-	shm_mr_free_all(prov);
-	hop_mrtab_fini(&prov->mrs);
+	shm_mr_fini(prov);
 	if (prov->seg)
 		munmap(prov->seg, prov->seg->seg_size);
 	hop_cqring_fini(&prov->cq);
 	free(prov->peers);
 	free(prov);
+}
+
+/* Our pid namespace: a pid in a segment name means a process only there.
+ * 0 when unknown (no /proc). */
+static unsigned long long shm_pidns(void)
+{
+	struct stat st;
+
+	return stat("/proc/self/ns/pid", &st) ? 0
+					      : (unsigned long long)st.st_ino;
+}
+
+/*
+ * Remove the segments of ranks killed during set-up. A name lives from
+ * its creation until every rank has mapped it; a rank killed in between
+ * leaves ~1.4 MiB in /dev/shm that nobody else knows about. A name whose
+ * creator is gone (same pid namespace and user) belongs to no live job.
+ */
+static void shm_reap(void)
+{
+	unsigned long long ns = shm_pidns(), sns, rnd;
+	char name[NAME_MAX + 2];
+	struct dirent *de;
+	struct stat st;
+	int pid, rank, end, n = 0;
+	DIR *d;
+
+	if (!ns || !(d = opendir("/dev/shm")))
+		return;
+	while ((de = readdir(d))) {
+		end = 0;
+		if (sscanf(de->d_name, "hop-%d-r%d-%16llx-n%llu%n", &pid,
+			   &rank, &rnd, &sns, &end) != 4 ||
+		    de->d_name[end] || sns != ns || pid <= 0)
+			continue;
+		if (kill(pid, 0) == 0 || errno != ESRCH)
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    !S_ISREG(st.st_mode) || st.st_uid != geteuid())
+			continue;
+		snprintf(name, sizeof(name), "/%s", de->d_name);
+		n += shm_unlink(name) == 0;
+	}
+	closedir(d);
+	if (n)
+		HOP_INFO("shm: removed %d segment(s) that ranks killed during "
+			 "set-up left in /dev/shm", n);
 }
 
 /* Create and initialise this rank's segment as @name. */
@@ -98,8 +150,10 @@ static int shm_create(struct hop_prov *prov, struct shm_info *info)
 
 	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
 		rnd = hop_now_ns() ^ ((uint64_t)getpid() << 32);
-	snprintf(info->name, sizeof(info->name), "/hop-%d-r%d-%016llx",
-		 (int)getpid(), prov->rank, (unsigned long long)rnd);
+	/* shm_reap() reads the pid and namespace back */
+	snprintf(info->name, sizeof(info->name), "/hop-%d-r%d-%016llx-n%llu",
+		 (int)getpid(), prov->rank, (unsigned long long)rnd,
+		 shm_pidns());
 	info->pid = (int32_t)getpid();
 	info->seg_size = size;
 	fd = shm_open(info->name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
@@ -138,7 +192,7 @@ static int shm_create(struct hop_prov *prov, struct shm_info *info)
 	seg->rings_off = hdr + mrt;
 	seg->seg_size = size;
 	prov->seg = seg;
-	if (hop_mrtab_init(&prov->mrs, (uint8_t *)seg + hdr, SHM_MR_SLOTS)) {
+	if (shm_mr_init(prov, (uint8_t *)seg + hdr, SHM_MR_SLOTS)) {
 		shm_unlink(info->name);
 		return hop_comm_fail(comm, HOP_ERR_NO_MEMORY,
 				     "shm: out of memory");
@@ -196,6 +250,13 @@ static int shm_attach(struct hop_prov *prov, int r, const struct shm_info *in)
 				     "shm: rank %d's segment %s is not a "
 				     "matching hop segment (rank %d, %u ranks)",
 				     r, name, seg->rank, seg->nranks);
+	/* only the owner writes its region table: a stray or hostile store
+	 * through this mapping faults instead of widening a region */
+	if (mprotect((uint8_t *)seg + prov->seg->mrtab_off,
+		     prov->seg->rings_off - prov->seg->mrtab_off, PROT_READ))
+		return hop_comm_fail(comm, HOP_ERR_SYSTEM,
+				     "shm: cannot map rank %d's region table "
+				     "read-only: %s", r, strerror(errno));
 	return 0;
 }
 
@@ -225,6 +286,7 @@ static void shm_peer_setup(struct hop_prov *prov, int r, pid_t pid)
 	p->rank = r;
 	p->pid = pid;
 	p->cma = prov->use_cma;
+	p->live_next = shm_coarse_ns() + SHM_POST_LIVE_NS;
 	if (r == prov->rank)
 		p->seg = prov->seg;
 	p->mrtab = (const struct hop_mrtab *)((uint8_t *)p->seg +
@@ -296,6 +358,7 @@ int shm_open_prov(const struct hop_prov_ctx *ctx, struct hop_prov **out)
 			goto err_free;
 		}
 	}
+	shm_reap();
 	memset(&mine, 0, sizeof(mine));
 	/* on failure, still take part in the exchanges below (with an empty
 	 * name) so every rank fails promptly instead of timing out */
@@ -378,8 +441,7 @@ void shm_close(struct hop_prov *prov)
 	if (!prov)
 		return;
 	/* retire every key first, so a peer's check fails from now on */
-	for (struct hop_emu_mr *mr = prov->mrs_live; mr; mr = mr->next)
-		hop_mrtab_remove(&prov->mrs, mr->pub.key);
+	shm_mr_retire_all(prov);
 	/* peers now treat our exit as orderly and refuse new posts to us */
 	atomic_store_explicit(&prov->seg->closed, 1, memory_order_release);
 	shm_free(prov);
