@@ -1,7 +1,7 @@
 /*
  * dead_peer_send.c - a 4 KiB hop_send() to a peer that exited without
  * destroying its communicator must fail with HOP_ERR_PEER_FAILED naming
- * that peer, at the latest on the next call (issue 24, item 8). Run by
+ * that peer, at the latest on the next call. Run by
  * dead_peer_send.sh through hop-run with 2 ranks on shm and tcp.
  *
  * Rank 1 exits once it has received rank 0's last message (so nothing

@@ -1,6 +1,7 @@
 /*
  * shm_safety.c - the shm provider against misuse and hostile peers
- * (issue 24, items 4, 7, 8 and 10), two forked ranks driving the provider
+ * (writes after deregistration, a tampered region table, a dead peer,
+ * wrapping ranges), two forked ranks driving the provider
  * directly through the provider harness:
  *
  *   shm_safety TEST...

@@ -1,7 +1,7 @@
 #!/bin/sh
 # shm_safety.sh - the shm provider against misuse and hostile peers: writes
 # after deregistration, a tampered region table, a send to a dead peer, a
-# wrapping registration (tests/reliability/shm_safety.c, issue 24).
+# wrapping registration (tests/reliability/shm_safety.c).
 prog="${top_builddir:-.}/tests/reliability/shm_safety"
 [ -x "$prog" ] || { echo "SKIP: $prog not built"; exit 77; }
 [ -w /dev/shm ] || { echo "SKIP: /dev/shm is not writable"; exit 77; }

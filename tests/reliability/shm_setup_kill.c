@@ -1,6 +1,6 @@
 /*
  * shm_setup_kill.c - no /dev/shm segment outlives a rank killed during the
- * shm provider's set-up (issue 24, item 9).
+ * shm provider's set-up.
  *
  * A watcher thread sees rank 1's segment appear in /dev/shm (inotify) and
  * SIGKILLs rank 1 at once: its segment name is not unlinked yet (that
