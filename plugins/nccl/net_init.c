@@ -1,6 +1,6 @@
 /*
  * net_init.c - the NCCL net plugin's init, logging through NCCL's logger,
- * result codes, its device, and the send/receive comm objects.
+ * result codes, its device count, and the send/receive comm objects.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -151,28 +151,4 @@ ncclResult_t hn_check_dev(const char *call, int dev)
 	HN_WARN("%s: device %d does not exist (the plugin has 1 device, 0)",
 		call, dev);
 	return ncclInternalError;
-}
-
-ncclResult_t hn_getProperties(int dev, struct hn_props *props)
-{
-	static char name[] = "hop";
-
-	if (hn_check_dev("getProperties", dev))
-		return ncclInternalError;
-	if (!props) {
-		HN_WARN("getProperties: props is NULL");
-		return ncclInternalError;
-	}
-	memset(props, 0, sizeof(*props));
-	props->name = name;
-	props->pciPath = NULL;   /* not one NIC: NCCL places it by the CPU */
-	props->guid = 0x686f70;  /* "hop" */
-	props->ptrSupport = NCCL_PTR_HOST;
-	props->speed = 10000;    /* nominal (see docs/nccl.md) */
-	props->port = 1;
-	props->latency = 0;
-	props->maxComms = 65536;
-	props->maxRecvs = HN_MAX_RECVS;
-	props->maxP2pBytes = HN_MAX_BYTES;
-	return ncclSuccess;
 }

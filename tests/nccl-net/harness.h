@@ -25,6 +25,7 @@ struct opts {
 	int die_after;       /* rank 1 exits, unclosed, after so many receives */
 	int timeouts;        /* only the set-up deadlines, in one process */
 	int teardown;        /* closeListen and abandoned connects, alone */
+	int selection;       /* only the device checks, alone */
 	int version;         /* the plugin table driven: ncclNetPlugin_v<N> */
 };
 

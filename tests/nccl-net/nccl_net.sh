@@ -65,6 +65,11 @@ for t in ${NCCL_NET_TRANSPORTS:-tcp shm}; do
 			--max-size 262144 --timeout 120
 	done
 done
+# the device hop's default configuration describes (an RDMA port, or the
+# first interface): properties only, no traffic
+for v in $versions; do
+	HOP_SOCKET_IFNAME= run "auto v$v device" 1 auto --selection 1 --net-version "$v"
+done
 HOP_TIMEOUT=2 run "no peer" 1 tcp --timeouts 1 --timeout 120
 start=$(date +%s)
 HOP_TIMEOUT=30 run "teardown" 1 tcp --teardown 1 --timeout 120

@@ -9,7 +9,7 @@
  * usage: nccl_net_test PLUGIN.so [--rank 0|1 --addr HOST:PORT]
  *                      [--conns K] [--msgs N] [--max-size B] [--seed S]
  *                      [--timeout S] [--die-after N] [--timeouts 1]
- *                      [--teardown 1] [--net-version 6..12]
+ *                      [--teardown 1] [--selection 1] [--net-version 6..12]
  * Without --rank it forks: parent and child are the two ends. With --rank
  * (one process per host, e.g. in the SoftRoCE VMs) rank 0 listens on PORT
  * for the handle exchange and rank 1 connects to HOST:PORT. The transport
@@ -19,6 +19,7 @@
  * process, connect and accept with no peer must fail after HOP_TIMEOUT.
  * --teardown 1: one process, closeListen of a listen nobody connected to
  * returns promptly, and a connect left unfinished does not hold unload.
+ * --selection 1: one process, only the device checks (no traffic).
  */
 #include <dlfcn.h>
 #include <malloc.h>
@@ -62,7 +63,7 @@ static int usage(void)
 	fprintf(stderr, "usage: nccl_net_test PLUGIN.so [--rank 0|1 --addr "
 		"HOST:PORT] [--conns K] [--msgs N] [--max-size B] [--seed S] "
 		"[--timeout S] [--die-after N] [--timeouts 1] [--teardown 1] "
-		"[--net-version 6..12]\n");
+		"[--selection 1] [--net-version 6..12]\n");
 	return 2;
 }
 
@@ -103,13 +104,16 @@ static int parse(int argc, char **argv, struct opts *o, const char **addr)
 			o->timeouts = n != 0;
 		else if (!strcmp(a, "--teardown"))
 			o->teardown = n != 0;
+		else if (!strcmp(a, "--selection"))
+			o->selection = n != 0;
 		else if (!strcmp(a, "--net-version") && n >= 6 &&
 			 n <= NEWEST_VERSION)
 			o->version = (int)n;
 		else
 			return -1;
 	}
-	if ((o->timeouts || o->teardown) && (*addr || o->rank >= 0))
+	if ((o->timeouts || o->teardown || o->selection) &&
+	    (*addr || o->rank >= 0))
 		return -1; /* one process, no peer */
 	return (o->rank < 0) == (*addr == NULL) ? 0 : -1;
 }
@@ -148,6 +152,8 @@ static int run(struct harness *h)
 	void *dl = NULL;
 	int rc = load(h, &dl);
 
+	if (rc == 0 && h->o.selection)
+		goto unload; /* load() checked every device */
 	if (rc == 0 && (h->o.timeouts || h->o.teardown)) {
 		rc = h->o.timeouts ? run_timeouts(h) : run_teardown(h);
 		goto unload;
@@ -190,7 +196,7 @@ int main(int argc, char **argv)
 	if (argc < 2 || parse(argc, argv, &h.o, &addr))
 		return usage();
 	h.deadline = now_ns() + (uint64_t)h.o.timeout_s * 1000000000ull;
-	if (h.o.timeouts || h.o.teardown) {
+	if (h.o.timeouts || h.o.teardown || h.o.selection) {
 		h.o.rank = 0;
 		rc = 0;
 	} else if (addr) {

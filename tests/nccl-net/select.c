@@ -5,7 +5,8 @@
  * ncclTopoFillNet, src/transport/net.cc sendProxySetup):
  * - a name, unique among the devices (NCCL finds NICs by name);
  * - speed > 0 Mb/s (NCCL replaces anything else by a guessed 10 Gb/s);
- * - pciPath NULL (placed by the CPU) or a path that resolves under /sys;
+ * - pciPath NULL (placed by the CPU) or a path that resolves under /sys,
+ *   ending in the bus id when it is a PCI device;
  * - ptrSupport host memory only: CUDA or DMA-BUF would make NCCL hand the
  *   plugin GPU buffers (GPUDirect);
  * - v7 on: a HOST device, with no offload version;
@@ -15,6 +16,7 @@
  * - v11 on: maxMultiRequestSize >= 1; v12: rail and plane -1 or >= 0.
  */
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,9 +24,16 @@
 
 #define MAX_DEVS 64
 
+/*
+ * NCCL reads @pci's subsystem; for a PCI device it copies the last path
+ * component, a bus id, into a 32-byte buffer; anything else (virtio, a
+ * virtual device) it places by the CPU.
+ */
 static int check_path(int d, const char *pci)
 {
-	char *real;
+	char sub[PATH_MAX + 16], *real, *sys;
+	const char *id;
+	unsigned dom, bus, dev, fn;
 	int ok;
 
 	if (!pci)
@@ -35,6 +44,16 @@ static int check_path(int d, const char *pci)
 	free(real);
 	if (!ok)
 		FAIL("device %d: pciPath '%s' is not under /sys", d, pci);
+	snprintf(sub, sizeof(sub), "%s/subsystem", pci);
+	if (!(sys = realpath(sub, NULL)))
+		return 0; /* no subsystem: NCCL places it by the CPU */
+	ok = strcmp(strrchr(sys, '/'), "/pci") != 0;
+	free(sys);
+	id = strrchr(pci, '/') + 1;
+	if (!ok && (strlen(id) >= 32 || sscanf(id, "%x:%x:%x.%x", &dom, &bus,
+						   &dev, &fn) != 4))
+		FAIL("device %d: pciPath '%s' is a PCI device without a bus "
+		     "id as its last component", d, pci);
 	return 0;
 }
 
