@@ -121,6 +121,22 @@ typedef struct {
 	int netDeviceVersion;
 } ncclNetProperties_v8_t;
 
+/* net_v9.h to net_v12.h: the properties' fields up to the virtual NIC */
+#define HN_PROPS_V9_HEAD                                                      \
+	char *name;                                                           \
+	char *pciPath;                                                        \
+	uint64_t guid;                                                        \
+	int ptrSupport;                                                       \
+	int regIsGlobal;                                                      \
+	int forceFlush;                                                       \
+	int speed;                                                            \
+	int port;                                                             \
+	float latency;                                                        \
+	int maxComms;                                                         \
+	int maxRecvs;                                                         \
+	ncclNetDeviceType netDeviceType;                                      \
+	int netDeviceVersion
+
 /* net_v9.h, net_v10.h, net_v11.h: 4 devices per virtual NIC */
 #define NCCL_NET_MAX_DEVS_PER_NIC_V9 4
 typedef struct {
@@ -130,19 +146,7 @@ typedef struct {
 
 /* net_v9.h; net_v10.h's ncclNetProperties_v10_t is the same layout */
 typedef struct {
-	char *name;
-	char *pciPath;
-	uint64_t guid;
-	int ptrSupport;
-	int regIsGlobal;
-	int forceFlush;
-	int speed;
-	int port;
-	float latency;
-	int maxComms;
-	int maxRecvs;
-	ncclNetDeviceType netDeviceType;
-	int netDeviceVersion;
+	HN_PROPS_V9_HEAD;
 	ncclNetVDeviceProps_v9_t vProps;
 	size_t maxP2pBytes;
 	size_t maxCollBytes;
@@ -156,19 +160,7 @@ typedef struct {
 
 /* net_v11.h */
 typedef struct {
-	char *name;
-	char *pciPath;
-	uint64_t guid;
-	int ptrSupport;
-	int regIsGlobal;
-	int forceFlush;
-	int speed;
-	int port;
-	float latency;
-	int maxComms;
-	int maxRecvs;
-	ncclNetDeviceType netDeviceType;
-	int netDeviceVersion;
+	HN_PROPS_V9_HEAD;
 	ncclNetVDeviceProps_v9_t vProps;
 	size_t maxP2pBytes;
 	size_t maxCollBytes;
@@ -187,19 +179,7 @@ typedef struct {
 } ncclNetVDeviceProps_v12_t;
 
 typedef struct {
-	char *name;
-	char *pciPath;
-	uint64_t guid;
-	int ptrSupport;
-	int regIsGlobal;
-	int forceFlush;
-	int speed;
-	int port;
-	float latency;
-	int maxComms;
-	int maxRecvs;
-	ncclNetDeviceType netDeviceType;
-	int netDeviceVersion;
+	HN_PROPS_V9_HEAD;
 	ncclNetVDeviceProps_v12_t vProps;
 	size_t maxP2pBytes;
 	size_t maxCollBytes;
@@ -243,6 +223,18 @@ typedef struct {
 #define HN_PHANDLE void *phandle,
 #define HN_PHANDLES void **phandles,
 
+/* net_v7.h to net_v9.h: the slots up to accept */
+#define HN_NET_HEAD_V7(props_t)                                               \
+	const char *name;                                                     \
+	ncclResult_t (*init)(ncclDebugLogger_t logFunction);                  \
+	ncclResult_t (*devices)(int *ndev);                                   \
+	ncclResult_t (*getProperties)(int dev, props_t *props);               \
+	ncclResult_t (*listen)(int dev, void *handle, void **listenComm);     \
+	ncclResult_t (*connect)(int dev, void *handle, void **sendComm,       \
+				ncclNetDeviceHandle_v7_t **sendDevComm);      \
+	ncclResult_t (*accept)(void *listenComm, void **recvComm,             \
+			       ncclNetDeviceHandle_v7_t **recvDevComm)
+
 /* net_v6.h */
 typedef struct {
 	const char *name;
@@ -257,45 +249,21 @@ typedef struct {
 
 /* net_v7.h */
 typedef struct {
-	const char *name;
-	ncclResult_t (*init)(ncclDebugLogger_t logFunction);
-	ncclResult_t (*devices)(int *ndev);
-	ncclResult_t (*getProperties)(int dev, ncclNetProperties_v7_t *props);
-	ncclResult_t (*listen)(int dev, void *handle, void **listenComm);
-	ncclResult_t (*connect)(int dev, void *handle, void **sendComm,
-				ncclNetDeviceHandle_v7_t **sendDevComm);
-	ncclResult_t (*accept)(void *listenComm, void **recvComm,
-			       ncclNetDeviceHandle_v7_t **recvDevComm);
+	HN_NET_HEAD_V7(ncclNetProperties_v7_t);
 	HN_NET_TAIL(int, int, HN_NO_PHANDLE, HN_NO_PHANDLE);
 	HN_NET_OFFLOAD;
 } ncclNet_v7_t;
 
 /* net_v8.h */
 typedef struct {
-	const char *name;
-	ncclResult_t (*init)(ncclDebugLogger_t logFunction);
-	ncclResult_t (*devices)(int *ndev);
-	ncclResult_t (*getProperties)(int dev, ncclNetProperties_v8_t *props);
-	ncclResult_t (*listen)(int dev, void *handle, void **listenComm);
-	ncclResult_t (*connect)(int dev, void *handle, void **sendComm,
-				ncclNetDeviceHandle_v7_t **sendDevComm);
-	ncclResult_t (*accept)(void *listenComm, void **recvComm,
-			       ncclNetDeviceHandle_v7_t **recvDevComm);
+	HN_NET_HEAD_V7(ncclNetProperties_v8_t);
 	HN_NET_TAIL(size_t, int, HN_NO_PHANDLE, HN_NO_PHANDLE);
 	HN_NET_OFFLOAD;
 } ncclNet_v8_t;
 
 /* net_v9.h */
 typedef struct {
-	const char *name;
-	ncclResult_t (*init)(ncclDebugLogger_t logFunction);
-	ncclResult_t (*devices)(int *ndev);
-	ncclResult_t (*getProperties)(int dev, ncclNetProperties_v9_t *props);
-	ncclResult_t (*listen)(int dev, void *handle, void **listenComm);
-	ncclResult_t (*connect)(int dev, void *handle, void **sendComm,
-				ncclNetDeviceHandle_v7_t **sendDevComm);
-	ncclResult_t (*accept)(void *listenComm, void **recvComm,
-			       ncclNetDeviceHandle_v7_t **recvDevComm);
+	HN_NET_HEAD_V7(ncclNetProperties_v9_t);
 	HN_NET_TAIL(size_t, size_t, HN_NO_PHANDLE, HN_NO_PHANDLE);
 	HN_NET_OFFLOAD;
 	ncclResult_t (*makeVDevice)(int *d, ncclNetVDeviceProps_v9_t *props);

@@ -258,16 +258,13 @@ HN_EXPORT ncclNet_v10_t ncclNetPlugin_v10 = {
 	.isend = isend_ph, .irecv = irecv_ph,
 };
 
-HN_EXPORT ncclNet_v11_t ncclNetPlugin_v11 = {
-	HN_COMMON_SLOTS, HN_OFFLOAD_SLOTS, .init = init_v11,
-	.getProperties = getProperties_v11, .listen = listen_v11,
-	.connect = connect_v11, .accept = accept_dev, .regMr = hn_regMr,
-	.isend = isend_ph, .irecv = irecv_ph, .finalize = finalize_v11,
-};
+/* v11 and v12 differ in their properties only */
+#define HN_V11_SLOTS(getProperties_fn)                                        \
+	HN_COMMON_SLOTS, HN_OFFLOAD_SLOTS, .init = init_v11,                  \
+	.getProperties = getProperties_fn, .listen = listen_v11,              \
+	.connect = connect_v11, .accept = accept_dev, .regMr = hn_regMr,      \
+	.isend = isend_ph, .irecv = irecv_ph, .finalize = finalize_v11
 
-HN_EXPORT ncclNet_v12_t ncclNetPlugin_v12 = {
-	HN_COMMON_SLOTS, HN_OFFLOAD_SLOTS, .init = init_v11,
-	.getProperties = getProperties_v12, .listen = listen_v11,
-	.connect = connect_v11, .accept = accept_dev, .regMr = hn_regMr,
-	.isend = isend_ph, .irecv = irecv_ph, .finalize = finalize_v11,
-};
+HN_EXPORT ncclNet_v11_t ncclNetPlugin_v11 = { HN_V11_SLOTS(getProperties_v11) };
+
+HN_EXPORT ncclNet_v12_t ncclNetPlugin_v12 = { HN_V11_SLOTS(getProperties_v12) };

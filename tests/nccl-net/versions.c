@@ -53,6 +53,17 @@ static ncclNet_v8_t shim;
 		(p)->netDeviceVersion = (q).netDeviceVersion;                 \
 	} while (0)
 
+/* v9 to v11 properties: the same head as v12's, a smaller vProps */
+#define V12_FROM_V9(full, p)                                                  \
+	do {                                                                  \
+		memcpy((full), &(p), offsetof(ncclNetProperties_v12_t, vProps)); \
+		(full)->vProps.ndevs = (p).vProps.ndevs;                      \
+		memcpy((full)->vProps.devs, (p).vProps.devs,                  \
+		       sizeof((p).vProps.devs));                              \
+		(full)->maxP2pBytes = (p).maxP2pBytes;                        \
+		(full)->maxCollBytes = (p).maxCollBytes;                      \
+	} while (0)
+
 /* getProperties(dev, NULL) through the version's own slot */
 static ncclResult_t props_null(int dev)
 {
@@ -115,12 +126,7 @@ int version_props(int dev, ncclNetProperties_v12_t *full)
 		if ((r = t9 ? t9->getProperties(dev, &p)
 			    : t10->getProperties(dev, &p)))
 			return r;
-		memcpy(full, &p, offsetof(ncclNetProperties_v9_t, vProps));
-		full->vProps.ndevs = p.vProps.ndevs;
-		memcpy(full->vProps.devs, p.vProps.devs,
-		       sizeof(p.vProps.devs));
-		full->maxP2pBytes = p.maxP2pBytes;
-		full->maxCollBytes = p.maxCollBytes;
+		V12_FROM_V9(full, p);
 		return ncclSuccess;
 	}
 	case 11: {
@@ -128,12 +134,7 @@ int version_props(int dev, ncclNetProperties_v12_t *full)
 
 		if ((r = t11->getProperties(dev, &p)))
 			return r;
-		memcpy(full, &p, offsetof(ncclNetProperties_v11_t, vProps));
-		full->vProps.ndevs = p.vProps.ndevs;
-		memcpy(full->vProps.devs, p.vProps.devs,
-		       sizeof(p.vProps.devs));
-		full->maxP2pBytes = p.maxP2pBytes;
-		full->maxCollBytes = p.maxCollBytes;
+		V12_FROM_V9(full, p);
 		full->maxMultiRequestSize = p.maxMultiRequestSize;
 		return ncclSuccess;
 	}
