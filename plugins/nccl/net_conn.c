@@ -75,9 +75,10 @@ static struct hn_conn *conn_start(const hop_unique_id_t *id, int rank,
 static hop_comm_t *conn_finish(struct hn_conn *cn, const char *call,
 			       ncclResult_t *res)
 {
-	hop_comm_t *hc = cn->comm;
+	hop_comm_t *hc;
 
 	pthread_join(cn->thread, NULL);
+	hc = cn->comm; /* the thread's, complete once joined */
 	*res = hn_result(cn->ret);
 	if (cn->ret)
 		HN_WARN("%s: %s", call, cn->err);

@@ -7,8 +7,9 @@
 # comm must take 256), argument checks; 8 connections each way; a peer that
 # dies mid-traffic. Then every older table with its own struct layouts, on
 # one connection. Once: connect and accept with no peer fail after
-# HOP_TIMEOUT (2 s here); with HOP_TIMEOUT at 30 s, closeListen of an
-# unconnected listen and an abandoned connect let the process end at once.
+# HOP_TIMEOUT (2 s here), also under valgrind when it is installed; with
+# HOP_TIMEOUT at 30 s, closeListen of an unconnected listen and an
+# abandoned connect let the process end at once.
 # No run may print hop's own log lines: they go through NCCL's logger.
 set -u
 b=${top_builddir:?run through make check or set top_builddir}
@@ -35,7 +36,7 @@ fi
 run() { # name passes-wanted transport args...
 	local name=$1 want=$2 t=$3 out rc
 	shift 3
-	out=$(HOP_TRANSPORT=$t timeout -k 5 300 "$prog" "$plugin" "$@" 2>&1)
+	out=$(HOP_TRANSPORT=$t timeout -k 5 300 ${wrap:-} "$prog" "$plugin" "$@" 2>&1)
 	rc=$?
 	if grep -q '^\[hop ' <<< "$out"; then
 		echo "FAIL: nccl-net $name: hop logged past NCCL's logger:"
@@ -71,6 +72,12 @@ for v in $versions; do
 	HOP_SOCKET_IFNAME= run "auto v$v device" 1 auto --selection 1 --net-version "$v"
 done
 HOP_TIMEOUT=2 run "no peer" 1 tcp --timeouts 1 --timeout 120
+# the same under valgrind: a closeListen that completes the set-up itself
+# must destroy both ends
+if command -v valgrind > /dev/null; then
+	HOP_TIMEOUT=2 wrap="valgrind -q --leak-check=full --error-exitcode=9 --errors-for-leak-kinds=definite,possible" \
+		run "no peer, valgrind" 1 tcp --timeouts 1 --timeout 200
+fi
 start=$(date +%s)
 HOP_TIMEOUT=30 run "teardown" 1 tcp --teardown 1 --timeout 120
 took=$(($(date +%s) - start))
