@@ -9,19 +9,22 @@
 
 #include "net_hop.h"
 
-static ncclDebugLogger_t hn_logger;
+/* Set by every init (v11 on: one per NCCL communicator) while other
+ * threads log: atomic. */
+static _Atomic(ncclDebugLogger_t) hn_logger;
 
 void hn_log(ncclDebugLogLevel level, const char *file, int line,
 	    const char *fmt, ...)
 {
+	ncclDebugLogger_t logger = atomic_load(&hn_logger);
 	char msg[HN_MSG_LEN];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (hn_logger)
-		hn_logger(level, NCCL_NET, file, line, "NET/hop: %s", msg);
+	if (logger)
+		logger(level, NCCL_NET, file, line, "NET/hop: %s", msg);
 	else if (level == NCCL_LOG_WARN)
 		fprintf(stderr, "NET/hop: %s\n", msg);
 }
@@ -121,7 +124,7 @@ ncclResult_t hn_init(ncclDebugLogger_t logFunction)
 {
 	const char *t = getenv("HOP_TRANSPORT");
 
-	hn_logger = logFunction;
+	atomic_store(&hn_logger, logFunction);
 	/*
 	 * What fails reaches NCCL's logger through the plugin's warnings
 	 * (hop's message for the comm or the set-up); hop's own stderr log
