@@ -250,7 +250,8 @@ int version_load(struct harness *h, void *dl, int v)
 		shim = *h->net;
 		return 0;
 	}
-	/* v6 and v7 share v8's first slots; v9 on its regMr and on */
+	/* any other version: the slots whose signature differs from v8's go
+	 * through a shim converting as NCCL's loader for that version does */
 	memset(&shim, 0, sizeof(shim));
 	shim.name = t6->name;
 	shim.getProperties = props_shim;
