@@ -18,10 +18,16 @@
 
 #include "nccl_net.h"
 
-/* Requests per comm: NCCL keeps up to NCCL_NET_MAX_REQUESTS in flight. */
-#define HN_MAX_REQS (2 * NCCL_NET_MAX_REQUESTS)
 /* Largest n of a grouped irecv (NCCL's own IB plugin also takes 8). */
 #define HN_MAX_RECVS 8
+/*
+ * Requests per comm. NCCL's ext-net README: a send comm must take
+ * maxRecvs x NCCL_NET_MAX_REQUESTS sends, so that NCCL_NET_MAX_REQUESTS
+ * grouped receives of maxRecvs each can be matched at once.
+ */
+#define HN_MAX_REQS (HN_MAX_RECVS * NCCL_NET_MAX_REQUESTS)
+/* Largest message: test() reports sizes as int; NCCL's own cap (1 GiB). */
+#define HN_MAX_BYTES (1u << 30)
 #define HN_MSG_LEN 512
 
 enum hn_magic {
@@ -41,6 +47,8 @@ struct hn_conn {
 	int ret;                  /* hop_comm_init_rank()'s result */
 	hop_comm_t *comm;
 	char err[HN_MSG_LEN];     /* hop_last_init_error() of the thread */
+	void *lib;                /* a dlopen reference to this plugin */
+	int orphan;               /* nobody will collect it: unload does */
 	struct hn_conn *next;     /* pending connects (net_conn.c) */
 };
 
@@ -89,6 +97,20 @@ void hn_log(ncclDebugLogLevel level, const char *file, int line,
 #define HN_WARN(...) hn_log(NCCL_LOG_WARN, __FILE__, __LINE__, __VA_ARGS__)
 #define HN_INFO(...) hn_log(NCCL_LOG_INFO, __FILE__, __LINE__, __VA_ARGS__)
 
+/* A device's properties, copied into each version's struct (net_versions.c). */
+struct hn_props {
+	char *name;
+	char *pciPath;
+	uint64_t guid;
+	int ptrSupport;
+	int speed;                /* Mbit/s */
+	int port;
+	float latency;            /* us */
+	int maxComms;
+	int maxRecvs;
+	size_t maxP2pBytes;
+};
+
 /* The NCCL result for a hop result code. */
 ncclResult_t hn_result(int hop_code);
 /* Log what failed on @c's hop comm and return the NCCL result for @ret. */
@@ -98,6 +120,8 @@ ncclResult_t hn_fail(struct hn_comm *c, const char *call, int ret);
 struct hn_comm *hn_comm_new(hop_comm_t *hc, int send);
 /* Destroy @c's hop comm (cancelling what runs), registrations, @c. */
 void hn_comm_free(struct hn_comm *c);
+/* Success when @dev is a device of the plugin; else a warning naming @call. */
+ncclResult_t hn_check_dev(const char *call, int dev);
 /* @c when it is a live comm of kind @magic (0: either), else NULL. */
 struct hn_comm *hn_comm_check(void *c, uint32_t magic);
 
@@ -107,16 +131,31 @@ int hn_drain_add(struct hn_comm *c);
 void hn_drain_remove(struct hn_comm *c);
 void hn_drain_fini(void);
 
-/* net_xfer.c: the data path and registration slots of the table. */
+/*
+ * The one implementation every version's table adapts (net_versions.c).
+ * net_conn.c: init, devices, connection set-up and teardown.
+ */
+ncclResult_t hn_init(ncclDebugLogger_t logFunction);
+ncclResult_t hn_devices(int *ndev);
+ncclResult_t hn_getProperties(int dev, struct hn_props *props);
+ncclResult_t hn_listen(int dev, void *handle, void **listenComm);
+ncclResult_t hn_connect(int dev, void *handle, void **sendComm);
+ncclResult_t hn_accept(void *listenComm, void **recvComm);
+ncclResult_t hn_closeSend(void *sendComm);
+ncclResult_t hn_closeRecv(void *recvComm);
+ncclResult_t hn_closeListen(void *listenComm);
+
+/* net_xfer.c: the data path and registrations. */
 ncclResult_t hn_regMr(void *comm, void *data, size_t size, int type,
 		      void **mhandle);
 ncclResult_t hn_regMrDmaBuf(void *comm, void *data, size_t size, int type,
 			    uint64_t offset, int fd, void **mhandle);
 ncclResult_t hn_deregMr(void *comm, void *mhandle);
-ncclResult_t hn_isend(void *sendComm, void *data, int size, int tag,
+ncclResult_t hn_isend(void *sendComm, void *data, size_t size, int tag,
 		      void *mhandle, void **request);
-ncclResult_t hn_irecv(void *recvComm, int n, void **data, int *sizes,
-		      int *tags, void **mhandles, void **request);
+ncclResult_t hn_irecv(void *recvComm, int n, void **data,
+		      const size_t *sizes, int *tags, void **mhandles,
+		      void **request);
 ncclResult_t hn_iflush(void *recvComm, int n, void **data, int *sizes,
 		       void **mhandles, void **request);
 ncclResult_t hn_test(void *request, int *done, int *sizes);

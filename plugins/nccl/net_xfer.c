@@ -47,7 +47,7 @@ ncclResult_t hn_regMr(void *comm, void *data, size_t size, int type,
 	if (!c || !mhandle) {
 		HN_WARN("regMr: %s", c ? "mhandle is NULL"
 				       : "comm is not a live send/recv comm");
-		return ncclInvalidArgument;
+		return ncclInternalError;
 	}
 	*mhandle = NULL;
 	if (type != NCCL_PTR_HOST) {
@@ -57,7 +57,7 @@ ncclResult_t hn_regMr(void *comm, void *data, size_t size, int type,
 	}
 	if (!data && size) {
 		HN_WARN("regMr: data is NULL with size %zu", size);
-		return ncclInvalidArgument;
+		return ncclInternalError;
 	}
 	if (!(m = calloc(1, sizeof(*m)))) {
 		HN_WARN("regMr: out of memory");
@@ -90,7 +90,7 @@ ncclResult_t hn_deregMr(void *comm, void *mhandle)
 
 	if (!c) {
 		HN_WARN("deregMr: comm is not a live send/recv comm");
-		return ncclInvalidArgument;
+		return ncclInternalError;
 	}
 	for (pp = &c->mrs; *pp; pp = &(*pp)->next) {
 		if (*pp == mhandle) {
@@ -104,49 +104,49 @@ ncclResult_t hn_deregMr(void *comm, void *mhandle)
 	}
 	HN_WARN("deregMr: mhandle %p is not a live registration of this comm",
 		mhandle);
-	return ncclInvalidArgument;
+	return ncclInternalError;
 }
 
 /* A buffer's checks: size, tag, pointer, and that its handle covers it. */
 static ncclResult_t check_buf(struct hn_comm *c, const char *call, int i,
-			      const void *data, int size, int tag,
+			      const void *data, size_t size, int tag,
 			      const struct hn_mr *m)
 {
 	uintptr_t a = (uintptr_t)data;
 
-	if (size < 0 || tag < 0) {
-		HN_WARN("%s: buffer %d: %s %d is negative", call, i,
-			size < 0 ? "size" : "tag", size < 0 ? size : tag);
-		return ncclInvalidArgument;
+	if (size > HN_MAX_BYTES) {
+		HN_WARN("%s: buffer %d: size %zu is over the plugin's "
+			"maxP2pBytes, %u", call, i, size, HN_MAX_BYTES);
+		return ncclInternalError;
 	}
-	if (tag == HN_IDLE_TAG) {
-		HN_WARN("%s: buffer %d: tag %d is reserved by the plugin", call,
-			i, tag);
-		return ncclInvalidArgument;
+	if (tag < 0 || tag == HN_IDLE_TAG) {
+		HN_WARN("%s: buffer %d: tag %d is %s", call, i, tag,
+			tag < 0 ? "negative" : "reserved by the plugin");
+		return ncclInternalError;
 	}
 	if (!data && size) {
-		HN_WARN("%s: buffer %d: data is NULL with size %d", call, i,
+		HN_WARN("%s: buffer %d: data is NULL with size %zu", call, i,
 			size);
-		return ncclInvalidArgument;
+		return ncclInternalError;
 	}
 	if (!m && size == 0)
 		return ncclSuccess; /* nothing to cover */
 	if (!m || m->magic != HN_MR_MAGIC || m->comm != c) {
 		HN_WARN("%s: buffer %d: mhandle %p is not a registration of "
 			"this comm", call, i, (const void *)m);
-		return ncclInvalidArgument;
+		return ncclInternalError;
 	}
-	if (size && (a < m->addr || (size_t)size > m->size ||
-		     a - m->addr > m->size - (size_t)size)) {
-		HN_WARN("%s: buffer %d [%p, +%d) lies outside its registration "
-			"[%p, +%zu)", call, i, data, size, (void *)m->addr,
-			m->size);
-		return ncclInvalidArgument;
+	if (size && (a < m->addr || size > m->size ||
+		     a - m->addr > m->size - size)) {
+		HN_WARN("%s: buffer %d [%p, +%zu) lies outside its "
+			"registration [%p, +%zu)", call, i, data, size,
+			(void *)m->addr, m->size);
+		return ncclInternalError;
 	}
 	return ncclSuccess;
 }
 
-ncclResult_t hn_isend(void *sendComm, void *data, int size, int tag,
+ncclResult_t hn_isend(void *sendComm, void *data, size_t size, int tag,
 		      void *mhandle, void **request)
 {
 	struct hn_comm *c = hn_comm_check(sendComm, HN_SEND_MAGIC);
@@ -157,7 +157,7 @@ ncclResult_t hn_isend(void *sendComm, void *data, int size, int tag,
 	if (!c || !request) {
 		HN_WARN("isend: %s", c ? "request is NULL"
 				       : "sendComm is not a live send comm");
-		return ncclInvalidArgument;
+		return ncclInternalError;
 	}
 	*request = NULL;
 	if ((res = check_buf(c, "isend", 0, data, size, tag, mhandle)))
@@ -166,32 +166,32 @@ ncclResult_t hn_isend(void *sendComm, void *data, int size, int tag,
 		return ncclSuccess; /* pool full: NCCL calls again later */
 	pthread_mutex_lock(&c->lock);
 	c->active_ns = hn_now_ns();
-	ret = hop_isend(c->hc, data, (size_t)size, c->peer, tag, &r->sub[0]);
+	ret = hop_isend(c->hc, data, size, c->peer, tag, &r->sub[0]);
 	res = ret ? hn_fail(c, "isend", ret) : ncclSuccess;
 	pthread_mutex_unlock(&c->lock);
 	if (ret) {
 		req_put(r);
 		return res;
 	}
-	r->sizes[0] = size;
+	r->sizes[0] = (int)size;
 	*request = r;
 	return ncclSuccess;
 }
 
 static ncclResult_t check_recv(struct hn_comm *c, int n, void **data,
-			       int *sizes, int *tags, void **mhandles)
+			       const size_t *sizes, int *tags, void **mhandles)
 {
 	ncclResult_t res;
 
 	if (n < 1 || n > HN_MAX_RECVS) {
 		HN_WARN("irecv: n %d is out of range 1..%d (maxRecvs)", n,
 			HN_MAX_RECVS);
-		return ncclInvalidArgument;
+		return ncclInternalError;
 	}
 	if (!data || !sizes || !tags || !mhandles) {
 		HN_WARN("irecv: the %s array is NULL", !data ? "data" :
 			!sizes ? "sizes" : !tags ? "tags" : "mhandles");
-		return ncclInvalidArgument;
+		return ncclInternalError;
 	}
 	for (int i = 0; i < n; i++)
 		if ((res = check_buf(c, "irecv", i, data[i], sizes[i], tags[i],
@@ -200,8 +200,9 @@ static ncclResult_t check_recv(struct hn_comm *c, int n, void **data,
 	return ncclSuccess;
 }
 
-ncclResult_t hn_irecv(void *recvComm, int n, void **data, int *sizes,
-		      int *tags, void **mhandles, void **request)
+ncclResult_t hn_irecv(void *recvComm, int n, void **data,
+		      const size_t *sizes, int *tags, void **mhandles,
+		      void **request)
 {
 	struct hn_comm *c = hn_comm_check(recvComm, HN_RECV_MAGIC);
 	struct hn_req *r;
@@ -211,7 +212,7 @@ ncclResult_t hn_irecv(void *recvComm, int n, void **data, int *sizes,
 	if (!c || !request) {
 		HN_WARN("irecv: %s", c ? "request is NULL"
 				       : "recvComm is not a live receive comm");
-		return ncclInvalidArgument;
+		return ncclInternalError;
 	}
 	*request = NULL;
 	if ((res = check_recv(c, n, data, sizes, tags, mhandles)))
@@ -221,7 +222,7 @@ ncclResult_t hn_irecv(void *recvComm, int n, void **data, int *sizes,
 	pthread_mutex_lock(&c->lock);
 	c->active_ns = hn_now_ns();
 	for (int i = 0; i < n; i++) {
-		ret = hop_irecv(c->hc, data[i], (size_t)sizes[i], c->peer,
+		ret = hop_irecv(c->hc, data[i], sizes[i], c->peer,
 				tags[i], &r->sub[i]);
 		if (ret) {
 			/*
@@ -246,7 +247,7 @@ ncclResult_t hn_iflush(void *recvComm, int n, void **data, int *sizes,
 	if (!hn_comm_check(recvComm, HN_RECV_MAGIC) || !request) {
 		HN_WARN("iflush: %s", request ? "recvComm is not a live "
 			"receive comm" : "request is NULL");
-		return ncclInvalidArgument;
+		return ncclInternalError;
 	}
 	/* host memory is coherent once received: nothing to flush */
 	*request = NULL;
@@ -261,7 +262,7 @@ ncclResult_t hn_test(void *request, int *done, int *sizes)
 	if (!r || r->magic != HN_REQ_MAGIC || !done) {
 		HN_WARN("test: %s", !done ? "done is NULL" : r ? "request is "
 			"not a live request" : "request is NULL");
-		return ncclInvalidArgument;
+		return ncclInternalError;
 	}
 	*done = 0;
 	pthread_mutex_lock(&r->comm->lock);

@@ -5,6 +5,7 @@
  * fail once HOP_TIMEOUT has passed (--timeouts, run with a small one).
  */
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -73,4 +74,33 @@ int run_timeouts(struct harness *h)
 	CHECK_RES(h->net->listen(0, handle, &l));
 	CHECK_RES(h->net->closeListen(l));
 	return until_result(h, NULL, handle, "connect");
+}
+
+/*
+ * Teardown must not wait for HOP_TIMEOUT (the script sets a long one):
+ * closeListen of a listen nobody connected to returns at once, and a
+ * connect NCCL abandons after its first call (to a listener that is gone)
+ * holds neither the unload that follows nor the process's exit; the
+ * script times the whole process.
+ */
+int run_teardown(struct harness *h)
+{
+	uint8_t handle[NCCL_NET_HANDLE_MAXSIZE] = { 0 };
+	void *l = NULL, *s = NULL;
+	uint64_t t0 = now_ns();
+	double secs;
+
+	CHECK_RES(h->net->listen(0, handle, &l));
+	CHECK_RES(h->net->closeListen(l));
+	secs = (double)(now_ns() - t0) / 1e9;
+	if (secs > 5)
+		FAIL("closeListen of a listen nobody connected to took %.1f s",
+		     secs);
+	printf("nccl_net_test: closeListen with no peer returned after "
+	       "%.2f s\n", secs);
+	CHECK_RES(h->net->connect(0, handle, &s, NULL));
+	if (s)
+		FAIL("connect to a closed listen returned a comm");
+	printf("nccl_net_test: a connect left unfinished; unloading\n");
+	return 0;
 }

@@ -11,6 +11,8 @@
 #include "../../plugins/nccl/nccl_net.h"
 
 #define MAX_CONNS 8
+#define MAX_GROUP 8          /* largest grouped receive the harness posts */
+#define NEWEST_VERSION 12
 
 struct opts {
 	const char *plugin;
@@ -22,6 +24,9 @@ struct opts {
 	int timeout_s;       /* the whole run's deadline */
 	int die_after;       /* rank 1 exits, unclosed, after so many receives */
 	int timeouts;        /* only the set-up deadlines, in one process */
+	int teardown;        /* closeListen and abandoned connects, alone */
+	int selection;       /* only the device checks, alone */
+	int version;         /* the plugin table driven: ncclNetPlugin_v<N> */
 };
 
 struct harness {
@@ -81,8 +86,20 @@ int run_traffic(struct harness *h);
 /* checks.c: argument and rule checks, in this process alone */
 int run_checks(struct harness *h);
 
-/* failures.c: a peer that dies mid-traffic, peers that never come */
+/* failures.c: a peer that dies mid-traffic, peers that never come,
+ * teardown of set-ups nobody finished */
 int peer_died(struct harness *h, int traffic_rc);
 int run_timeouts(struct harness *h);
+int run_teardown(struct harness *h);
+
+/* versions.c: h->net for ncclNetPlugin_v<v> of @dl, shimmed to v8's
+ * shape; the properties of @dev in that version's layout, widened to
+ * v12's (fields the version lacks are -1); finalize for v11 on */
+int version_load(struct harness *h, void *dl, int v);
+int version_props(int dev, ncclNetProperties_v12_t *full);
+int version_finalize(struct harness *h);
+
+/* select.c: every device's properties pass NCCL's selection rules */
+int check_selection(struct harness *h);
 
 #endif /* HOP_NCCL_HARNESS_H */

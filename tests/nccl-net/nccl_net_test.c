@@ -1,12 +1,15 @@
 /*
- * nccl_net_test - drives an NCCL net plugin (ncclNetPlugin_v8) the way
- * NCCL's proxy thread does, without a GPU: init, devices, getProperties,
- * argument checks, listen/connect/accept loops, then random traffic both
- * ways with every byte and every reported size checked, then close.
+ * nccl_net_test - drives an NCCL net plugin the way NCCL's proxy thread
+ * does, without a GPU: init, devices, getProperties (checked against
+ * NCCL's selection rules), argument checks, listen/connect/accept loops,
+ * then random traffic both ways with every byte and every reported size
+ * checked, then close. --net-version N drives ncclNetPlugin_vN with that
+ * version's layouts (default 12, the newest).
  *
  * usage: nccl_net_test PLUGIN.so [--rank 0|1 --addr HOST:PORT]
  *                      [--conns K] [--msgs N] [--max-size B] [--seed S]
  *                      [--timeout S] [--die-after N] [--timeouts 1]
+ *                      [--teardown 1] [--selection 1] [--net-version 6..12]
  * Without --rank it forks: parent and child are the two ends. With --rank
  * (one process per host, e.g. in the SoftRoCE VMs) rank 0 listens on PORT
  * for the handle exchange and rank 1 connects to HOST:PORT. The transport
@@ -14,6 +17,9 @@
  * --die-after N: rank 1 exits without closing after N receives; rank 0
  * passes when a plugin call then reports the failure. --timeouts 1: one
  * process, connect and accept with no peer must fail after HOP_TIMEOUT.
+ * --teardown 1: one process, closeListen of a listen nobody connected to
+ * returns promptly, and a connect left unfinished does not hold unload.
+ * --selection 1: one process, only the device checks (no traffic).
  */
 #include <dlfcn.h>
 #include <malloc.h>
@@ -56,7 +62,8 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: nccl_net_test PLUGIN.so [--rank 0|1 --addr "
 		"HOST:PORT] [--conns K] [--msgs N] [--max-size B] [--seed S] "
-		"[--timeout S] [--die-after N] [--timeouts 1]\n");
+		"[--timeout S] [--die-after N] [--timeouts 1] [--teardown 1] "
+		"[--selection 1] [--net-version 6..12]\n");
 	return 2;
 }
 
@@ -69,6 +76,7 @@ static int parse(int argc, char **argv, struct opts *o, const char **addr)
 	o->max_size = 4 << 20;
 	o->seed = 12345;
 	o->timeout_s = 300;
+	o->version = NEWEST_VERSION;
 	for (int i = 2; i < argc; i += 2) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		long n;
@@ -94,10 +102,18 @@ static int parse(int argc, char **argv, struct opts *o, const char **addr)
 			o->die_after = (int)n;
 		else if (!strcmp(a, "--timeouts"))
 			o->timeouts = n != 0;
+		else if (!strcmp(a, "--teardown"))
+			o->teardown = n != 0;
+		else if (!strcmp(a, "--selection"))
+			o->selection = n != 0;
+		else if (!strcmp(a, "--net-version") && n >= 6 &&
+			 n <= NEWEST_VERSION)
+			o->version = (int)n;
 		else
 			return -1;
 	}
-	if (o->timeouts && (*addr || o->rank >= 0))
+	if ((o->timeouts || o->teardown || o->selection) &&
+	    (*addr || o->rank >= 0))
 		return -1; /* one process, no peer */
 	return (o->rank < 0) == (*addr == NULL) ? 0 : -1;
 }
@@ -108,9 +124,11 @@ static int load(struct harness *h, void **dl)
 
 	if (!(*dl = dlopen(h->o.plugin, RTLD_NOW | RTLD_LOCAL)))
 		FAIL("dlopen %s: %s", h->o.plugin, dlerror());
-	if (!(h->net = dlsym(*dl, "ncclNetPlugin_v8")))
-		FAIL("%s has no ncclNetPlugin_v8: %s", h->o.plugin, dlerror());
+	if (version_load(h, *dl, h->o.version))
+		return -1;
 	CHECK_RES(h->net->init(h_logger));
+	if (check_selection(h))
+		return -1;
 	CHECK_RES(h->net->devices(&ndev));
 	if (ndev < 1)
 		FAIL("devices() reported %d devices", ndev);
@@ -122,9 +140,9 @@ static int load(struct harness *h, void **dl)
 		     "maxRecvs %d, maxComms %d, netDeviceType %d",
 		     h->props.ptrSupport, h->props.maxRecvs,
 		     h->props.maxComms, (int)h->props.netDeviceType);
-	printf("nccl_net_test r%d: plugin '%s', device '%s', maxRecvs %d, %d "
-	       "Mb/s\n", h->o.rank, h->net->name, h->props.name,
-	       h->props.maxRecvs, h->props.speed);
+	printf("nccl_net_test r%d: plugin '%s' v%d, device '%s', maxRecvs %d, "
+	       "%d Mb/s\n", h->o.rank, h->net->name, h->o.version,
+	       h->props.name, h->props.maxRecvs, h->props.speed);
 	return 0;
 }
 
@@ -134,8 +152,10 @@ static int run(struct harness *h)
 	void *dl = NULL;
 	int rc = load(h, &dl);
 
-	if (rc == 0 && h->o.timeouts) {
-		rc = run_timeouts(h);
+	if (rc == 0 && h->o.selection)
+		goto unload; /* load() checked every device */
+	if (rc == 0 && (h->o.timeouts || h->o.teardown)) {
+		rc = h->o.timeouts ? run_timeouts(h) : run_teardown(h);
 		goto unload;
 	}
 	if (rc == 0)
@@ -150,6 +170,8 @@ static int run(struct harness *h)
 	if (close_all(h, rc != 0 || h->o.die_after))
 		rc = -1;
 unload:
+	if (dl && version_finalize(h))
+		rc = -1;
 	/* dlopen keeps libhop loaded: unload runs the plugin's destructor */
 	if (dl)
 		dlclose(dl);
@@ -174,7 +196,7 @@ int main(int argc, char **argv)
 	if (argc < 2 || parse(argc, argv, &h.o, &addr))
 		return usage();
 	h.deadline = now_ns() + (uint64_t)h.o.timeout_s * 1000000000ull;
-	if (h.o.timeouts) {
+	if (h.o.timeouts || h.o.teardown || h.o.selection) {
 		h.o.rank = 0;
 		rc = 0;
 	} else if (addr) {
