@@ -10,16 +10,13 @@
 
 #define ACCESS_ALL (HOP_ACCESS_REMOTE_WRITE | HOP_ACCESS_REMOTE_READ)
 
-int hop_mem_register(hop_comm_t *comm, void *buf, size_t len,
-		     unsigned access, hop_mr_t **mrp)
+static int mem_register(hop_comm_t *comm, void *buf, size_t len,
+			unsigned access, hop_mr_t **mrp)
 {
-	struct hop_p2p *p;
+	struct hop_p2p *p = comm->p2p;
 	struct hop_mr *mr;
 	int ret;
 
-	if ((ret = hop_comm_check(comm)))
-		return ret;
-	p = comm->p2p;
 	if (!mrp)
 		return hop_set_error(comm, HOP_ERR_INVALID_ARG,
 				     "hop_mem_register: mr is NULL");
@@ -85,14 +82,11 @@ static void mr_release(struct hop_p2p *p, struct hop_mr *mr)
 	free(mr);
 }
 
-int hop_mem_deregister(hop_comm_t *comm, hop_mr_t *mr)
+static int mem_deregister(hop_comm_t *comm, hop_mr_t *mr)
 {
 	struct hop_p2p *p;
 	struct hop_mr *m;
 
-	/* allowed on a failed comm: releasing must always work */
-	if (!comm || comm->magic != HOP_COMM_MAGIC)
-		return HOP_ERR_INVALID_HANDLE;
 	if (!mr)
 		return 0;
 	if (!(p = comm->p2p))
@@ -108,6 +102,20 @@ int hop_mem_deregister(hop_comm_t *comm, hop_mr_t *mr)
 	hop_regcache_invalidate(&p->rc, mr->addr, mr->len);
 	mr_release(p, mr);
 	return 0;
+}
+
+int hop_mem_register(hop_comm_t *comm, void *buf, size_t len,
+		     unsigned access, hop_mr_t **mrp)
+{
+	HOP_ENTERED(comm, "hop_mem_register",
+		    mem_register(comm, buf, len, access, mrp));
+}
+
+/* Claimed without the failed-state check: releasing must always work. */
+int hop_mem_deregister(hop_comm_t *comm, hop_mr_t *mr)
+{
+	HOP_RUN_CLAIMED(hop_comm_claim, comm, "hop_mem_deregister",
+			mem_deregister(comm, mr));
 }
 
 int hop_mr_rkey(const hop_mr_t *mr, hop_rkey_t *rkey)

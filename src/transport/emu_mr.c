@@ -20,7 +20,9 @@ int hop_emu_mr_reg(const struct hop_emu_mr_set *set, void *addr, size_t len,
 	if (!hop_prov_range_ok(addr, len))
 		return hop_set_error(set->comm, HOP_ERR_INVALID_ARG,
 				     "%s: mr_reg: %zu B at %p do not fit the "
-				     "address space", set->prov_name, len, addr);
+				     "address space (the range wraps or is "
+				     "larger than any object)", set->prov_name,
+				     len, addr);
 	if (access & ~(unsigned)(HOP_PROV_REMOTE_WRITE | HOP_PROV_REMOTE_READ))
 		return hop_set_error(set->comm, HOP_ERR_INVALID_ARG,
 				     "%s: mr_reg: unknown access bits 0x%x",

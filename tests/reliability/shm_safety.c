@@ -444,16 +444,22 @@ static int t_wrap(struct ph *ph, void *arg)
 			      &mr);
 	PH_CHECK(ph, ret == HOP_ERR_INVALID_ARG, "len SIZE_MAX: %s",
 		 ret ? hop_err_name(ret) : "registered");
-	PH_CHECK(ph, strstr(ph->comm->last_error, "wraps"), "message: %s",
+	PH_CHECK(ph, strstr(ph->comm->last_error, "do not fit the address "
+				 "space"), "message: %s",
 		 ph->comm->last_error);
 	ret = ph->ops->mr_reg(ph->prov, buf, SIZE_MAX - (uintptr_t)buf + 1,
 			      HOP_PROV_REMOTE_WRITE, &mr);
 	PH_CHECK(ph, ret == HOP_ERR_INVALID_ARG, "range to 2^64: %s",
 		 ret ? hop_err_name(ret) : "registered");
-	/* up to the last byte of the address space is a valid range */
-	ret = ph->ops->mr_reg(ph->prov, buf, SIZE_MAX - (uintptr_t)buf,
+	/* no object is larger than PTRDIFF_MAX, even one that would not wrap */
+	ret = ph->ops->mr_reg(ph->prov, buf, (size_t)PTRDIFF_MAX + 1,
 			      HOP_PROV_REMOTE_WRITE, &mr);
-	PH_CHECK(ph, ret == 0, "range to 2^64 - 1: %s", hop_err_name(ret));
+	PH_CHECK(ph, ret == HOP_ERR_INVALID_ARG, "len PTRDIFF_MAX + 1: %s",
+		 ret ? hop_err_name(ret) : "registered");
+	/* the buffer itself is a valid range */
+	ret = ph->ops->mr_reg(ph->prov, buf, sizeof(buf),
+			      HOP_PROV_REMOTE_WRITE, &mr);
+	PH_CHECK(ph, ret == 0, "the 64-byte buffer: %s", hop_err_name(ret));
 	ph->ops->mr_dereg(ph->prov, mr);
 	ph_close(ph);
 	return 0;

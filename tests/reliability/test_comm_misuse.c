@@ -161,6 +161,7 @@ static int busy_rank0(hop_comm_t *c, struct rel_report *rep, volatile int *go)
 	int32_t a[4] = { 1, 2, 3, 4 }, b[4];
 	hop_request_t *req = NULL;
 	hop_relay_plan_t plan;
+	hop_mr_t *mr = NULL;
 	pthread_t t;
 	int ok = 1;
 
@@ -178,6 +179,9 @@ static int busy_rank0(hop_comm_t *c, struct rel_report *rep, volatile int *go)
 	REFUSE(1, hop_send(c, a, 16, 1, 9));
 	REFUSE(2, hop_ibarrier(c, &req));
 	REFUSE(3, hop_relay_plan(c, 16, 0, 1, NULL, 0, NULL, &plan));
+	/* slot 4 is shared: aux[5] (ok) records each refusal */
+	REFUSE(4, hop_mem_register(c, a, sizeof(a), 0, &mr));
+	REFUSE(4, hop_mem_deregister(c, NULL));
 	REFUSE(4, hop_comm_destroy(c));
 #undef REFUSE
 	rep->aux[5] = ok;

@@ -103,15 +103,8 @@ static void t_flat_without_topo(void **s)
 static const char chain[] = "hop-topo 1\nranks 3\nlink 0 1 2 1.0\n"
 			    "link 1 2 2 1.0\nlink 0 2 500 0.01\n";
 static const char profile[] =
-	"{\"format\": \"hop-probe-profile\", \"version\": 1, \"provider\": "
-	"\"tcp\", \"nranks\": 2, \"pairs\": [{\"a\": 0, \"b\": 1, \"provider\":"
-	" \"tcp\", \"alpha_us\": 10, \"beta_GBps\": 2, \"r2\": 0.99, "
-	"\"beta_mem_GBps\": 9, \"duplex_factor\": 1.2, \"alpha_parts\": {"
-	"\"sw\": {\"median_us\": 1, \"p99_us\": 2}, \"dma\": {\"median_us\": 1,"
-	" \"p99_us\": 2}, \"sync\": {\"median_us\": 1, \"p99_us\": 2}, "
-	"\"wire\": {\"median_us\": 7, \"p99_us\": 9}}, \"sweep\": [{\"size\": "
-	"1, \"median_us\": 10, \"p99_us\": 11}, {\"size\": 2000, \"median_us\":"
-	" 11, \"p99_us\": null}]}]}";
+	"hop-link-profile 1\nprovider tcp\nnranks 2\n"
+	"pair 0 1 tcp 10 2 9 1.2\nend\n";
 
 struct files {
 	char topo[64], prof[64];
@@ -175,7 +168,7 @@ static void t_env_read_once(void **s)
 	(void)s;
 	snprintf(f.topo, sizeof(f.topo), "/tmp/hop-relay-env-%d.topo",
 		 (int)getpid());
-	snprintf(f.prof, sizeof(f.prof), "/tmp/hop-relay-env-%d.json",
+	snprintf(f.prof, sizeof(f.prof), "/tmp/hop-relay-env-%d.prof",
 		 (int)getpid());
 	write_file(f.topo, chain);
 	write_file(f.prof, profile);

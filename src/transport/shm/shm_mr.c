@@ -59,11 +59,6 @@ int shm_mr_reg(struct hop_prov *prov, void *addr, size_t len, unsigned access,
 
 	if (!prov)
 		return HOP_ERR_INVALID_ARG;
-	/* a key whose range wraps would pass bounds checks it should fail */
-	if (len > UINTPTR_MAX - (uintptr_t)addr)
-		return hop_set_error(prov->comm, HOP_ERR_INVALID_ARG,
-				     "shm: mr_reg: [%p, +%zu) wraps past the "
-				     "end of the address space", addr, len);
 	set = shm_mr_set(prov);
 	if ((ret = hop_emu_mr_reg(&set, addr, len, access, out)))
 		return ret;

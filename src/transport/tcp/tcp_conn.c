@@ -61,7 +61,9 @@ struct hs_set {
 
 static void tcp_tune(int fd)
 {
-	static int bufs = -1; /* 1 when the system max allows TCP_SOCKBUF */
+	/* 1 when the system max allows TCP_SOCKBUF; inits may run on
+	 * several threads at once (the NCCL plugin) */
+	static _Atomic int bufs = -1;
 	int one = 1;
 
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
