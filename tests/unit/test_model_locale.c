@@ -74,30 +74,37 @@ static void test_topo_number(void **state)
 	hop_topo_free(&t);
 }
 
+/* A one-pair tcp profile with the numbers both profile formats carry. */
+static void one_pair(struct hop_profile *p, struct hop_profile_pair *pair)
+{
+	*p = (struct hop_profile){ .version = HOP_PROFILE_VERSION, .nranks = 2,
+				   .npairs = 1, .pairs = pair };
+	strcpy(p->provider, "tcp");
+	hop_profile_pair_init(pair);
+	pair->a = 0;
+	pair->b = 1;
+	strcpy(pair->provider, "tcp");
+	pair->alpha_us = 1.5;
+	pair->beta_gbps = 2.25;
+	pair->beta_mem_gbps = 11.5;
+	pair->duplex_factor = 1.125;
+}
+
 /* A profile written and read back under the comma locale: the file has
  * JSON's decimal points, and every number survives. */
 static void test_profile_round_trip(void **state)
 {
 	struct hop_profile_pair pair;
-	struct hop_profile p = { .version = HOP_PROFILE_VERSION, .nranks = 2,
-				 .npairs = 1, .pairs = &pair }, q;
+	struct hop_profile p, q;
 	char err[256], *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
 	(void)state;
-	strcpy(p.provider, "tcp");
+	one_pair(&p, &pair);
 	strcpy(p.hop_version, "0.1.0");
 	strcpy(p.host, "h");
-	hop_profile_pair_init(&pair);
-	pair.a = 0;
-	pair.b = 1;
-	strcpy(pair.provider, "tcp");
-	pair.alpha_us = 1.5;
-	pair.beta_gbps = 2.25;
 	pair.r2 = 0.999;
-	pair.beta_mem_gbps = 11.5;
-	pair.duplex_factor = 1.125;
 	pair.sw = (struct hop_pstat){ 0.05, 0.09 };
 	pair.dma = (struct hop_pstat){ 0.1, 0.2 };
 	pair.sync = (struct hop_pstat){ 0.15, 0.3 };
@@ -131,22 +138,13 @@ static void test_profile_round_trip(void **state)
 static void test_link_profile_round_trip(void **state)
 {
 	struct hop_profile_pair pair;
-	struct hop_profile p = { .version = HOP_PROFILE_VERSION, .nranks = 2,
-				 .npairs = 1, .pairs = &pair }, q;
+	struct hop_profile p, q;
 	char err[256], *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
 	(void)state;
-	strcpy(p.provider, "tcp");
-	hop_profile_pair_init(&pair);
-	pair.a = 0;
-	pair.b = 1;
-	strcpy(pair.provider, "tcp");
-	pair.alpha_us = 1.5;
-	pair.beta_gbps = 2.25;
-	pair.beta_mem_gbps = 11.5;
-	pair.duplex_factor = 1.125;
+	one_pair(&p, &pair);
 	assert_non_null(f);
 	assert_int_equal(hop_profile_link_write(&p, f), 0);
 	fclose(f);
