@@ -54,7 +54,7 @@ int hop_log_init(void)
 	set_level(HOP_LOG_WARN);
 	hop_log_write(HOP_LOG_WARN,
 		      "HOP_DEBUG='%s' is not one of none, warn, info, trace; "
-		      "using warn", v);
+		      "the call fails with HOP_ERR_CONFIG", v);
 	return HOP_ERR_CONFIG;
 }
 

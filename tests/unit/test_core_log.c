@@ -87,6 +87,27 @@ static void test_levels(void **state)
 	hop_log_init();
 }
 
+static void init_log(void)
+{
+	(void)hop_log_init();
+}
+
+/* A bad HOP_DEBUG says the call fails, as it does, not that it goes on. */
+static void test_bad_level_message(void **state)
+{
+	const char *out;
+
+	(void)state;
+	setenv("HOP_DEBUG", "verbose", 1);
+	out = capture(init_log);
+	if (!strstr(out, "HOP_DEBUG='verbose'") ||
+	    !strstr(out, "fails with HOP_ERR_CONFIG") ||
+	    strstr(out, "using warn"))
+		fail_msg("message: '%s'", out);
+	unsetenv("HOP_DEBUG");
+	hop_log_init();
+}
+
 static void one_warn(void)
 {
 	HOP_WARN("hello %s\n", "world"); /* a trailing newline is not doubled */
@@ -204,6 +225,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_levels),
+		cmocka_unit_test(test_bad_level_message),
 		cmocka_unit_test(test_prefix),
 		cmocka_unit_test(test_truncation),
 		cmocka_unit_test(test_errno_kept),
