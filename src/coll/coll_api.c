@@ -180,6 +180,29 @@ static void log_choice(struct hop_comm *comm, const struct call *c,
 		 comm->coll->tune.forced[c->kind] ? " forced by HOP_ALGO" : "");
 }
 
+/* hop_test()/hop_wait() of an i-collective's request (p2p/request.c)
+ * come back here through these, so p2p does not call up into coll. */
+static int coll_req_test(struct hop_comm *comm, void *op, int *done)
+{
+	return hop_coll_test(comm, op, done);
+}
+
+static int coll_req_wait(struct hop_comm *comm, void *op)
+{
+	return hop_coll_wait(comm, op);
+}
+
+static void coll_req_release(struct hop_comm *comm, void *op)
+{
+	hop_coll_release(comm, op);
+}
+
+static const struct hop_req_ops coll_req_ops = {
+	.test = coll_req_test,
+	.wait = coll_req_wait,
+	.release = coll_req_release,
+};
+
 /* The call on a claimed comm; @reqp NULL for the blocking forms. */
 static int coll_run(struct hop_comm *comm, struct call *c,
 		    hop_request_t **reqp)
@@ -215,7 +238,7 @@ static int coll_run(struct hop_comm *comm, struct call *c,
 	a.chunk_bytes = ch.chunk_bytes;
 	a.depth = ch.depth;
 
-	if (reqp && !(r = hop_request_get(comm, HOP_REQ_COLL)))
+	if (reqp && !(r = hop_request_get(comm, HOP_REQ_OP)))
 		return comm->last_error[0] ? HOP_ERR_NO_MEMORY
 			: hop_set_error(comm, HOP_ERR_NO_MEMORY, "%s: out of "
 					"memory for a request", c->fn);
@@ -228,7 +251,8 @@ static int coll_run(struct hop_comm *comm, struct call *c,
 		return ret;
 	}
 	if (r) {
-		r->coll = op;
+		r->ops = &coll_req_ops;
+		r->op = op;
 		*reqp = r;
 		return 0;
 	}

@@ -1,12 +1,11 @@
 /*
  * request.c - public requests (hop_request_t) from a per-comm free list,
- * and hop_test()/hop_wait() for point-to-point requests and running
- * collectives (HOP_REQ_COLL: completed through src/coll).
+ * and hop_test()/hop_wait() for point-to-point requests and operations
+ * of the layers above (HOP_REQ_OP: completed through their hop_req_ops).
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll/coll.h"
 #include "p2p/p2p_priv.h"
 
 struct hop_request *hop_request_get(struct hop_comm *comm, int kind)
@@ -76,7 +75,7 @@ static struct hop_request *req_check(hop_request_t **reqp, int *ret)
 	if (r->magic != HOP_REQ_MAGIC || !r->comm ||
 	    r->comm->magic != HOP_COMM_MAGIC)
 		return NULL;
-	if (r->kind != HOP_REQ_P2P && r->kind != HOP_REQ_COLL)
+	if (r->kind != HOP_REQ_P2P && r->kind != HOP_REQ_OP)
 		return NULL;
 	*ret = 0;
 	return r;
@@ -112,11 +111,11 @@ static int test_run(hop_request_t **reqp, int *done, hop_status_t *status)
 	struct hop_request *r = *reqp;
 	int ret, d = 0;
 
-	if (r->kind == HOP_REQ_COLL) {
-		ret = hop_coll_test(r->comm, r->coll, &d);
+	if (r->kind == HOP_REQ_OP) {
+		ret = r->ops->test(r->comm, r->op, &d);
 		if (ret == 0 && !d)
 			return 0;
-		hop_coll_release(r->comm, r->coll);
+		r->ops->release(r->comm, r->op);
 		*done = 1;
 		req_finish(reqp, status);
 		return ret;
@@ -148,9 +147,9 @@ static int wait_run(hop_request_t **reqp, hop_status_t *status)
 	struct hop_request *r = *reqp;
 	int ret;
 
-	if (r->kind == HOP_REQ_COLL) {
-		ret = hop_coll_wait(r->comm, r->coll);
-		hop_coll_release(r->comm, r->coll);
+	if (r->kind == HOP_REQ_OP) {
+		ret = r->ops->wait(r->comm, r->op);
+		r->ops->release(r->comm, r->op);
 		req_finish(reqp, status);
 		return ret;
 	}

@@ -7,13 +7,25 @@
 
 #include "p2p.h"
 
-struct hop_coll_op;
-
 #define HOP_REQ_MAGIC 0x68726571u /* "hreq" */
 
 enum hop_req_kind {
 	HOP_REQ_P2P = 1,
-	HOP_REQ_COLL,
+	HOP_REQ_OP,             /* an operation of a layer above p2p */
+};
+
+/*
+ * How hop_test()/hop_wait() complete a request of a layer above p2p (a
+ * running collective): that layer hands its functions down, so p2p never
+ * calls up into it.
+ */
+struct hop_req_ops {
+	/* Advance @op; *@done = 1 once finished. 0 or the op's error. */
+	int (*test)(struct hop_comm *comm, void *op, int *done);
+	/* Block until @op finishes or its deadline passes. */
+	int (*wait)(struct hop_comm *comm, void *op);
+	/* Give @op's resources back (after done, or to cancel). */
+	void (*release)(struct hop_comm *comm, void *op);
 };
 
 struct hop_request {
@@ -21,7 +33,8 @@ struct hop_request {
 	int kind;
 	struct hop_comm *comm;
 	struct hop_p2p_req p2p;         /* HOP_REQ_P2P */
-	struct hop_coll_op *coll;       /* HOP_REQ_COLL, owned by src/coll */
+	const struct hop_req_ops *ops;  /* HOP_REQ_OP */
+	void *op;                       /* HOP_REQ_OP, owned by its layer */
 	struct hop_request *next_free;
 };
 

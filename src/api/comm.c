@@ -1,7 +1,9 @@
 /*
- * comm.c - communicator life cycle: init (bootstrap, provider, p2p,
- * collectives, unwound in reverse on any failure), destroy, abort and the
- * accessors.
+ * comm.c - the composition root: communicator life cycle. Init wires the
+ * layers together (bootstrap, agreement, provider, p2p, collectives,
+ * unwound in reverse on any failure); destroy takes them apart; abort and
+ * the accessors. It sits above every layer it composes, so core knows
+ * nothing above it (docs/layers.md).
  */
 #include <sched.h>
 #include <stdatomic.h>
@@ -11,9 +13,9 @@
 #include <unistd.h>
 
 #include "coll/coll.h"
-#include "comm_agree.h"
-#include "core.h"
-#include "core_int.h"
+#include "core/comm_agree.h"
+#include "core/core.h"
+#include "core/core_int.h"
 #include "p2p/p2p.h"
 #include "p2p/relay.h"
 #include "transport/provider.h"
