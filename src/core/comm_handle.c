@@ -10,7 +10,8 @@
  * handle into the next communicator (the allocator hands freed memory
  * straight back), so a destroyed one waits in a FIFO quarantine and is
  * reused only once QUARANTINE others were destroyed after it. Memory
- * stays bounded: the largest number ever alive plus QUARANTINE.
+ * stays bounded: the largest number ever alive plus QUARANTINE, and is
+ * given back when the library is unloaded.
  *
  * A call claims the communicator by swapping its name into comm->busy;
  * another thread that finds a name there is refused with both names
@@ -71,6 +72,22 @@ void hop_comm_release(struct hop_comm *comm)
 		dead_head = comm;
 	dead_tail = comm;
 	ndead++;
+	pthread_mutex_unlock(&shells_lock);
+}
+
+/* When libhop is unloaded (dlclose of a plugin linking it, or exit) no
+ * handle can be used again: give the quarantined storage back. */
+__attribute__((destructor)) static void comm_shells_free(void)
+{
+	pthread_mutex_lock(&shells_lock);
+	while (dead_head) {
+		struct hop_comm *c = dead_head;
+
+		dead_head = c->next_dead;
+		free(c);
+	}
+	dead_tail = NULL;
+	ndead = 0;
 	pthread_mutex_unlock(&shells_lock);
 }
 
