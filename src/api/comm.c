@@ -17,7 +17,7 @@
 #include "core/core.h"
 #include "core/core_int.h"
 #include "p2p/p2p.h"
-#include "p2p/relay.h"
+#include "relay/relay.h"
 #include "transport/provider.h"
 
 /* The message a layer left on @comm for its failure. */

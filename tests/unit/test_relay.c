@@ -1,5 +1,5 @@
 /*
- * test_relay.c - the pure parts of hop_relay (src/p2p/relay.h): the chunk
+ * test_relay.c - the pure parts of hop_relay (src/relay/relay.h): the chunk
  * count k against a brute force over every k (equal hops, unequal hops
  * where the slowest stage sets the period), its clamping and overrides,
  * chunk boundaries, the path checks and the plan signature.
@@ -20,7 +20,7 @@
 
 #include <hop/common.h>
 
-#include "p2p/relay.h"
+#include "relay/relay.h"
 
 /* sum of stages + (k-1) x slowest stage, from the definition */
 static double ref_time(const struct hop_model_hop *hops, int h, double m,

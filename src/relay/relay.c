@@ -26,7 +26,7 @@
 #include <string.h>
 
 #include "p2p/p2p_priv.h"
-#include "p2p/relay.h"
+#include "relay/relay.h"
 
 enum slot_state { SL_FREE = 0, SL_RECV, SL_FULL, SL_SEND };
 

@@ -14,7 +14,7 @@
 
 #include "model/topo.h"
 #include "p2p/p2p_priv.h"
-#include "p2p/relay.h"
+#include "relay/relay.h"
 
 int relay_check_path(const int *path, int npath, int nranks, int src,
 		     int dst, char *err, size_t errlen)
