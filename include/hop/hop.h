@@ -8,6 +8,7 @@
  *   hop/mem.h     memory registration and remote keys
  *   hop/p2p.h     send/recv, put + immediate, requests
  *   hop/coll.h    collectives
+ *   hop/log.h     where log lines go (stderr or a handler)
  */
 #ifndef HOP_HOP_H
 #define HOP_HOP_H
@@ -17,5 +18,6 @@
 #include <hop/mem.h>
 #include <hop/p2p.h>
 #include <hop/coll.h>
+#include <hop/log.h>
 
 #endif /* HOP_HOP_H */

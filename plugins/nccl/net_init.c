@@ -29,6 +29,31 @@ void hn_log(ncclDebugLogLevel level, const char *file, int line,
 		fprintf(stderr, "NET/hop: %s\n", msg);
 }
 
+static atomic_int hop_line_set; /* this plugin installed hop_line */
+
+/* A line of hop's own log, to NCCL's logger at the matching level. */
+static void hop_line(void *arg, hop_log_severity_t sev, int rank,
+		     const char *msg)
+{
+	ncclDebugLogger_t logger = atomic_load(&hn_logger);
+	ncclDebugLogLevel level = sev == HOP_LOG_SEV_WARN ? NCCL_LOG_WARN :
+				  sev == HOP_LOG_SEV_INFO ? NCCL_LOG_INFO :
+				  NCCL_LOG_TRACE;
+
+	(void)arg;
+	if (logger)
+		logger(level, NCCL_NET, "hop", 0, "NET/hop: hop r%d: %s", rank,
+		       msg);
+}
+
+/* Unload: libhop may stay loaded (the program links it too) and must not
+ * call into an unmapped plugin. */
+__attribute__((destructor)) static void hop_line_remove(void)
+{
+	if (atomic_load(&hop_line_set))
+		hop_log_set_handler(NULL, NULL, HOP_LOG_SEV_WARN);
+}
+
 /* Codes as NCCL's ext-net README assigns them (see nccl_net.h). */
 ncclResult_t hn_result(int code)
 {
@@ -126,12 +151,13 @@ ncclResult_t hn_init(ncclDebugLogger_t logFunction)
 
 	atomic_store(&hn_logger, logFunction);
 	/*
-	 * What fails reaches NCCL's logger through the plugin's warnings
-	 * (hop's message for the comm or the set-up); hop's own stderr log
-	 * would bypass NCCL_DEBUG, so it stays off unless HOP_DEBUG asks.
+	 * hop's own lines go through NCCL's logger too, which filters them by
+	 * NCCL_DEBUG and NCCL_DEBUG_SUBSYS=NET; info is hop's set-up
+	 * decisions, a few lines per connection. HOP_DEBUG still overrides.
 	 */
-	if (logFunction && !getenv("HOP_DEBUG"))
-		setenv("HOP_DEBUG", "none", 0);
+	if (logFunction && !hop_log_set_handler(hop_line, NULL,
+						HOP_LOG_SEV_INFO))
+		atomic_store(&hop_line_set, 1);
 	HN_INFO("hop %s, HOP_TRANSPORT=%s, host memory only", hop_version(),
 		t && *t ? t : "auto");
 	return ncclSuccess;

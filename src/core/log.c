@@ -1,5 +1,6 @@
 /*
- * log.c - HOP_DEBUG logging to stderr.
+ * log.c - HOP_DEBUG logging to stderr, or to a handler the program
+ * installed (hop/log.h).
  *
  * Each line is formatted into one buffer and written with a single write()
  * so that the lines of ranks sharing a terminal or a pipe never interleave
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include <hop/common.h>
+#include <hop/log.h>
 
 #include "log.h"
 #include "timer.h"
@@ -24,6 +26,19 @@
 
 atomic_int hop_log_level_g = HOP_LOG_WARN;
 static atomic_int log_rank = -1;
+/* The level when HOP_DEBUG is unset: warn, or what the handler asked. */
+static atomic_int log_default = HOP_LOG_WARN;
+
+/*
+ * The installed handler. Calls hold the lock, so hop_log_set_handler(NULL)
+ * returns only once no thread is inside the old handler: a plugin may then
+ * be unloaded. A handler that logs through hop (on the same thread) gets
+ * stderr instead of a deadlock.
+ */
+static pthread_mutex_t handler_lock = PTHREAD_MUTEX_INITIALIZER;
+static hop_log_handler_t handler_fn;
+static void *handler_arg;
+static _Thread_local int in_handler;
 
 static const char *const level_names[] = {
 	[HOP_LOG_NONE] = "none",
@@ -42,7 +57,7 @@ int hop_log_init(void)
 	const char *v = getenv("HOP_DEBUG");
 
 	if (!v) {
-		set_level(HOP_LOG_WARN);
+		set_level(atomic_load(&log_default));
 		return 0;
 	}
 	for (int l = HOP_LOG_NONE; l <= HOP_LOG_TRACE; l++) {
@@ -58,6 +73,47 @@ int hop_log_init(void)
 	return HOP_ERR_CONFIG;
 }
 
+int hop_log_set_handler(hop_log_handler_t fn, void *arg,
+			hop_log_severity_t level)
+{
+	int lvl = fn ? (int)level : HOP_LOG_WARN;
+
+	if (fn && (lvl < HOP_LOG_WARN || lvl > HOP_LOG_TRACE)) {
+		hop_log_write(HOP_LOG_WARN,
+			      "hop_log_set_handler: level %d is not one of "
+			      "HOP_LOG_SEV_WARN (1), _INFO (2), _TRACE (3)",
+			      lvl);
+		return HOP_ERR_INVALID_ARG;
+	}
+	pthread_mutex_lock(&handler_lock);
+	handler_fn = fn;
+	handler_arg = fn ? arg : NULL;
+	pthread_mutex_unlock(&handler_lock);
+	atomic_store(&log_default, lvl);
+	if (!getenv("HOP_DEBUG"))
+		set_level(lvl);
+	return 0;
+}
+
+/* Hand @msg to the installed handler; 0 when there is none (or this thread
+ * is already inside it). */
+static int to_handler(int level, int rank, const char *msg)
+{
+	int done = 0;
+
+	if (in_handler)
+		return 0;
+	pthread_mutex_lock(&handler_lock);
+	if (handler_fn) {
+		in_handler = 1;
+		handler_fn(handler_arg, (hop_log_severity_t)level, rank, msg);
+		in_handler = 0;
+		done = 1;
+	}
+	pthread_mutex_unlock(&handler_lock);
+	return done;
+}
+
 void hop_log_set_rank(int rank)
 {
 	atomic_store_explicit(&log_rank, rank < 0 ? -1 : rank,
@@ -70,7 +126,7 @@ void hop_log_write(int level, const char *fmt, ...)
 	int saved_errno = errno;
 	int rank = atomic_load_explicit(&log_rank, memory_order_relaxed);
 	const char *lname;
-	size_t n;
+	size_t n, body;
 	va_list ap;
 	int r;
 
@@ -82,7 +138,7 @@ void hop_log_write(int level, const char *fmt, ...)
 	else
 		r = snprintf(line, sizeof(line), "[hop pid%ld] %s: ",
 			     (long)getpid(), lname);
-	n = r > 0 ? (size_t)r : 0;
+	n = body = r > 0 ? (size_t)r : 0;
 
 	va_start(ap, fmt);
 	r = vsnprintf(line + n, sizeof(line) - n, fmt, ap);
@@ -97,8 +153,13 @@ void hop_log_write(int level, const char *fmt, ...)
 	} else {
 		n += (size_t)r;
 	}
-	while (n > 0 && line[n - 1] == '\n')
+	while (n > body && line[n - 1] == '\n')
 		n--;
+	line[n] = '\0';
+	if (to_handler(level, rank, line + body)) {
+		errno = saved_errno;
+		return;
+	}
 	line[n++] = '\n';
 
 	for (size_t off = 0; off < n;) {

@@ -10,7 +10,8 @@
 # HOP_TIMEOUT (2 s here), also under valgrind when it is installed; with
 # HOP_TIMEOUT at 30 s, closeListen of an unconnected listen and an
 # abandoned connect let the process end at once.
-# No run may print hop's own log lines: they go through NCCL's logger.
+# No run may print hop's own log lines: they go through NCCL's logger,
+# and each run that connects checks that some arrived there.
 set -u
 b=${top_builddir:?run through make check or set top_builddir}
 prog=$b/tests/nccl-net/nccl_net_test

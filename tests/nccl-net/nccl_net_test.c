@@ -35,6 +35,7 @@ ncclResult_t h_last_res;
 char h_last_warn[512];
 char h_transport[16];
 int h_quiet;
+int h_hop_lines;
 
 void h_logger(ncclDebugLogLevel level, unsigned long flags, const char *file,
 	      int line, const char *fmt, ...)
@@ -46,6 +47,8 @@ void h_logger(ncclDebugLogLevel level, unsigned long flags, const char *file,
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	if (!strncmp(msg, "NET/hop: hop r", 14))
+		h_hop_lines++; /* hop's own log, through the plugin */
 	if (level == NCCL_LOG_WARN)
 		snprintf(h_last_warn, sizeof(h_last_warn), "%s", msg);
 	if (strstr(msg, "connected as rank"))
@@ -162,6 +165,12 @@ static int run(struct harness *h)
 		rc = run_checks(h);
 	if (rc == 0)
 		rc = connect_all(h);
+	if (rc == 0 && !h_hop_lines) {
+		fprintf(stderr, "nccl_net_test r%d: FAIL: hop's own log lines "
+			"(info: the transport chosen) did not reach NCCL's "
+			"logger\n", h->o.rank);
+		rc = -1;
+	}
 	if (rc == 0) {
 		rc = run_traffic(h);
 		if (h->o.die_after)

@@ -1,6 +1,7 @@
 /*
  * test_core_log - HOP_DEBUG levels, the "[hop r<rank>] <level>: " prefix
- * (pid before the rank is known), one line per write, truncation.
+ * (pid before the rank is known), one line per write, truncation, and
+ * lines handed to an installed handler instead of stderr.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +15,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include <hop/log.h>
 
 #include "core/core.h"
 
@@ -221,6 +224,69 @@ static void test_limited_lines(void **state)
 	assert_null(strstr(out, "bad connection 18"));
 }
 
+/* What the handler of the tests below received. */
+struct caught {
+	int calls, sev, rank, nested;
+	char msg[256];
+};
+
+static void catch_line(void *arg, hop_log_severity_t sev, int rank,
+		       const char *msg)
+{
+	struct caught *c = arg;
+
+	c->calls++;
+	c->sev = (int)sev;
+	c->rank = rank;
+	snprintf(c->msg, sizeof(c->msg), "%s", msg);
+	if (c->nested)
+		HOP_WARN("from inside the handler"); /* stderr, no deadlock */
+}
+
+static void test_handler(void **state)
+{
+	struct caught c = { 0 };
+
+	(void)state;
+	unsetenv("HOP_DEBUG");
+	hop_log_set_rank(5);
+	assert_int_equal(hop_log_set_handler(catch_line, &c, HOP_LOG_SEV_INFO),
+			 0);
+	/* without HOP_DEBUG, the handler's level applies, at init too */
+	assert_int_equal(hop_log_init(), 0);
+	assert_string_equal(capture(say_all), "");
+	assert_int_equal(c.calls, 2);
+	assert_int_equal(c.sev, HOP_LOG_SEV_INFO);
+	assert_int_equal(c.rank, 5);
+	assert_string_equal(c.msg, "informed x"); /* no prefix, no newline */
+	/* HOP_DEBUG wins over the handler's level */
+	setenv("HOP_DEBUG", "trace", 1);
+	assert_int_equal(hop_log_init(), 0);
+	c.calls = 0;
+	assert_string_equal(capture(say_all), "");
+	assert_int_equal(c.calls, 3);
+	assert_string_equal(c.msg, "traced");
+	unsetenv("HOP_DEBUG");
+	/* a handler that logs gets its own line on stderr */
+	c.nested = 1;
+	c.calls = 0;
+	assert_non_null(strstr(capture(one_warn),
+			       "warn: from inside the handler"));
+	assert_int_equal(c.calls, 1);
+	assert_string_equal(c.msg, "hello world");
+	/* a bad level is refused and changes nothing */
+	assert_int_equal(hop_log_set_handler(catch_line, &c,
+					     (hop_log_severity_t)7),
+			 HOP_ERR_INVALID_ARG);
+	/* NULL restores stderr at warn */
+	assert_int_equal(hop_log_set_handler(NULL, NULL, HOP_LOG_SEV_WARN), 0);
+	assert_int_equal(hop_log_level_g, HOP_LOG_WARN);
+	c.calls = 0;
+	assert_string_equal(capture(one_warn), "[hop r5] warn: hello world\n");
+	assert_int_equal(c.calls, 0);
+	hop_log_init();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -231,6 +297,7 @@ int main(void)
 		cmocka_unit_test(test_errno_kept),
 		cmocka_unit_test(test_limit_counts),
 		cmocka_unit_test(test_limited_lines),
+		cmocka_unit_test(test_handler),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
