@@ -9,6 +9,7 @@
  *   hop/p2p.h     send/recv, put + immediate, requests
  *   hop/coll.h    collectives
  *   hop/log.h     where log lines go (stderr or a handler)
+ *   hop/model.h   the cost model's estimate of a link
  */
 #ifndef HOP_HOP_H
 #define HOP_HOP_H
@@ -19,5 +20,6 @@
 #include <hop/p2p.h>
 #include <hop/coll.h>
 #include <hop/log.h>
+#include <hop/model.h>
 
 #endif /* HOP_HOP_H */

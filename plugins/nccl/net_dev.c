@@ -11,7 +11,9 @@
  * HOP_SOCKET_IFNAME, else the first non-loopback IPv4 interface that is
  * up, else "lo"; speed from /sys/class/net, guid from the MAC address.
  * pciPath is the sysfs device the port or interface sits on, NULL for a
- * virtual one (NCCL then places it by the CPU).
+ * virtual one (NCCL then places it by the CPU). latency is the alpha of
+ * the link profile HOP_PROFILE names, when one is set (NCCL adds it to its
+ * own estimate of each step); 0, as NCCL's own plugins report, otherwise.
  */
 #include <dirent.h>
 #include <ifaddrs.h>
@@ -33,6 +35,7 @@ struct hn_dev {
 	uint64_t guid;
 	int speed;           /* Mbit/s */
 	int port;
+	float latency;       /* us, from the link profile; 0 without one */
 };
 
 static struct hn_dev dev0;
@@ -169,20 +172,37 @@ static void if_pick(struct hn_dev *d)
 	d->port = 1;
 }
 
+/* The measured alpha of @transport's link, when a profile is loaded. */
+static float profile_latency(const char *transport)
+{
+	hop_link_estimate_t est;
+	int ret = hop_link_estimate(transport, &est);
+
+	if (ret) {
+		HN_WARN("device latency: %s (%s); reporting 0", est.detail,
+			hop_strerror(ret));
+		return 0;
+	}
+	return est.from_profile ? (float)est.alpha_us : 0;
+}
+
 static void dev0_probe(void)
 {
 	const char *t = getenv("HOP_TRANSPORT");
 	int verbs_ok = !t || !*t || !strcmp(t, "auto") || !strcmp(t, "verbs");
+	int ib = verbs_ok && ib_pick(&dev0);
 
-	if (!verbs_ok || !ib_pick(&dev0))
+	if (!ib)
 		if_pick(&dev0);
+	dev0.latency = profile_latency(ib ? "verbs" : t && *t ? t : "tcp");
 	if (dev0.speed <= 0)
 		dev0.speed = NOMINAL_MBPS;
 	if (!dev0.guid)
 		dev0.guid = 0x686f70; /* "hop": loopback's MAC is all zero */
-	HN_INFO("device 0: %s, %d Mb/s, pciPath %s, guid 0x%llx, port %d",
-		dev0.name, dev0.speed, dev0.pci ? dev0.pci : "NULL",
-		(unsigned long long)dev0.guid, dev0.port);
+	HN_INFO("device 0: %s, %d Mb/s, pciPath %s, guid 0x%llx, port %d, "
+		"latency %.2f us", dev0.name, dev0.speed,
+		dev0.pci ? dev0.pci : "NULL", (unsigned long long)dev0.guid,
+		dev0.port, (double)dev0.latency);
 }
 
 ncclResult_t hn_getProperties(int dev, struct hn_props *props)
@@ -201,7 +221,7 @@ ncclResult_t hn_getProperties(int dev, struct hn_props *props)
 	props->ptrSupport = NCCL_PTR_HOST;
 	props->speed = dev0.speed;
 	props->port = dev0.port;
-	props->latency = 0;      /* NCCL's own plugins report 0 as well */
+	props->latency = dev0.latency;
 	props->maxComms = 65536;
 	props->maxRecvs = HN_MAX_RECVS;
 	props->maxP2pBytes = HN_MAX_BYTES;

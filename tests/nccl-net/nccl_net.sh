@@ -77,6 +77,12 @@ done
 for v in $versions; do
 	HOP_SOCKET_IFNAME= run "auto v$v device" 1 auto --selection 1 --net-version "$v"
 done
+# with a link profile, each device's latency is the profile's alpha (the
+# largest over its pairs)
+prof=$(mktemp)
+trap 'rm -f "$prof"' EXIT
+printf 'hop-link-profile 1\nprovider tcp\nnranks 3\npair 0 1 tcp 9 1.2 - -\npair 1 2 tcp 12.5 1.1 - -\nend\n' > "$prof"
+HOP_PROFILE=$prof NCCL_NET_TEST_LATENCY=12.5 run "tcp v12 device, profile" 1 tcp --selection 1
 HOP_TIMEOUT=2 run "no peer" 1 tcp --timeouts 1 --timeout 120
 # the same under valgrind: a closeListen that completes the set-up itself
 # must destroy both ends (not in a sanitizer build: valgrind cannot run

@@ -16,6 +16,7 @@
  * - v11 on: maxMultiRequestSize >= 1; v12: rail and plane -1 or >= 0.
  */
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +99,8 @@ static int check_one(struct harness *h, int d, const ncclNetProperties_v12_t *p)
 
 int check_selection(struct harness *h)
 {
+	const char *lat = getenv("NCCL_NET_TEST_LATENCY");
+	double want_latency = lat && *lat ? atof(lat) : -1;
 	ncclNetProperties_v12_t p;
 	char *names[MAX_DEVS];
 	int ndev = 0;
@@ -109,6 +112,11 @@ int check_selection(struct harness *h)
 		CHECK_RES(version_props(d, &p));
 		if (check_one(h, d, &p))
 			return -1;
+		if (want_latency >= 0 &&
+		    fabs((double)p.latency - want_latency) > 1e-3)
+			FAIL("device %d (%s): latency %.3f us, want %.3f us "
+			     "(NCCL_NET_TEST_LATENCY: HOP_PROFILE's alpha)", d,
+			     p.name, (double)p.latency, want_latency);
 		names[d] = p.name;
 		for (int e = 0; e < d; e++)
 			if (!strcmp(names[e], p.name))

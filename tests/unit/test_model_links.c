@@ -16,6 +16,8 @@
 
 #include <cmocka.h>
 
+#include <hop/model.h>
+
 #include "model_eq.h"
 
 #include <hop/common.h>
@@ -151,6 +153,23 @@ static void test_links_profile(void **state)
 	EQ(l.gamma, 1.5 / 10e9);
 	EQ(l.min_chunk, shm.min_chunk);
 	assert_non_null(strstr(src, path));
+	/* the public estimate: the same numbers, marked as measured */
+	hop_link_estimate_t est;
+	struct hop_model_link tcp;
+
+	assert_int_equal(hop_link_estimate("tcp", NULL), HOP_ERR_INVALID_ARG);
+	setenv("HOP_PROFILE", path, 1);
+	assert_int_equal(hop_link_estimate("tcp", &est), 0);
+	EQ(est.alpha_us, 5);
+	EQ(est.beta_GBps, 2);
+	assert_int_equal(est.from_profile, 1);
+	assert_non_null(strstr(est.detail, path));
+	unsetenv("HOP_PROFILE");
+	assert_int_equal(hop_link_estimate("tcp", &est), 0);
+	assert_int_equal(hop_model_link_default("tcp", &tcp), 0);
+	EQ(est.alpha_us, tcp.alpha * 1e6);
+	assert_int_equal(est.from_profile, 0);
+	assert_non_null(strstr(est.detail, "built-in tcp"));
 	/* a truncated profile fails with the reader's message */
 	FILE *f = fopen(path, "r+");
 	assert_non_null(f);
@@ -159,6 +178,10 @@ static void test_links_profile(void **state)
 	assert_int_equal(hop_model_link_load(path, "tcp", &l, src, sizeof(src),
 					     err, sizeof(err)), HOP_ERR_PARSE);
 	assert_non_null(strstr(err, path));
+	setenv("HOP_PROFILE", path, 1);
+	assert_int_equal(hop_link_estimate("tcp", &est), HOP_ERR_PARSE);
+	assert_non_null(strstr(est.detail, path));
+	unsetenv("HOP_PROFILE");
 	unlink(path);
 	assert_int_equal(hop_model_link_load(path, "tcp", &l, src, sizeof(src),
 					     err, sizeof(err)), HOP_ERR_SYSTEM);

@@ -1,0 +1,30 @@
+/*
+ * link.c - hop_link_estimate(): the cost model's link for a transport,
+ * from HOP_PROFILE or the built-in defaults, for programs outside hop.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <hop/model.h>
+
+#include "model/model.h"
+
+int hop_link_estimate(const char *transport, hop_link_estimate_t *out)
+{
+	const char *profile = getenv("HOP_PROFILE");
+	struct hop_model_link l;
+	int ret;
+
+	if (!out)
+		return HOP_ERR_INVALID_ARG;
+	memset(out, 0, sizeof(*out));
+	ret = hop_model_link_load(profile, transport, &l, out->detail,
+				  sizeof(out->detail), out->detail,
+				  sizeof(out->detail));
+	if (ret)
+		return ret;
+	out->alpha_us = l.alpha * 1e6;
+	out->beta_GBps = l.beta / 1e9;
+	out->from_profile = profile && *profile;
+	return 0;
+}
