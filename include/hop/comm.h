@@ -85,6 +85,26 @@ HOP_EXPORT int hop_comm_init_rank(hop_comm_t **comm, int nranks,
 				  hop_unique_id_t id, int rank);
 
 /**
+ * hop_get_unique_id_with(), hop_comm_init_rank_with() - The same, with
+ * @settings applying to this id or communicator only.
+ * @settings: NULL, or a NULL-terminated array of "HOP_NAME=value" strings
+ *            that take precedence over the environment, e.g.
+ *            { "HOP_IB_DEVICE=mlx5_1", "HOP_TRANSPORT=verbs", NULL }, so
+ *            that one process can run communicators on different devices,
+ *            interfaces or transports. Any variable of docs/config.md's
+ *            table that hop reads at init may be given; values are checked
+ *            as in the environment.
+ * Return: as hop_get_unique_id() / hop_comm_init_rank(); HOP_ERR_CONFIG
+ * when an entry is not NAME=value, is given twice, names no hop variable,
+ * or names one hop reads once per process (the message names the entry).
+ */
+HOP_EXPORT int hop_get_unique_id_with(hop_unique_id_t *id,
+				      const char *const *settings);
+HOP_EXPORT int hop_comm_init_rank_with(hop_comm_t **comm, int nranks,
+				       hop_unique_id_t id, int rank,
+				       const char *const *settings);
+
+/**
  * hop_comm_init_env() - Join a communicator described by the environment.
  * @comm: receives the communicator; NULL on failure.
  *

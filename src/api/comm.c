@@ -81,6 +81,13 @@ static void resolve_wait_policy(struct hop_comm *comm)
 int hop_comm_init_rank(hop_comm_t **commp, int nranks, hop_unique_id_t id,
 		       int rank)
 {
+	return hop_comm_init_rank_with(commp, nranks, id, rank, NULL);
+}
+
+int hop_comm_init_rank_with(hop_comm_t **commp, int nranks,
+			    hop_unique_id_t id, int rank,
+			    const char *const *settings)
+{
 	struct hop_comm *comm;
 	struct hop_id_info info;
 	const struct hop_prov_ops *ops;
@@ -126,7 +133,8 @@ int hop_comm_init_rank(hop_comm_t **commp, int nranks, hop_unique_id_t id,
 	}
 	comm->rank = rank;
 	comm->nranks = nranks;
-	if ((ret = hop_config_load(&comm->cfg, msg, sizeof(msg)))) {
+	if ((ret = hop_config_load_with(&comm->cfg, settings, msg,
+					sizeof(msg)))) {
 		stage = "configuration";
 		goto err_free;
 	}

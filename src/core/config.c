@@ -115,7 +115,7 @@ static const struct cfg_var cfg_vars[] = {
 static const struct {
 	const char *name, *def, *help;
 } env_vars[] = {
-	{ "HOP_DEBUG", "warn", "log level on stderr: none, warn, info or trace; any other value fails init with HOP_ERR_CONFIG" },
+	{ "HOP_DEBUG", "warn", "log level: none, warn, info or trace; any other value fails init with HOP_ERR_CONFIG. Lines go to stderr, or to the handler a program installed with `hop_log_set_handler()` (hop/log.h), whose level applies when this is unset" },
 	{ "HOP_RANK", "", "rank of this process (set by hop-run; read by hop_comm_init_env)" },
 	{ "HOP_SIZE", "", "number of ranks (set by hop-run; read by hop_comm_init_env)" },
 	{ "HOP_UNIQUE_ID", "", "hex unique id of the job (set by hop-run; read by hop_comm_init_env)" },
@@ -493,19 +493,72 @@ static void warn_unknown_vars(void)
 	}
 }
 
+/* The value @settings give variable @name, or NULL. */
+static const char *setting_value(const char *const *settings,
+				 const char *name)
+{
+	size_t len = strlen(name);
+
+	for (; settings && *settings; settings++)
+		if (!strncmp(*settings, name, len) && (*settings)[len] == '=')
+			return *settings + len + 1;
+	return NULL;
+}
+
+/* Every entry of @settings is NAME=value, once, for a variable of the
+ * table (those read elsewhere apply to the whole process). */
+static int check_settings(const char *const *settings, char *err,
+			  size_t errlen)
+{
+	for (size_t i = 0; settings && settings[i]; i++) {
+		const char *s = settings[i], *eq = strchr(s, '=');
+		size_t len = eq ? (size_t)(eq - s) : 0, v;
+
+		if (!eq || !len)
+			return cfg_err(err, errlen, "setting %zu '%s' is not "
+				       "NAME=value", i, s);
+		for (v = 0; v < N_CFG_VARS; v++)
+			if (strlen(cfg_vars[v].name) == len &&
+			    !strncmp(cfg_vars[v].name, s, len))
+				break;
+		if (v == N_CFG_VARS)
+			return cfg_err(err, errlen, "setting %zu: %.*s is %s",
+				       i, (int)len, s, is_known_name(s, len) ?
+				       "read from the environment only, for "
+				       "the whole process" :
+				       "not a hop variable (docs/config.md)");
+		for (size_t j = 0; j < i; j++)
+			if (!strncmp(settings[j], s, len + 1))
+				return cfg_err(err, errlen, "setting %zu: %.*s "
+					       "is given twice (also setting "
+					       "%zu)", i, (int)len, s, j);
+	}
+	return 0;
+}
+
 int hop_config_load(struct hop_config *cfg, char *err, size_t errlen)
 {
+	return hop_config_load_with(cfg, NULL, err, errlen);
+}
+
+int hop_config_load_with(struct hop_config *cfg, const char *const *settings,
+			 char *err, size_t errlen)
+{
 	struct hop_config tmp;
+	int ret;
 
 	if (!cfg)
 		return cfg_err(err, errlen, "hop_config_load: cfg is NULL");
 	if (err && errlen)
 		err[0] = '\0';
+	if ((ret = check_settings(settings, err, errlen)))
+		return ret;
 	hop_config_defaults(&tmp);
 	for (size_t i = 0; i < N_CFG_VARS; i++) {
-		const char *value = getenv(cfg_vars[i].name);
-		int ret;
+		const char *value = setting_value(settings, cfg_vars[i].name);
 
+		if (!value)
+			value = getenv(cfg_vars[i].name);
 		if (!value)
 			continue;
 		if ((ret = parse_var(&cfg_vars[i], value, &tmp, err, errlen)))

@@ -55,6 +55,16 @@ struct hop_config {
  */
 int hop_config_load(struct hop_config *cfg, char *err, size_t errlen);
 
+/*
+ * hop_config_load_with() - hop_config_load(), with @settings (NULL or a
+ * NULL-terminated array of "HOP_NAME=value") taking precedence over the
+ * environment. An entry that is not NAME=value, names a variable that is
+ * not in the table (or is read only from the environment), or repeats a
+ * name, is HOP_ERR_CONFIG naming it.
+ */
+int hop_config_load_with(struct hop_config *cfg, const char *const *settings,
+			 char *err, size_t errlen);
+
 /* Defaults only, no environment (tests, tools). */
 void hop_config_defaults(struct hop_config *cfg);
 

@@ -365,6 +365,11 @@ int hop_id_take_listener(const uint8_t secret[HOP_SECRET_BYTES])
 
 int hop_get_unique_id(hop_unique_id_t *id)
 {
+	return hop_get_unique_id_with(id, NULL);
+}
+
+int hop_get_unique_id_with(hop_unique_id_t *id, const char *const *settings)
+{
 	struct hop_config cfg;
 	struct hop_id_info info;
 	char err[HOP_MSG_LEN];
@@ -375,7 +380,7 @@ int hop_get_unique_id(hop_unique_id_t *id)
 		return HOP_ERR_INVALID_ARG;
 	}
 	hop_log_init();
-	if ((ret = hop_config_load(&cfg, err, sizeof(err)))) {
+	if ((ret = hop_config_load_with(&cfg, settings, err, sizeof(err)))) {
 		hop_set_init_error("hop_get_unique_id: %s", err);
 		return ret;
 	}

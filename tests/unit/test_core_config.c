@@ -532,6 +532,48 @@ static void test_shm_cma_strict(void **state)
 	init_fails("HOP_SHM_CMA", "garbage", "HOP_SHM_CMA='garbage'");
 }
 
+/* Per-communicator settings win over the environment; a bad entry is
+ * named, and nothing is loaded. */
+static void test_settings(void **state)
+{
+	static const struct {
+		const char *set[3];
+		const char *msg;
+	} bad[] = {
+		{ { "HOP_TIMEOUT", NULL }, "setting 0 'HOP_TIMEOUT' is not NAME=value" },
+		{ { "=5", NULL }, "is not NAME=value" },
+		{ { "HOP_TIMOUT=5", NULL }, "HOP_TIMOUT is not a hop variable" },
+		{ { "HOP_DEBUG=info", NULL }, "HOP_DEBUG is read from the environment only" },
+		{ { "HOP_TIMEOUT=5", "HOP_TIMEOUT=6" }, "setting 1: HOP_TIMEOUT is given twice (also setting 0)" },
+		{ { "HOP_TRANSPORT=shm", "HOP_EAGER_SIZE=lots" }, "HOP_EAGER_SIZE" },
+	};
+	const char *const good[] = { "HOP_IB_DEVICE=rxe1", "HOP_TIMEOUT=7",
+				     "HOP_SOCKET_IFNAME=eth1", NULL };
+	struct hop_config c;
+	char err[256];
+
+	(void)state;
+	setenv("HOP_TIMEOUT", "3", 1);
+	setenv("HOP_TRANSPORT", "tcp", 1);
+	assert_int_equal(hop_config_load_with(&c, good, err, sizeof(err)), 0);
+	assert_string_equal(c.ib_device, "rxe1");
+	assert_int_equal(c.timeout_ms, 7000);
+	assert_string_equal(c.socket_ifname, "eth1");
+	assert_string_equal(c.transport, "tcp"); /* from the environment */
+	assert_int_equal(hop_config_load_with(&c, NULL, err, sizeof(err)), 0);
+	assert_int_equal(c.timeout_ms, 3000);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		c.timeout_ms = -42;
+		assert_int_equal(hop_config_load_with(&c, bad[i].set, err,
+						      sizeof(err)),
+				 HOP_ERR_CONFIG);
+		if (!strstr(err, bad[i].msg))
+			fail_msg("case %zu: '%s' lacks '%s'", i, err,
+				 bad[i].msg);
+		assert_int_equal(c.timeout_ms, -42);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -547,6 +589,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup(test_reg_cache_known, clear_hop_env),
 		cmocka_unit_test_setup(test_secret_all_zero, clear_hop_env),
 		cmocka_unit_test_setup(test_shm_cma_strict, clear_hop_env),
+		cmocka_unit_test_setup(test_settings, clear_hop_env),
 	};
 
 	if (argc > 1 && strcmp(argv[1], "--markdown") == 0) {
