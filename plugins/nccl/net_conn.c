@@ -4,7 +4,10 @@
  * communicator created on a background thread; close calls that return
  * promptly whatever state the set-up is in.
  *
- * A set-up thread runs code of this plugin until hop_comm_init_rank()
+ * A connection's communicator runs on the device NCCL chose for it
+ * (hn_dev_settings()).
+ *
+ * A set-up thread runs code of this plugin until hop_comm_init_rank_with()
  * returns (at worst after HOP_TIMEOUT), so it holds a dlopen reference to
  * the plugin, dropped when NCCL collects the result. A connect NCCL
  * abandons keeps the plugin mapped after NCCL's dlclose instead of holding
@@ -31,7 +34,8 @@ static void *conn_main(void *arg)
 {
 	struct hn_conn *cn = arg;
 
-	cn->ret = hop_comm_init_rank(&cn->comm, 2, cn->id, cn->rank);
+	cn->ret = hop_comm_init_rank_with(&cn->comm, 2, cn->id, cn->rank,
+					  cn->settings);
 	if (cn->ret)
 		snprintf(cn->err, sizeof(cn->err), "%s", hop_last_init_error());
 	atomic_store(&cn->finished, 1);
@@ -49,6 +53,7 @@ static void *plugin_ref(void)
 }
 
 static struct hn_conn *conn_start(const hop_unique_id_t *id, int rank,
+				  const char *const *settings,
 				  const char *call)
 {
 	struct hn_conn *cn = calloc(1, sizeof(*cn));
@@ -60,6 +65,7 @@ static struct hn_conn *conn_start(const hop_unique_id_t *id, int rank,
 	}
 	cn->id = *id;
 	cn->rank = rank;
+	cn->settings = settings;
 	cn->lib = plugin_ref();
 	if ((e = pthread_create(&cn->thread, NULL, conn_main, cn))) {
 		HN_WARN("%s: pthread_create: %s", call, strerror(e));
@@ -150,7 +156,7 @@ ncclResult_t hn_listen(int dev, void *handle, void **listenComm)
 		return ncclInternalError;
 	}
 	*listenComm = NULL;
-	if ((ret = hop_get_unique_id(&id))) {
+	if ((ret = hop_get_unique_id_with(&id, hn_dev_settings(dev)))) {
 		HN_WARN("listen: %s", hop_last_init_error());
 		return hn_result(ret);
 	}
@@ -159,7 +165,7 @@ ncclResult_t hn_listen(int dev, void *handle, void **listenComm)
 		return ncclSystemError;
 	}
 	/* rank 0 starts now: the peer may connect before NCCL calls accept */
-	if (!(l->conn = conn_start(&id, 0, "listen"))) {
+	if (!(l->conn = conn_start(&id, 0, hn_dev_settings(dev), "listen"))) {
 		free(l);
 		return ncclSystemError;
 	}
@@ -196,7 +202,8 @@ ncclResult_t hn_connect(int dev, void *handle, void **sendComm)
 				"(bad magic or checksum)");
 			return ncclInternalError;
 		}
-		if (!(cn = conn_start(&id, 1, "connect")))
+		if (!(cn = conn_start(&id, 1, hn_dev_settings(dev),
+					"connect")))
 			return ncclSystemError;
 		pending_push(cn);
 		return ncclSuccess;
@@ -298,7 +305,8 @@ static void close_unaccepted(struct hn_conn *rank0)
 	ncclResult_t res;
 
 	if (!atomic_load(&rank0->finished))
-		self = conn_start(&rank0->id, 1, "closeListen");
+		self = conn_start(&rank0->id, 1, rank0->settings,
+				  "closeListen");
 	hop_comm_destroy(conn_finish(rank0, "closeListen", &res));
 	if (!self)
 		return;

@@ -1,19 +1,23 @@
 /*
- * net_dev.c - the plugin's device: a description of the endpoint hop's
- * configuration makes its connections use, read from sysfs, so NCCL's
- * topology search can place it (pciPath) and rank it (speed).
+ * net_dev.c - the plugin's devices, one per endpoint hop can run a
+ * connection on, read from sysfs so NCCL's topology search can place each
+ * (pciPath) and rank it (speed), and use several as rails.
  *
- * On verbs (HOP_TRANSPORT=verbs, or auto with an active RDMA port) it is
- * the port hop opens: the first device (HOP_IB_DEVICE if set) whose port
- * HOP_IB_PORT (default 1) is ACTIVE, named "HCA:port", its speed the
+ * On verbs (HOP_TRANSPORT=verbs, or auto with an active RDMA port) a device
+ * is an ACTIVE port: every port of every RDMA device, or only those of
+ * HOP_IB_DEVICE and HOP_IB_PORT when set, named "HCA:port", its speed the
  * port's rate (active width x active speed), its guid the node GUID.
- * Otherwise it is the interface of hop's rendezvous and tcp traffic:
- * HOP_SOCKET_IFNAME, else the first non-loopback IPv4 interface that is
- * up, else "lo"; speed from /sys/class/net, guid from the MAC address.
+ * Otherwise a device is an interface for hop's rendezvous and tcp
+ * traffic: HOP_SOCKET_IFNAME, else every non-loopback IPv4 interface that
+ * is up, else "lo"; speed from /sys/class/net, guid from the MAC address.
  * pciPath is the sysfs device the port or interface sits on, NULL for a
  * virtual one (NCCL then places it by the CPU). latency is the alpha of
  * the link profile HOP_PROFILE names, when one is set (NCCL adds it to its
  * own estimate of each step); 0, as NCCL's own plugins report, otherwise.
+ *
+ * Each device carries the hop settings (hop_comm_init_rank_with()) that
+ * put a connection's communicator on it: HOP_IB_DEVICE and HOP_IB_PORT, or
+ * HOP_SOCKET_IFNAME.
  */
 #include <dirent.h>
 #include <ifaddrs.h>
@@ -29,6 +33,9 @@
 #define SYS_NET "/sys/class/net"
 #define NOMINAL_MBPS 10000 /* what NCCL assumes of a NIC without a speed */
 
+#define MAX_DEVS 16
+#define SETTING_LEN (sizeof("HOP_SOCKET_IFNAME=") + 64)
+
 struct hn_dev {
 	char name[64];
 	char *pci;           /* realpath of the sysfs device, or NULL */
@@ -36,10 +43,13 @@ struct hn_dev {
 	int speed;           /* Mbit/s */
 	int port;
 	float latency;       /* us, from the link profile; 0 without one */
+	char set[2][SETTING_LEN];
+	const char *settings[3]; /* set[] as hop_comm_init_rank_with() takes */
 };
 
-static struct hn_dev dev0;
-static pthread_once_t dev0_once = PTHREAD_ONCE_INIT;
+static struct hn_dev devs[MAX_DEVS];
+static int ndevs;
+static pthread_once_t devs_once = PTHREAD_ONCE_INIT;
 
 /* The first line of @dir/@file into @buf; 0, or -1 when unreadable. */
 static int read_line(const char *dir, const char *file, char *buf, size_t len)
@@ -111,6 +121,8 @@ static int ib_port(const char *hca, int port, struct hn_dev *d)
 	if (!read_line(dir, "node_guid", line, sizeof(line)))
 		d->guid = hex_id(line);
 	d->pci = device_path(dir);
+	snprintf(d->set[0], sizeof(d->set[0]), "HOP_IB_DEVICE=%.63s", hca);
+	snprintf(d->set[1], sizeof(d->set[1]), "HOP_IB_PORT=%d", port);
 	return 1;
 }
 
@@ -119,50 +131,60 @@ static int by_name(const struct dirent **a, const struct dirent **b)
 	return strcmp((*a)->d_name, (*b)->d_name);
 }
 
-/* The RDMA port hop's verbs provider would open; 1 when there is one. */
-static int ib_pick(struct hn_dev *d)
+/* The ACTIVE ports of @hca (only @want_port when > 0) into devs[]. */
+static void ib_ports(const char *hca, int want_port)
 {
-	const char *want = getenv("HOP_IB_DEVICE");
-	const char *p = getenv("HOP_IB_PORT");
-	int port = p && *p ? atoi(p) : 1, found = 0, n;
+	char dir[PATH_MAX];
 	struct dirent **l;
+	int n;
 
-	if ((n = scandir(SYS_IB, &l, NULL, by_name)) < 0)
-		return 0;
+	snprintf(dir, sizeof(dir), SYS_IB "/%s/ports", hca);
+	if ((n = scandir(dir, &l, NULL, by_name)) < 0)
+		return;
 	for (int i = 0; i < n; i++) {
-		const char *hca = l[i]->d_name;
+		int port = atoi(l[i]->d_name);
 
-		if (!found && hca[0] != '.' && (!want || !*want ||
-						 !strcmp(want, hca)))
-			found = ib_port(hca, port, d);
+		if (port > 0 && (want_port <= 0 || port == want_port) &&
+		    ndevs < MAX_DEVS && ib_port(hca, port, &devs[ndevs]))
+			ndevs++;
 		free(l[i]);
 	}
 	free(l);
-	return found;
 }
 
-/* The interface hop's rendezvous (and tcp provider) would use. */
-static void if_pick(struct hn_dev *d)
+/* Every RDMA port hop's verbs provider could open, as devices. */
+static void ib_scan(void)
 {
-	const char *want = getenv("HOP_SOCKET_IFNAME");
-	char dir[PATH_MAX], line[64];
-	struct ifaddrs *ifs, *i;
+	const char *want = getenv("HOP_IB_DEVICE");
+	const char *p = getenv("HOP_IB_PORT");
+	int port = p && *p ? atoi(p) : 0, n;
+	struct dirent **l;
 
-	snprintf(d->name, sizeof(d->name), "lo");
-	if (want && *want) {
-		snprintf(d->name, sizeof(d->name), "%s", want);
-	} else if (getifaddrs(&ifs) == 0) {
-		for (i = ifs; i; i = i->ifa_next) {
-			if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
-			    (i->ifa_flags & IFF_UP) &&
-			    !(i->ifa_flags & IFF_LOOPBACK)) {
-				snprintf(d->name, sizeof(d->name), "%s",
-					 i->ifa_name);
-				break;
-			}
-		}
-		freeifaddrs(ifs);
+	if ((n = scandir(SYS_IB, &l, NULL, by_name)) < 0)
+		return;
+	for (int i = 0; i < n; i++) {
+		const char *hca = l[i]->d_name;
+
+		if (hca[0] != '.' && (!want || !*want || !strcmp(want, hca)))
+			ib_ports(hca, port);
+		free(l[i]);
 	}
+	free(l);
+}
+
+/* Interface @name as a device, unless it is one already. */
+static void if_add(const char *name)
+{
+	char dir[PATH_MAX], line[64];
+	struct hn_dev *d;
+
+	for (int i = 0; i < ndevs; i++)
+		if (!strcmp(devs[i].name, name))
+			return;
+	if (ndevs == MAX_DEVS)
+		return;
+	d = &devs[ndevs++];
+	snprintf(d->name, sizeof(d->name), "%s", name);
 	snprintf(dir, sizeof(dir), SYS_NET "/%s", d->name);
 	if (!read_line(dir, "speed", line, sizeof(line)))
 		d->speed = atoi(line); /* -1 or absent for virtual ones */
@@ -170,6 +192,30 @@ static void if_pick(struct hn_dev *d)
 		d->guid = hex_id(line);
 	d->pci = device_path(dir);
 	d->port = 1;
+	snprintf(d->set[0], sizeof(d->set[0]), "HOP_SOCKET_IFNAME=%.63s",
+		 name);
+}
+
+/* The interfaces hop's rendezvous (and tcp provider) could use. */
+static void if_scan(void)
+{
+	const char *want = getenv("HOP_SOCKET_IFNAME");
+	struct ifaddrs *ifs, *i;
+
+	if (want && *want) {
+		if_add(want);
+		return;
+	}
+	if (getifaddrs(&ifs) == 0) {
+		for (i = ifs; i; i = i->ifa_next)
+			if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
+			    (i->ifa_flags & IFF_UP) &&
+			    !(i->ifa_flags & IFF_LOOPBACK))
+				if_add(i->ifa_name);
+		freeifaddrs(ifs);
+	}
+	if (!ndevs)
+		if_add("lo");
 }
 
 /* The measured alpha of @transport's link, when a profile is loaded. */
@@ -186,51 +232,77 @@ static float profile_latency(const char *transport)
 	return est.from_profile ? (float)est.alpha_us : 0;
 }
 
-static void dev0_probe(void)
+static void devs_probe(void)
 {
 	const char *t = getenv("HOP_TRANSPORT");
 	int verbs_ok = !t || !*t || !strcmp(t, "auto") || !strcmp(t, "verbs");
-	int ib = verbs_ok && ib_pick(&dev0);
+	float latency;
 
-	if (!ib)
-		if_pick(&dev0);
-	dev0.latency = profile_latency(ib ? "verbs" : t && *t ? t : "tcp");
-	if (dev0.speed <= 0)
-		dev0.speed = NOMINAL_MBPS;
-	if (!dev0.guid)
-		dev0.guid = 0x686f70; /* "hop": loopback's MAC is all zero */
-	HN_INFO("device 0: %s, %d Mb/s, pciPath %s, guid 0x%llx, port %d, "
-		"latency %.2f us", dev0.name, dev0.speed,
-		dev0.pci ? dev0.pci : "NULL", (unsigned long long)dev0.guid,
-		dev0.port, (double)dev0.latency);
+	if (verbs_ok)
+		ib_scan();
+	latency = profile_latency(ndevs ? "verbs" : t && *t ? t : "tcp");
+	if (!ndevs)
+		if_scan();
+	for (int i = 0; i < ndevs; i++) {
+		struct hn_dev *d = &devs[i];
+
+		if (d->speed <= 0)
+			d->speed = NOMINAL_MBPS;
+		if (!d->guid)
+			d->guid = 0x686f70; /* "hop": loopback's MAC is zero */
+		d->latency = latency;
+		d->settings[0] = d->set[0];
+		d->settings[1] = d->set[1][0] ? d->set[1] : NULL;
+		HN_INFO("device %d: %s, %d Mb/s, pciPath %s, guid 0x%llx, "
+			"port %d, latency %.2f us (%s%s%s)", i, d->name,
+			d->speed, d->pci ? d->pci : "NULL",
+			(unsigned long long)d->guid, d->port,
+			(double)d->latency, d->set[0], d->set[1][0] ? " " : "",
+			d->set[1]);
+	}
+}
+
+int hn_dev_count(void)
+{
+	pthread_once(&devs_once, devs_probe);
+	return ndevs;
+}
+
+const char *const *hn_dev_settings(int dev)
+{
+	return dev >= 0 && dev < hn_dev_count() ? devs[dev].settings : NULL;
 }
 
 ncclResult_t hn_getProperties(int dev, struct hn_props *props)
 {
+	struct hn_dev *d;
+
 	if (hn_check_dev("getProperties", dev))
 		return ncclInternalError;
 	if (!props) {
 		HN_WARN("getProperties: props is NULL");
 		return ncclInternalError;
 	}
-	pthread_once(&dev0_once, dev0_probe);
+	d = &devs[dev];
 	memset(props, 0, sizeof(*props));
-	props->name = dev0.name;
-	props->pciPath = dev0.pci;
-	props->guid = dev0.guid;
+	props->name = d->name;
+	props->pciPath = d->pci;
+	props->guid = d->guid;
 	props->ptrSupport = NCCL_PTR_HOST;
-	props->speed = dev0.speed;
-	props->port = dev0.port;
-	props->latency = dev0.latency;
+	props->speed = d->speed;
+	props->port = d->port;
+	props->latency = d->latency;
 	props->maxComms = 65536;
 	props->maxRecvs = HN_MAX_RECVS;
 	props->maxP2pBytes = HN_MAX_BYTES;
 	return ncclSuccess;
 }
 
-/* Unload: the one allocation the device keeps. */
-__attribute__((destructor)) static void dev0_free(void)
+/* Unload: the allocations the devices keep. */
+__attribute__((destructor)) static void devs_free(void)
 {
-	free(dev0.pci);
-	dev0.pci = NULL;
+	for (int i = 0; i < ndevs; i++) {
+		free(devs[i].pci);
+		devs[i].pci = NULL;
+	}
 }

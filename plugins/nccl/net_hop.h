@@ -42,6 +42,7 @@ enum hn_magic {
 struct hn_conn {
 	hop_unique_id_t id;
 	int rank;                 /* 0: listener (accept), 1: connector */
+	const char *const *settings; /* its device's (hn_dev_settings()) */
 	pthread_t thread;
 	atomic_int finished;      /* set by the thread as its last act */
 	int ret;                  /* hop_comm_init_rank()'s result */
@@ -120,6 +121,10 @@ ncclResult_t hn_fail(struct hn_comm *c, const char *call, int ret);
 struct hn_comm *hn_comm_new(hop_comm_t *hc, int send);
 /* Destroy @c's hop comm (cancelling what runs), registrations, @c. */
 void hn_comm_free(struct hn_comm *c);
+/* net_dev.c: the devices (probed once), and the hop settings that put a
+ * connection on device @dev (NULL for no such device). */
+int hn_dev_count(void);
+const char *const *hn_dev_settings(int dev);
 /* Success when @dev is a device of the plugin; else a warning naming @call. */
 ncclResult_t hn_check_dev(const char *call, int dev);
 /* @c when it is a live comm of kind @magic (0: either), else NULL. */

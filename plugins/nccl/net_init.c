@@ -169,15 +169,17 @@ ncclResult_t hn_devices(int *ndev)
 		HN_WARN("devices: ndev is NULL");
 		return ncclInternalError;
 	}
-	*ndev = 1; /* hop picks the transport and device per connection */
+	*ndev = hn_dev_count();
 	return ncclSuccess;
 }
 
 ncclResult_t hn_check_dev(const char *call, int dev)
 {
-	if (dev == 0)
+	int n = hn_dev_count();
+
+	if (dev >= 0 && dev < n)
 		return ncclSuccess;
-	HN_WARN("%s: device %d does not exist (the plugin has 1 device, 0)",
-		call, dev);
+	HN_WARN("%s: device %d does not exist (the plugin has %d, 0..%d)",
+		call, dev, n, n - 1);
 	return ncclInternalError;
 }

@@ -185,7 +185,11 @@ int run_checks(struct harness *h)
 	void *l = NULL, *s = NULL, *r = NULL;
 	int rc;
 
-	EXPECT(h->net->getProperties(1, &p), ncclInternalError, "device 1");
+	char nodev[32];
+
+	snprintf(nodev, sizeof(nodev), "device %d", h->ndev);
+	EXPECT(h->net->getProperties(h->ndev, &p), ncclInternalError, nodev);
+	EXPECT(h->net->getProperties(-1, &p), ncclInternalError, "device -1");
 	EXPECT(h->net->getProperties(0, NULL), ncclInternalError, "NULL");
 	EXPECT(h->net->listen(0, NULL, &l), ncclInternalError, "handle");
 	/* a handle with one flipped bit is refused before any network use */

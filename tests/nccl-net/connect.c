@@ -23,7 +23,7 @@ int connect_all(struct harness *h)
 	memset(mine, 0, sizeof(mine));
 	for (int k = 0; k < n; k++) {
 		lcomm[k] = NULL;
-		CHECK_RES(h->net->listen(0, mine[k], &lcomm[k]));
+		CHECK_RES(h->net->listen(k % h->ndev, mine[k], &lcomm[k]));
 		if (!lcomm[k])
 			FAIL("listen %d: success but a NULL listen comm", k);
 	}
@@ -38,7 +38,7 @@ int connect_all(struct harness *h)
 			ncclNetDeviceHandle_v8_t *dev = NULL;
 
 			if (!h->send[k]) {
-				CHECK_RES(h->net->connect(0, theirs[k],
+				CHECK_RES(h->net->connect(k % h->ndev, theirs[k],
 							  &h->send[k], &dev));
 				if (rounds == 0 && h->send[k])
 					FAIL("the first connect() of connection "
@@ -97,4 +97,52 @@ int close_all(struct harness *h, int failed)
 		h->send[k] = h->recv[k] = NULL;
 	}
 	return rc;
+}
+
+/* The local IPv4 addresses of established tcp connections in /proc/net/tcp
+ * (other than loopback's), at most @max distinct ones into @addrs. */
+static int established_locals(unsigned *addrs, int max)
+{
+	FILE *f = fopen("/proc/net/tcp", "r");
+	char line[256];
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned local, port, st, i;
+
+		if (sscanf(line, " %*d: %8X:%4X %*8X:%*4X %2X", &local, &port,
+			   &st) != 3 || st != 1 /* ESTABLISHED */ ||
+		    (local & 0xff) == 127)
+			continue;
+		for (i = 0; i < (unsigned)n && addrs[i] != local; i++)
+			;
+		if (i == (unsigned)n && n < max)
+			addrs[n++] = local;
+	}
+	fclose(f);
+	return n;
+}
+
+int check_rails(struct harness *h)
+{
+	const char *v = getenv("NCCL_NET_TEST_RAILS");
+	unsigned addrs[16];
+	int want = v && *v ? atoi(v) : 0, n;
+
+	if (want <= 0)
+		return 0;
+	if (h->ndev < want)
+		FAIL("NCCL_NET_TEST_RAILS=%d, but the plugin has %d device(s)",
+		     want, h->ndev);
+	n = established_locals(addrs, 16);
+	if (n < want)
+		FAIL("connections over %d devices use %d local address(es), "
+		     "want %d: the devices are not separate rails", h->ndev,
+		     n, want);
+	printf("nccl_net_test r%d: %d connections each way over %d devices "
+	       "use %d local addresses (rails)\n", h->o.rank, h->o.nconns,
+	       h->ndev, n);
+	return 0;
 }

@@ -33,6 +33,7 @@ struct harness {
 	struct opts o;
 	const ncclNet_v8_t *net;
 	ncclNetProperties_v8_t props;
+	int ndev;            /* devices() of the plugin; connection k uses k % ndev */
 	int fd;              /* to the peer process: handles, results */
 	uint64_t deadline;   /* ns, CLOCK_MONOTONIC */
 	void *send[MAX_CONNS];
@@ -79,6 +80,9 @@ int link_tcp(struct harness *h, const char *addr);
 
 /* connect.c: every connection up both ways, the NCCL way */
 int connect_all(struct harness *h);
+/* With NCCL_NET_TEST_RAILS=N: 0 when the established tcp connections of
+ * this (private) network namespace use N local addresses or more. */
+int check_rails(struct harness *h);
 int close_all(struct harness *h, int failed);
 
 /* traffic.c: random sizes and tags, many in flight, every byte checked */

@@ -135,6 +135,7 @@ static int load(struct harness *h, void **dl)
 	CHECK_RES(h->net->devices(&ndev));
 	if (ndev < 1)
 		FAIL("devices() reported %d devices", ndev);
+	h->ndev = ndev;
 	CHECK_RES(h->net->getProperties(0, &h->props));
 	if (!(h->props.ptrSupport & NCCL_PTR_HOST) || h->props.maxRecvs < 1 ||
 	    !h->props.name || h->props.maxComms < 2 * h->o.nconns + 1 ||
@@ -165,6 +166,8 @@ static int run(struct harness *h)
 		rc = run_checks(h);
 	if (rc == 0)
 		rc = connect_all(h);
+	if (rc == 0)
+		rc = check_rails(h);
 	if (rc == 0 && !h_hop_lines) {
 		fprintf(stderr, "nccl_net_test r%d: FAIL: hop's own log lines "
 			"(info: the transport chosen) did not reach NCCL's "
