@@ -245,7 +245,7 @@ static void t_p2p_bad_tag(void **s)
 static void truncated(size_t sent, size_t cap)
 {
 	uint8_t *b = malloc(cap + 64);
-	hop_status_t st = { -5, -5, 12345 };
+	hop_status_t st = { -5, -5, 12345, -5 };
 	char sub[96];
 	int prev = -1;
 
