@@ -144,9 +144,14 @@ static void group_round(int round)
 			fill(x->sbuf, x->src, x->dst, x->len, x->idx);
 			OK(hop_send(comm, x->sbuf, x->len, x->dst, x->idx));
 		} else {
+			/* tags are unique in a round: a receive from any
+			 * source takes the same message */
+			int from = rng_next(&mine) % 4 ? x->src
+						       : HOP_ANY_SOURCE;
+
 			x->buf = xmalloc(x->len);
 			memset(x->buf, 0xee, x->len);
-			OK(hop_recv(comm, x->buf, x->len, x->src, x->idx,
+			OK(hop_recv(comm, x->buf, x->len, from, x->idx,
 				    &x->st));
 		}
 		if (e == nest)
@@ -398,6 +403,26 @@ static void test_wild_order(void)
 		check_status(&st[1], 1, 5, 100, 0, "later specific");
 		verify(a, 1, 0, 9000, 1, "earlier wildcard");
 		verify(b, 1, 0, 100, 2, "later specific");
+		/* the same with the later receive blocking (it may take
+		 * messages straight from the slot, but not this one) */
+		OK(hop_irecv(comm, a, sizeof(a), HOP_ANY_SOURCE, HOP_ANY_TAG,
+			     &r[0]));
+		OK(hop_barrier(comm));
+		OK(hop_recv(comm, b, sizeof(b), 1, 6, &st[1]));
+		OK(hop_wait(&r[0], &st[0]));
+		check_status(&st[0], 1, 6, 10, 0, "earlier wildcard (2)");
+		check_status(&st[1], 1, 6, 20, 0, "later blocking");
+		verify(a, 1, 0, 10, 3, "earlier wildcard (2)");
+		verify(b, 1, 0, 20, 4, "later blocking");
+	}
+	if (rank == 1) {
+		OK(hop_barrier(comm));
+		fill(a, 1, 0, 10, 3);
+		fill(b, 1, 0, 20, 4);
+		OK(hop_send(comm, a, 10, 0, 6));
+		OK(hop_send(comm, b, 20, 0, 6));
+	} else if (rank > 1) {
+		OK(hop_barrier(comm));
 	}
 	/* every rank: a receive of anything from anyone stays posted
 	 * through collectives, then takes the one user message */
