@@ -148,6 +148,7 @@ static int recv_run(struct hop_comm *comm, void *buf, size_t len, int peer,
 					&got)
 		      : 0;
 	if (ret > 0) {
+		r.kind = P2P_KIND_RECV;
 		r.done = 1;
 		r.peer = peer;
 		r.tag = user_tag(tag);

@@ -23,8 +23,9 @@ struct p2p_user_op {
 int p2p_user_post(struct hop_comm *comm, struct hop_p2p_req *r,
 		  const struct p2p_user_op *op);
 
-/* The public status of the completed request @r whose outcome is @ret: a
- * wildcard receive that no message matched has source and tag -1. */
+/* The public status of request @r whose outcome is @ret: one never
+ * started or not finished has source and tag -1, a wildcard receive that
+ * no message matched -1 for what it left open. */
 void p2p_status_of(const struct hop_p2p_req *r, int ret,
 		   hop_status_t *status);
 

@@ -85,13 +85,15 @@ static struct hop_request *req_check(hop_request_t **reqp, int *ret)
 void p2p_status_of(const struct hop_p2p_req *r, int ret,
 		   hop_status_t *status)
 {
+	/* never started (kind 0) or not finished: nothing to report */
+	int none = !r->done || !r->kind;
 	int unmatched = r->kind == P2P_KIND_RECV && HOP_MATCH_IGNORE(r);
 
 	if (!status)
 		return;
-	status->source = r->peer;
-	status->tag = unmatched ? -1 : (int)HOP_TAG_LO32(r->tag);
-	status->bytes = r->bytes;
+	status->source = none ? -1 : r->peer;
+	status->tag = none || unmatched ? -1 : (int)HOP_TAG_LO32(r->tag);
+	status->bytes = none ? 0 : r->bytes;
 	status->error = ret;
 }
 
