@@ -46,9 +46,10 @@ typedef struct hop_request hop_request_t;
  * struct hop_status - outcome of a completed request.
  * @source: sending rank of a receive (the actual one after HOP_ANY_SOURCE);
  *          the destination of a send; -1 for a collective, and for a
- *          receive that failed before a message matched it.
+ *          HOP_ANY_SOURCE receive that no message matched (it failed).
  * @tag:    the message's tag (the actual one after HOP_ANY_TAG); -1 for a
- *          collective.
+ *          collective, and for a HOP_ANY_TAG receive that no message
+ *          matched.
  * @bytes:  bytes received (receive) or sent (send).
  * @error:  0 or the request's HOP_ERR_* code (what hop_test()/hop_wait()
  *          return for it); the only report of each request's outcome in

@@ -21,7 +21,9 @@
  *             receive matches first; wildcards beside collectives
  *   errors    bad arguments: specific codes, messages naming them
  *
- * Options: --seed N (default 1), --rounds N (default 20).
+ * Options: --seed N (default 1), --rounds N (default 20); --timeout-case
+ * runs only a group that waits for a message nobody sends (run it with a
+ * short HOP_TIMEOUT): hop_group_end() must time out naming it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -517,15 +519,39 @@ static void test_errors(void)
 	OK(hop_barrier(comm));
 }
 
+/* Every rank's group waits for a message no rank sends: hop_group_end()
+ * returns at HOP_TIMEOUT, naming the operation still pending. */
+static void test_timeout(void)
+{
+	uint8_t b[4];
+	hop_status_t st;
+	const char *e;
+
+	OK(hop_group_start(comm));
+	OK(hop_send(comm, "ab", 2, rank, 5));
+	OK(hop_recv(comm, b, sizeof(b), (rank + 1) % size, 404, &st));
+	CHECK_RC(hop_group_end(comm), HOP_ERR_TIMEOUT);
+	e = hop_comm_last_error(comm);
+	if (!strstr(e, "operation 1") || !strstr(e, "404"))
+		FAIL("timeout message does not name operation 1: %s", e);
+	check_status(&st, (rank + 1) % size, 404, 0, HOP_ERR_TIMEOUT,
+		     "timed out");
+	if (rank == 0)
+		printf("p2p_group: %d ranks on %s: timeout checks passed\n",
+		       size, hop_comm_transport(comm));
+}
+
 int main(int argc, char **argv)
 {
-	int ret;
+	int ret, timeout_case = 0;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--seed") && i + 1 < argc)
 			seed = strtoull(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
 			rounds = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--timeout-case"))
+			timeout_case = 1;
 	}
 	if ((ret = hop_comm_init_env(&comm))) {
 		fprintf(stderr, "p2p_group: hop_comm_init_env: %s: %s\n",
@@ -534,6 +560,11 @@ int main(int argc, char **argv)
 	}
 	rank = hop_comm_rank(comm);
 	size = hop_comm_size(comm);
+	if (timeout_case) {
+		test_timeout();
+		hop_comm_destroy(comm);
+		return 0;
+	}
 	for (int r = 0; r < rounds; r++)
 		group_round(r);
 	OK(hop_barrier(comm));

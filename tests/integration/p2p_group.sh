@@ -3,7 +3,7 @@
 # in random orders between random pairs (self included), hop_waitall /
 # hop_testany / hop_waitany with an error among the requests, wildcard
 # receives with racing senders, and the argument errors. 1, 2 and 4 ranks,
-# a different seed per run. P2P_GROUP_TRANSPORTS overrides the providers,
+# a different seed per run; then a group that times out, with 2 ranks. P2P_GROUP_TRANSPORTS overrides the providers,
 # P2P_GROUP_RANKS the rank counts, P2P_GROUP_ROUNDS the group rounds
 # (default 20; more for a longer random sweep).
 set -u
@@ -27,5 +27,15 @@ for t in ${P2P_GROUP_TRANSPORTS:-shm tcp}; do
 			fail=1
 		fi
 	done
+	# a group waiting for a message nobody sends times out, named
+	out=$(HOP_TIMEOUT=1 HOP_TRANSPORT=$t "$run" -n 2 --timeout 60 -- "$prog" --timeout-case 2>&1)
+	rc=$?
+	if [ $rc = 0 ] && grep -q "timeout checks passed" <<< "$out"; then
+		echo "PASS: p2p_group $t 2 ranks, hop_group_end at HOP_TIMEOUT"
+	else
+		echo "FAIL: p2p_group $t 2 ranks, hop_group_end at HOP_TIMEOUT (exit $rc)"
+		printf '%s\n' "$out" | grep -v "info:" | tail -n 30 | sed 's/^/    /'
+		fail=1
+	fi
 done
 exit $fail
