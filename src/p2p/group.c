@@ -150,11 +150,14 @@ static int collect(struct hop_comm *comm, struct p2p_group *g)
 	}
 	if (!first)
 		return 0;
+	/* the last error may be another operation's: named as such */
 	snprintf(msg, sizeof(msg), "%s", hop_comm_last_error(comm));
 	return hop_set_error(comm, first, "hop_group_end: operation %zu (%s "
-			     "rank %d tag %d) failed: %s", at,
+			     "rank %d tag %d) failed with %s (%s); last error "
+			     "of the communicator: %s", at,
 			     g->ops[at].op.send ? "send to" : "recv from",
-			     g->ops[at].op.peer, g->ops[at].op.tag, msg);
+			     g->ops[at].op.peer, g->ops[at].op.tag,
+			     hop_err_name(first), hop_strerror(first), msg);
 }
 
 static int run(struct hop_comm *comm, struct p2p_group *g)

@@ -14,7 +14,7 @@
  *   waitall   isend/irecv to and from every rank, a NULL entry and one
  *             truncating receive: the code, the index, each status
  *   testany   completions polled one at a time while senders trickle in;
- *             hop_waitany likewise
+ *             hop_waitany likewise; collectives' requests in the sets
  *   wild      HOP_ANY_SOURCE/HOP_ANY_TAG receives while every other rank
  *             races to send (eager and rendezvous, many unexpected):
  *             per sender in order; a wildcard posted before a specific
@@ -320,6 +320,32 @@ static void test_any(int wait)
 	OK(hop_barrier(comm));
 }
 
+/* Collectives' requests in the sets: a NULL gap, testany until both
+ * finished, then waitany; their statuses name no source or tag. */
+static void test_op_requests(void)
+{
+	double x = rank + 1, y = 2.0 * (rank + 1), sx = 0, sy = 0;
+	double want = (double)size * (size + 1) / 2;
+	hop_request_t *r[3] = { NULL, NULL, NULL };
+	hop_status_t st;
+	int idx, done, got = 0;
+
+	OK(hop_iallreduce(comm, &x, &sx, 1, HOP_FLOAT64, HOP_SUM, &r[0]));
+	OK(hop_iallreduce(comm, &y, &sy, 1, HOP_FLOAT64, HOP_SUM, &r[2]));
+	while (got < 2) {
+		OK(hop_testany(3, r, &idx, &done, &st));
+		if (done && (idx != 0 && idx != 2))
+			FAIL("testany completed index %d", idx);
+		got += done;
+	}
+	OK(hop_iallreduce(comm, &x, &sy, 1, HOP_FLOAT64, HOP_MAX, &r[1]));
+	OK(hop_waitany(3, r, &idx, &st));
+	check_status(&st, -1, -1, 0, 0, "collective request");
+	if (idx != 1 || r[1] || sx != want || sy != size)
+		FAIL("collectives through request sets: index %d, %g and %g",
+		     idx, sx, sy);
+}
+
 #define WILD_PER 12
 static size_t wild_len(int src, int k)
 {
@@ -572,6 +598,7 @@ int main(int argc, char **argv)
 	test_waitall();
 	test_any(0);
 	test_any(1);
+	test_op_requests();
 	if (size >= 2) {
 		test_wild_race();
 		test_wild_order();
