@@ -12,6 +12,17 @@ run=$b/tools/hop-run
 prog=$b/tests/integration/p2p_group
 rounds=${P2P_GROUP_ROUNDS:-20}
 fail=0
+# report RC PATTERN WHAT: PASS when the run exited 0 and printed PATTERN,
+# else FAIL with the end of $out (without info lines)
+report() {
+	if [ "$1" = 0 ] && grep -q "$2" <<< "$out"; then
+		echo "PASS: p2p_group $3"
+		return
+	fi
+	echo "FAIL: p2p_group $3 (exit $1)"
+	printf '%s\n' "$out" | grep -v "info:" | tail -n 30 | sed 's/^/    /'
+	fail=1
+}
 for t in ${P2P_GROUP_TRANSPORTS:-shm tcp}; do
 	for n in ${P2P_GROUP_RANKS:-1 2 4}; do
 		seed=$((n * 7919 + ${#t}))
@@ -19,23 +30,10 @@ for t in ${P2P_GROUP_TRANSPORTS:-shm tcp}; do
 		out=$(HOP_TIMEOUT=20 HOP_TRANSPORT=$t "$run" -n "$n" --timeout 120 -- "$prog" --seed $seed --rounds "$rounds" 2>&1)
 		rc=$?
 		secs=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
-		if [ $rc = 0 ] && grep -q "all checks passed" <<< "$out"; then
-			echo "PASS: p2p_group $t $n ranks, seed $seed (${secs} s)"
-		else
-			echo "FAIL: p2p_group $t $n ranks, seed $seed (exit $rc; rerun: HOP_TRANSPORT=$t hop-run -n $n -- p2p_group --seed $seed --rounds $rounds)"
-			printf '%s\n' "$out" | grep -v "info:" | tail -n 30 | sed 's/^/    /'
-			fail=1
-		fi
+		report $rc "all checks passed" "$t $n ranks, seed $seed, $rounds rounds (${secs} s)"
 	done
 	# a group waiting for a message nobody sends times out, named
 	out=$(HOP_TIMEOUT=1 HOP_TRANSPORT=$t "$run" -n 2 --timeout 60 -- "$prog" --timeout-case 2>&1)
-	rc=$?
-	if [ $rc = 0 ] && grep -q "timeout checks passed" <<< "$out"; then
-		echo "PASS: p2p_group $t 2 ranks, hop_group_end at HOP_TIMEOUT"
-	else
-		echo "FAIL: p2p_group $t 2 ranks, hop_group_end at HOP_TIMEOUT (exit $rc)"
-		printf '%s\n' "$out" | grep -v "info:" | tail -n 30 | sed 's/^/    /'
-		fail=1
-	fi
+	report $? "timeout checks passed" "$t 2 ranks, hop_group_end at HOP_TIMEOUT"
 done
 exit $fail
