@@ -1,16 +1,25 @@
 /*
  * hop/p2p.h - point-to-point: tag-matched send/recv (blocking and
- * nonblocking), one-sided put with a 32-bit immediate, and requests.
+ * nonblocking, from a named source or any, with a given tag or any),
+ * grouped sends and receives, request sets, one-sided put with a 32-bit
+ * immediate. docs/p2p.md is the reference.
  *
- * Ordering: messages between one pair of ranks with the same tag match in
- * the order they were sent. Any size from 0 bytes is allowed. Small
- * messages go eagerly; large ones by rendezvous (the receiver advertises
- * its buffer and the sender writes straight into it).
+ * Ordering: messages between one pair of ranks whose tags a receive
+ * matches are taken in the order they were sent (non-overtaking), and a
+ * message takes the earliest-posted receive that matches it, wildcard or
+ * not. Any size from 0 bytes is allowed; a rank may send to itself (the
+ * data is copied into the matching receive). Small messages go eagerly;
+ * large ones by rendezvous (the receiver advertises its buffer and the
+ * sender writes straight into it).
+ *
+ * Bytes, not count + datatype: point-to-point moves bytes without
+ * interpreting them (no reduction, no derived or strided types), so a
+ * typed form would only multiply; pass count * hop_dtype_size(dtype).
  *
  * Request life cycle: hop_isend()/hop_irecv()/collective i-calls return a
- * request; hop_test() or hop_wait() completes it and frees it, setting the
- * caller's pointer to NULL. A request not yet complete is cancelled by
- * hop_comm_destroy().
+ * request; hop_test(), hop_wait(), hop_testany(), hop_waitany() or
+ * hop_waitall() complete it and free it, setting the caller's pointer to
+ * NULL. A request not yet complete is cancelled by hop_comm_destroy().
  */
 #ifndef HOP_P2P_H
 #define HOP_P2P_H
@@ -24,15 +33,33 @@ extern "C" {
 
 /** Largest user tag. Tags are 0 .. HOP_TAG_MAX. */
 #define HOP_TAG_MAX 0x7fffffff
+/** hop_recv()/hop_irecv() @peer: a message from any rank (itself too). */
+#define HOP_ANY_SOURCE (-1)
+/** hop_recv()/hop_irecv() @tag: a message with any user tag. Collective
+ * and internal traffic is never matched. */
+#define HOP_ANY_TAG (-1)
 
 /** Opaque request of a nonblocking call. */
 typedef struct hop_request hop_request_t;
 
-/** struct hop_status - outcome of a completed receive. */
+/**
+ * struct hop_status - outcome of a completed request.
+ * @source: sending rank of a receive (the actual one after HOP_ANY_SOURCE);
+ *          the destination of a send; -1 for a collective, and for a
+ *          HOP_ANY_SOURCE receive that no message matched (it failed).
+ * @tag:    the message's tag (the actual one after HOP_ANY_TAG); -1 for a
+ *          collective, and for a HOP_ANY_TAG receive that no message
+ *          matched.
+ * @bytes:  bytes received (receive) or sent (send).
+ * @error:  0 or the request's HOP_ERR_* code (what hop_test()/hop_wait()
+ *          return for it); the only report of each request's outcome in
+ *          hop_waitall().
+ */
 typedef struct hop_status {
-	int source;   /* sending rank */
-	int tag;      /* message tag */
-	size_t bytes; /* bytes received */
+	int source;
+	int tag;
+	size_t bytes;
+	int error;
 } hop_status_t;
 
 /**
@@ -41,8 +68,13 @@ typedef struct hop_status {
  * @comm: communicator.
  * @buf:  data; may be NULL only when @len is 0.
  * @len:  bytes, any size from 0.
- * @peer: destination rank, not this rank.
+ * @peer: destination rank; this rank too. A send to this rank of more
+ *        than HOP_EAGER_SIZE bytes completes only into a receive posted
+ *        before it (hop_irecv()) and otherwise fails at once with
+ *        HOP_ERR_INVALID_ARG; inside a group it is queued like any other.
  * @tag:  0 .. HOP_TAG_MAX.
+ * Between hop_group_start() and hop_group_end() on @comm the send is
+ * queued and this call returns at once (see hop_group_start()).
  * Return: 0, HOP_ERR_INVALID_ARG, HOP_ERR_TIMEOUT, HOP_ERR_PEER_FAILED,
  * HOP_ERR_COMM_FAILED, HOP_ERR_ABORTED, HOP_ERR_TRANSPORT.
  */
@@ -55,9 +87,13 @@ HOP_EXPORT int hop_send(hop_comm_t *comm, const void *buf, size_t len,
  * @buf:    destination; may be NULL only when @len is 0.
  * @len:    capacity of @buf; a larger message fails with HOP_ERR_TRUNCATED
  *          and none of it is written past @len.
- * @peer:   source rank, not this rank.
- * @tag:    0 .. HOP_TAG_MAX.
- * @status: receives source, tag and size; may be NULL.
+ * @peer:   source rank (this rank too), or HOP_ANY_SOURCE.
+ * @tag:    0 .. HOP_TAG_MAX, or HOP_ANY_TAG.
+ * @status: receives source, tag, size and error; may be NULL.
+ * A blocking receive from this rank with no matching message already
+ * sent fails at once with HOP_ERR_INVALID_ARG (nothing could send it).
+ * Between hop_group_start() and hop_group_end() on @comm the receive is
+ * queued, returns at once, and @status is written by hop_group_end().
  * Return: as hop_send(), plus HOP_ERR_TRUNCATED.
  */
 HOP_EXPORT int hop_recv(hop_comm_t *comm, void *buf, size_t len, int peer,
@@ -66,8 +102,9 @@ HOP_EXPORT int hop_recv(hop_comm_t *comm, void *buf, size_t len, int peer,
 /**
  * hop_isend() - Start a send; complete it with hop_test()/hop_wait().
  * @req: receives the request; NULL on failure.
- * Other arguments and errors as hop_send(). @buf must stay untouched until
- * the request completes.
+ * Other arguments and errors as hop_send(), but a send to this rank of any
+ * size is allowed: it completes once a receive takes it. @buf must stay
+ * untouched until the request completes. Starts at once inside a group.
  */
 HOP_EXPORT int hop_isend(hop_comm_t *comm, const void *buf, size_t len,
 			 int peer, int tag, hop_request_t **req);
@@ -75,7 +112,8 @@ HOP_EXPORT int hop_isend(hop_comm_t *comm, const void *buf, size_t len,
 /**
  * hop_irecv() - Start a receive; complete it with hop_test()/hop_wait().
  * @req: receives the request; NULL on failure.
- * Other arguments and errors as hop_recv().
+ * Other arguments and errors as hop_recv() (a receive from this rank may
+ * wait for a later send). Starts at once inside a group.
  */
 HOP_EXPORT int hop_irecv(hop_comm_t *comm, void *buf, size_t len, int peer,
 			 int tag, hop_request_t **req);
@@ -234,6 +272,87 @@ HOP_EXPORT int hop_relay_plan(hop_comm_t *comm, size_t len, int src, int dst,
 			      const int *path, int npath,
 			      const hop_relay_opts_t *opts,
 			      hop_relay_plan_t *plan);
+
+
+/* ---- grouped point-to-point and request sets ---- */
+
+/**
+ * hop_group_start() - Open a group on @comm: until the matching
+ * hop_group_end(), hop_send() and hop_recv() on @comm are queued, not run,
+ * and return 0 at once (or an argument error, and the call is not
+ * queued). Groups nest; only the outermost hop_group_end() runs them.
+ * Inside a group, hop_isend()/hop_irecv() start at once as outside it,
+ * hop_test()/hop_testany() work, and hop_wait()/hop_waitany()/
+ * hop_waitall() of a request of @comm fail with HOP_ERR_INVALID_ARG (they
+ * could wait for an operation the group has not posted). Other calls
+ * (collectives, hop_put()) run as outside a group. A group still open at
+ * hop_comm_destroy() is discarded: nothing of it was sent or received.
+ * Groups belong to one communicator; other comms are not affected.
+ * @comm: communicator.
+ * Return: 0, HOP_ERR_INVALID_HANDLE, HOP_ERR_NO_MEMORY, or the comm's
+ * failure code.
+ */
+HOP_EXPORT int hop_group_start(hop_comm_t *comm);
+
+/**
+ * hop_group_end() - Close the group; when it is the outermost, post every
+ * queued receive, then every queued send (each kind in call order, so the
+ * ordering rules hold among them), and make progress on all of them until
+ * all complete, whatever order the peers queued theirs in. A rank may
+ * send to itself within the group at any size. Each hop_recv()'s status
+ * is written here.
+ * @comm: communicator.
+ * Return: 0 when every operation succeeded; else the code of the first
+ * failed operation in call order, with a message naming its index in the
+ * group, kind, peer and tag (the others still complete: a truncated
+ * receive does not stop the rest); HOP_ERR_INVALID_ARG when no group is
+ * open; HOP_ERR_TIMEOUT (names an operation still pending) and the comm
+ * failure codes as hop_wait().
+ */
+HOP_EXPORT int hop_group_end(hop_comm_t *comm);
+
+/**
+ * hop_waitall() - Wait until every request of @reqs completes, free each
+ * and set its entry to NULL.
+ * @n:        entries in @reqs, >= 0.
+ * @reqs:     requests of one communicator; NULL entries are skipped.
+ * @statuses: @n statuses, one per entry, or NULL. A NULL entry's status is
+ *            {source -1, tag -1, bytes 0, error 0}; each other's carries
+ *            its outcome, @error included.
+ * Return: 0 when all succeeded; else the code of the first failed request
+ * by index, with a message naming that index (check @statuses[i].error for
+ * the others). Every request is complete and freed either way, unless the
+ * arguments are rejected (HOP_ERR_INVALID_ARG: @reqs NULL with @n > 0,
+ * @n < 0, requests of two communicators, inside a group;
+ * HOP_ERR_INVALID_HANDLE: an entry that is not a live request; the message
+ * names the index), which touches no request.
+ */
+HOP_EXPORT int hop_waitall(int n, hop_request_t **reqs,
+			   hop_status_t *statuses);
+
+/**
+ * hop_testany() - Make progress once and complete at most one request of
+ * @reqs: the lowest-indexed one that is done.
+ * @n, @reqs: as hop_waitall(); NULL entries are skipped.
+ * @index:  receives the completed request's index (its entry is freed
+ *          and set to NULL), or -1.
+ * @done:   1 when a request completed, or when no entry is non-NULL (with
+ *          @index -1); else 0.
+ * @status: receives the completed request's status; may be NULL.
+ * Return: 0, or the completed request's error code; argument errors as
+ * hop_waitall().
+ */
+HOP_EXPORT int hop_testany(int n, hop_request_t **reqs, int *index,
+			   int *done, hop_status_t *status);
+
+/**
+ * hop_waitany() - Block until one request of @reqs completes (or
+ * HOP_TIMEOUT expires), then as hop_testany(). With no non-NULL entry it
+ * returns 0 at once with *@index -1.
+ * Return: as hop_testany(), plus HOP_ERR_TIMEOUT.
+ */
+HOP_EXPORT int hop_waitany(int n, hop_request_t **reqs, int *index,
+			   hop_status_t *status);
 
 #ifdef __cplusplus
 }

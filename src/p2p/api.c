@@ -1,53 +1,120 @@
 /*
  * api.c - the public point-to-point calls (hop/p2p.h): argument checks
  * with messages naming what is wrong, then the channel layer. User tags
- * live in HOP_CTX_USER, apart from collectives and internal traffic.
+ * live in HOP_CTX_USER, apart from collectives and internal traffic; a
+ * receive of HOP_ANY_TAG ignores only the user's 32 bits of the internal
+ * tag, so it stays inside that space.
  */
 #include <string.h>
 
-#include "p2p/p2p_priv.h"
+#include "p2p/group.h"
 
 static inline uint64_t user_tag(int tag)
 {
 	return HOP_TAG(HOP_CTX_USER, 0, (uint32_t)tag);
 }
 
+/* @wild: the receive forms, which take HOP_ANY_SOURCE and HOP_ANY_TAG. */
 static int check_xfer(struct hop_comm *comm, const char *fn, const void *buf,
-		      size_t len, int peer, int tag)
+		      size_t len, int peer, int tag, int wild)
 {
 	if (!buf && len)
 		return hop_set_error(comm, HOP_ERR_INVALID_ARG,
 				     "%s: buf is NULL with len %zu", fn, len);
-	if (peer < 0 || peer >= comm->nranks)
+	if ((peer < 0 || peer >= comm->nranks) &&
+	    !(wild && peer == HOP_ANY_SOURCE))
 		return hop_set_error(comm, HOP_ERR_INVALID_ARG,
 				     "%s: peer %d out of range (comm has %d "
-				     "ranks)", fn, peer, comm->nranks);
-	if (peer == comm->rank)
+				     "ranks%s)", fn, peer, comm->nranks,
+				     wild ? "; HOP_ANY_SOURCE is -1" : "");
+	if (tag < 0 && !(wild && tag == HOP_ANY_TAG))
 		return hop_set_error(comm, HOP_ERR_INVALID_ARG,
-				     "%s: peer %d is this rank (point-to-point "
-				     "to self is not supported)", fn, peer);
-	if (tag < 0)
-		return hop_set_error(comm, HOP_ERR_INVALID_ARG,
-				     "%s: tag %d is negative (tags are 0..%d)",
-				     fn, tag, HOP_TAG_MAX);
+				     "%s: tag %d is negative (tags are 0..%d%s)",
+				     fn, tag, HOP_TAG_MAX,
+				     wild ? "; HOP_ANY_TAG is -1" : "");
 	return 0;
+}
+
+int p2p_user_post(struct hop_comm *comm, struct hop_p2p_req *r,
+		  const struct p2p_user_op *op)
+{
+	int peer = op->peer == HOP_ANY_SOURCE ? HOP_MATCH_ANY_PEER : op->peer;
+
+	if (op->send)
+		return hop_p2p_isend(comm, r, op->peer, user_tag(op->tag),
+				     op->buf, op->len, 0);
+	return hop_p2p_irecv_match(comm, r, peer,
+				   user_tag(op->tag == HOP_ANY_TAG ? 0 : op->tag),
+				   op->tag == HOP_ANY_TAG ? HOP_MATCH_ANY_TAG : 0,
+				   op->buf, op->len, 0);
+}
+
+/*
+ * A blocking send or receive to or from this rank that posting did not
+ * complete can never complete: the comm is claimed by this call, so no
+ * other call can post its partner. Withdraw it and say why.
+ */
+static int self_unmatched(struct hop_comm *comm, struct hop_p2p_req *r,
+			  const struct p2p_user_op *op)
+{
+	struct hop_p2p *p = comm->p2p;
+	struct hop_match *m = &p->peers[p->rank].mq;
+	struct hop_ux *ux;
+
+	if (!op->send) {
+		hop_rlist_remove(&m->posted, r);
+		return hop_set_error(comm, HOP_ERR_INVALID_ARG,
+				     "hop_recv: peer %d is this rank and no "
+				     "message from it with tag %d was sent "
+				     "(a blocking receive from self needs the "
+				     "send first)", op->peer, op->tag);
+	}
+	for (ux = m->unexp.head; ux && ux->sreq != r; ux = ux->next)
+		;
+	if (ux) {
+		hop_match_remove_unexp(m, ux);
+		hop_ux_put(&p->uxpool, ux);
+	}
+	return hop_set_error(comm, HOP_ERR_INVALID_ARG,
+			     "hop_send: peer %d is this rank, the %zu B message "
+			     "is larger than HOP_EAGER_SIZE (%zu B) and no "
+			     "receive for it is posted (post hop_irecv first, "
+			     "or send inside a group)", op->peer, op->len,
+			     p->eager_size);
+}
+
+/* Post @op and wait for it; @r receives the outcome. */
+static int blocking_run(struct hop_comm *comm, struct hop_p2p_req *r,
+			const struct p2p_user_op *op)
+{
+	int ret;
+
+	r->cb = NULL;
+	r->cb_arg = NULL;
+	if ((ret = p2p_user_post(comm, r, op)))
+		return ret;
+	if (r->done)
+		return r->status;
+	if (op->peer == comm->rank)
+		return self_unmatched(comm, r, op);
+	return hop_p2p_wait(comm, r);
 }
 
 static int send_run(struct hop_comm *comm, const void *buf, size_t len,
 		    int peer, int tag)
 {
+	struct p2p_user_op op = { 1, (void *)(uintptr_t)buf, len, peer, tag };
 	struct hop_p2p_req r;
 	int ret;
 
-	if ((ret = check_xfer(comm, "hop_send", buf, len, peer, tag)))
+	if ((ret = check_xfer(comm, "hop_send", buf, len, peer, tag, 0)))
 		return ret;
-	if ((ret = p2p_direct_send(comm, peer, user_tag(tag), buf, len)))
+	if (p2p_group_open(comm))
+		return p2p_group_add(comm, &op, NULL);
+	if (peer != comm->rank &&
+	    (ret = p2p_direct_send(comm, peer, user_tag(tag), buf, len)))
 		return ret < 0 ? ret : 0;
-	r.cb = NULL;
-	r.cb_arg = NULL;
-	if ((ret = hop_p2p_isend(comm, &r, peer, user_tag(tag), buf, len, 0)))
-		return ret;
-	return r.done ? r.status : hop_p2p_wait(comm, &r);
+	return blocking_run(comm, &r, &op);
 }
 
 int hop_send(hop_comm_t *comm, const void *buf, size_t len, int peer,
@@ -56,46 +123,55 @@ int hop_send(hop_comm_t *comm, const void *buf, size_t len, int peer,
 	HOP_ENTERED(comm, "hop_send", send_run(comm, buf, len, peer, tag));
 }
 
+/* The direct path (eager_direct.c) matches one peer and one tag, and only
+ * when no earlier receive from any source could take the message. */
+static int direct_ok(const struct hop_comm *comm, int peer, int tag)
+{
+	return peer >= 0 && peer != comm->rank && tag >= 0 &&
+	       !comm->p2p->any.posted.head;
+}
+
 static int recv_run(struct hop_comm *comm, void *buf, size_t len, int peer,
 		    int tag, hop_status_t *status)
 {
-	struct hop_p2p_req r;
+	struct p2p_user_op op = { 0, buf, len, peer, tag };
+	struct hop_p2p_req r = { .done = 0 };
 	size_t got = 0;
 	int ret;
 
-	if ((ret = check_xfer(comm, "hop_recv", buf, len, peer, tag)))
+	if ((ret = check_xfer(comm, "hop_recv", buf, len, peer, tag, 1)))
 		return ret;
-	ret = p2p_direct_recv(comm, peer, user_tag(tag), buf, len, &got);
-	if (ret < 0)
-		return ret;
-	if (!ret) {
-		r.cb = NULL;
-		r.cb_arg = NULL;
-		if ((ret = hop_p2p_irecv(comm, &r, peer, user_tag(tag), buf,
-					 len, 0)))
-			return ret;
-		ret = r.done ? r.status : hop_p2p_wait(comm, &r);
-		got = r.done ? r.bytes : 0;
-	} else {
+	if (p2p_group_open(comm))
+		return p2p_group_add(comm, &op, status);
+	ret = direct_ok(comm, peer, tag)
+		      ? p2p_direct_recv(comm, peer, user_tag(tag), buf, len,
+					&got)
+		      : 0;
+	if (ret > 0) {
+		r.kind = P2P_KIND_RECV;
+		r.done = 1;
+		r.peer = peer;
+		r.tag = user_tag(tag);
+		r.bytes = got;
 		ret = 0;
+	} else if (ret == 0) {
+		ret = blocking_run(comm, &r, &op);
 	}
-	if (status) {
-		status->source = peer;
-		status->tag = tag;
-		status->bytes = got;
-	}
+	p2p_status_of(&r, ret, status);
 	return ret;
 }
 
 int hop_recv(hop_comm_t *comm, void *buf, size_t len, int peer, int tag,
 	     hop_status_t *status)
 {
-	HOP_ENTERED(comm, "hop_recv", recv_run(comm, buf, len, peer, tag, status));
+	HOP_ENTERED(comm, "hop_recv", recv_run(comm, buf, len, peer, tag,
+					       status));
 }
 
 static int start(hop_comm_t *comm, const char *fn, int send, void *buf,
 		 size_t len, int peer, int tag, hop_request_t **req)
 {
+	struct p2p_user_op op = { send, buf, len, peer, tag };
 	struct hop_request *r;
 	int ret;
 
@@ -103,17 +179,13 @@ static int start(hop_comm_t *comm, const char *fn, int send, void *buf,
 		return hop_set_error(comm, HOP_ERR_INVALID_ARG,
 				     "%s: req is NULL", fn);
 	*req = NULL;
-	if ((ret = check_xfer(comm, fn, buf, len, peer, tag)))
+	if ((ret = check_xfer(comm, fn, buf, len, peer, tag, !send)))
 		return ret;
 	if (!(r = hop_request_get(comm, HOP_REQ_P2P)))
 		return HOP_ERR_NO_MEMORY;
 	r->p2p.cb = NULL;
 	r->p2p.cb_arg = NULL;
-	ret = send ? hop_p2p_isend(comm, &r->p2p, peer, user_tag(tag), buf,
-				   len, 0)
-		   : hop_p2p_irecv(comm, &r->p2p, peer, user_tag(tag), buf,
-				   len, 0);
-	if (ret) {
+	if ((ret = p2p_user_post(comm, &r->p2p, &op))) {
 		hop_request_put(r);
 		return ret;
 	}
@@ -126,8 +198,9 @@ int hop_isend(hop_comm_t *comm, const void *buf, size_t len, int peer,
 {
 	if (req)
 		*req = NULL;
-	HOP_ENTERED(comm, "hop_isend", start(comm, "hop_isend", 1, (void *)(uintptr_t)buf,
-				   len, peer, tag, req));
+	HOP_ENTERED(comm, "hop_isend", start(comm, "hop_isend", 1,
+					     (void *)(uintptr_t)buf, len,
+					     peer, tag, req));
 }
 
 int hop_irecv(hop_comm_t *comm, void *buf, size_t len, int peer, int tag,
@@ -135,10 +208,9 @@ int hop_irecv(hop_comm_t *comm, void *buf, size_t len, int peer, int tag,
 {
 	if (req)
 		*req = NULL;
-	HOP_ENTERED(comm, "hop_irecv", start(comm, "hop_irecv", 0, buf, len, peer, tag,
-				   req));
+	HOP_ENTERED(comm, "hop_irecv", start(comm, "hop_irecv", 0, buf, len,
+					     peer, tag, req));
 }
-
 static int put_run(struct hop_comm *comm, hop_mr_t *local_mr,
 		   const void *src, size_t len, const hop_rkey_t *rkey,
 		   uint64_t offset, uint32_t imm)

@@ -205,6 +205,10 @@ int hop_p2p_init(struct hop_comm *comm)
 	if (!p->peers || !p->backlog || !p->inl)
 		return hop_comm_fail(comm, HOP_ERR_NO_MEMORY,
 				     "p2p: out of memory");
+	for (int q = 0; q < p->nranks; q++) {
+		p->peers[q].mq.any = &p->any;
+		p->peers[q].mq.peer = q;
+	}
 	if ((ret = p2p_alloc_ring(p)) || (ret = p2p_alloc_stage(p)) ||
 	    (ret = p2p_ll_init(p)))
 		return ret;
@@ -305,6 +309,7 @@ void hop_p2p_fini(struct hop_comm *comm)
 	hop_idtab_fini(&p->sids);
 	hop_idtab_fini(&p->rids);
 	p2p_requests_free(p);
+	p2p_group_free(p);
 	if (p->ll_on)
 		HOP_INFO("p2p: memory-polled eager messages: %llu sent, %llu "
 			 "received (%llu straight into hop_recv's buffer)",

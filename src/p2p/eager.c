@@ -168,24 +168,48 @@ out:
 int hop_p2p_irecv(struct hop_comm *comm, struct hop_p2p_req *r, int peer,
 		  uint64_t tag, void *buf, size_t len, uint32_t sig)
 {
+	return hop_p2p_irecv_match(comm, r, peer, tag, 0, buf, len, sig);
+}
+
+static struct hop_match *peer_mq(void *arg, int q)
+{
+	return &((struct hop_p2p *)arg)->peers[q].mq;
+}
+
+int hop_p2p_irecv_match(struct hop_comm *comm, struct hop_p2p_req *r,
+			int peer, uint64_t tag, uint64_t ignore, void *buf,
+			size_t len, uint32_t sig)
+{
 	struct hop_p2p *p = comm->p2p;
 	struct hop_ux *ux;
-	int ret;
+	int ret, q = peer;
 
 	req_init(r, P2P_KIND_RECV, peer, tag, buf, len, sig);
+	HOP_MATCH_IGNORE(r) = ignore;
 	if (!p)
 		return HOP_ERR_INVALID_HANDLE;
 	if ((ret = p2p_failed(comm)))
 		return ret;
-	if ((ret = check_peer(p, "receive from", peer, buf, len)))
+	if (peer != HOP_MATCH_ANY_PEER &&
+	    (ret = check_peer(p, "receive from", peer, buf, len)))
 		return ret;
 	p->post_depth++;
-	ux = hop_match_take_unexp(&p->peers[peer].mq, tag);
+	if (peer == HOP_MATCH_ANY_PEER)
+		q = hop_match_oldest_unexp(peer_mq, p, p->nranks, r, &ux);
+	else
+		ux = hop_match_find_unexp(&p->peers[peer].mq, r);
 	if (ux) {
+		hop_match_remove_unexp(&p->peers[q].mq, ux);
+		r->peer = q;
+		r->tag = ux->tag;
+		HOP_MATCH_IGNORE(r) = 0;
 		p2p_deliver_ux(p, r, ux);
 	} else {
 		RQ_STATE(r) = ST_POSTED;
-		hop_match_post(&p->peers[peer].mq, r);
+		if (peer == HOP_MATCH_ANY_PEER)
+			hop_match_post_any(&p->any, r);
+		else
+			hop_match_post(&p->peers[peer].mq, r);
 	}
 	p->post_depth--;
 	return 0;

@@ -43,23 +43,49 @@ struct hop_p2p_req *hop_rlist_pop(struct hop_rlist *l)
 
 void hop_match_post(struct hop_match *m, struct hop_p2p_req *r)
 {
+	HOP_MATCH_SEQ(r) = m->any ? ++m->any->post_seq : 0;
 	hop_rlist_push(&m->posted, r);
+}
+
+void hop_match_post_any(struct hop_match_any *a, struct hop_p2p_req *r)
+{
+	HOP_MATCH_SEQ(r) = ++a->post_seq;
+	hop_rlist_push(&a->posted, r);
+}
+
+static struct hop_p2p_req *oldest_posted(const struct hop_rlist *l,
+					 uint64_t tag)
+{
+	for (struct hop_p2p_req *r = l->head; r; r = r->next)
+		if (hop_match_tag(r, tag))
+			return r;
+	return NULL;
 }
 
 struct hop_p2p_req *hop_match_take_posted(struct hop_match *m, uint64_t tag)
 {
-	for (struct hop_p2p_req *r = m->posted.head; r; r = r->next) {
-		if (r->tag == tag) {
-			hop_rlist_remove(&m->posted, r);
-			return r;
-		}
+	struct hop_p2p_req *r = oldest_posted(&m->posted, tag), *w = NULL;
+
+	if (m->any)
+		w = oldest_posted(&m->any->posted, tag);
+	if (w && (!r || HOP_MATCH_SEQ(w) < HOP_MATCH_SEQ(r))) {
+		hop_rlist_remove(&m->any->posted, w);
+		r = w;
+	} else if (r) {
+		hop_rlist_remove(&m->posted, r);
+	} else {
+		return NULL;
 	}
-	return NULL;
+	r->peer = m->peer;
+	r->tag = tag;
+	HOP_MATCH_IGNORE(r) = 0;
+	return r;
 }
 
 void hop_match_add_unexp(struct hop_match *m, struct hop_ux *ux)
 {
 	ux->next = NULL;
+	ux->seq = m->any ? ++m->any->arrive_seq : 0;
 	if (m->unexp.tail)
 		m->unexp.tail->next = ux;
 	else
@@ -68,24 +94,63 @@ void hop_match_add_unexp(struct hop_match *m, struct hop_ux *ux)
 	m->unexp.count++;
 }
 
+struct hop_ux *hop_match_find_unexp(const struct hop_match *m,
+				    const struct hop_p2p_req *r)
+{
+	for (struct hop_ux *ux = m->unexp.head; ux; ux = ux->next)
+		if (hop_match_tag(r, ux->tag))
+			return ux;
+	return NULL;
+}
+
+void hop_match_remove_unexp(struct hop_match *m, struct hop_ux *ux)
+{
+	struct hop_ux *prev = NULL, *u = m->unexp.head;
+
+	while (u && u != ux) {
+		prev = u;
+		u = u->next;
+	}
+	if (!u)
+		return;
+	if (prev)
+		prev->next = ux->next;
+	else
+		m->unexp.head = ux->next;
+	if (m->unexp.tail == ux)
+		m->unexp.tail = prev;
+	m->unexp.count--;
+	ux->next = NULL;
+}
+
 struct hop_ux *hop_match_take_unexp(struct hop_match *m, uint64_t tag)
 {
-	struct hop_ux *prev = NULL;
+	struct hop_ux *ux;
 
-	for (struct hop_ux *ux = m->unexp.head; ux; prev = ux, ux = ux->next) {
-		if (ux->tag != tag)
-			continue;
-		if (prev)
-			prev->next = ux->next;
-		else
-			m->unexp.head = ux->next;
-		if (m->unexp.tail == ux)
-			m->unexp.tail = prev;
-		m->unexp.count--;
-		ux->next = NULL;
-		return ux;
+	for (ux = m->unexp.head; ux; ux = ux->next)
+		if (ux->tag == tag)
+			break;
+	if (ux)
+		hop_match_remove_unexp(m, ux);
+	return ux;
+}
+
+int hop_match_oldest_unexp(struct hop_match *(*at)(void *arg, int i),
+			   void *arg, int n, const struct hop_p2p_req *r,
+			   struct hop_ux **ux)
+{
+	int best = -1;
+
+	*ux = NULL;
+	for (int i = 0; i < n; i++) {
+		struct hop_ux *u = hop_match_find_unexp(at(arg, i), r);
+
+		if (u && (!*ux || u->seq < (*ux)->seq)) {
+			*ux = u;
+			best = i;
+		}
 	}
-	return NULL;
+	return best;
 }
 
 struct hop_ux *hop_match_take_unexp_any(struct hop_match *m)

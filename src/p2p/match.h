@@ -1,9 +1,19 @@
 /*
- * match.h - tag matching per peer: the posted-receive queue and the
+ * match.h - tag matching: per peer a posted-receive queue and an
  * unexpected-message queue, both FIFO so that messages of one (peer, tag)
- * match in the order they were sent. No wildcards exist in hop, so a queue
- * per peer and a scan by tag is all matching needs. Pure data structures:
- * unit-tested without a provider.
+ * match in the order they were sent, plus one queue per communicator of
+ * receives from any source (struct hop_match_any).
+ *
+ * Wildcards: a receive from any source waits in the shared queue; a
+ * receive of any tag ignores the low 32 bits of the internal tag (the
+ * user tag) and still compares the upper 32 (context and whatever else
+ * names the tag space), so it never takes collective or internal traffic
+ * nor another communicator's. Order between the two posted queues: every
+ * receive carries a posting number, and a message takes the oldest
+ * matching receive of either queue. Order between peers' unexpected
+ * messages: every entry carries an arrival number, and a receive from any
+ * source takes the oldest matching one. Pure data structures: unit-tested
+ * without a provider.
  */
 #ifndef HOP_P2P_MATCH_H
 #define HOP_P2P_MATCH_H
@@ -12,6 +22,16 @@
 #include <stdint.h>
 
 #include "p2p/p2p.h"
+
+/* Receive-only request fields, used while the receive is posted (a
+ * rendezvous send keeps its target in these slots; no request is both):
+ * posting number, and the tag bits the receive ignores (0: exact tag). */
+#define HOP_MATCH_SEQ(r) ((r)->priv[2])
+#define HOP_MATCH_IGNORE(r) ((r)->priv[3])
+/* The bits HOP_ANY_TAG ignores: the user's 32-bit tag. */
+#define HOP_MATCH_ANY_TAG 0xffffffffull
+/* Source of a receive from any peer (hop_p2p_req.peer until matched). */
+#define HOP_MATCH_ANY_PEER (-1)
 
 /* Doubly linked FIFO of requests through their next/prev fields. */
 struct hop_rlist {
@@ -31,6 +51,7 @@ enum hop_ux_kind {
 /* A message that arrived before its receive was posted. */
 struct hop_ux {
 	struct hop_ux *next;
+	uint64_t seq;           /* arrival number (hop_match_any) */
 	uint64_t tag;
 	size_t len;
 	uint32_t sig;
@@ -46,19 +67,52 @@ struct hop_uxq {
 	size_t count;
 };
 
+/* What the peers of one communicator share. */
+struct hop_match_any {
+	struct hop_rlist posted;        /* receives from any source */
+	uint64_t post_seq;              /* receives posted so far */
+	uint64_t arrive_seq;            /* unexpected messages kept so far */
+};
+
 struct hop_match {
 	struct hop_rlist posted;
 	struct hop_uxq unexp;
+	struct hop_match_any *any;      /* NULL: no receives from any source */
+	int peer;                       /* whose messages these are */
 };
 
-/* Append a posted receive. */
+/* Does a message of @tag match receive @r (its tag and ignored bits)? */
+static inline int hop_match_tag(const struct hop_p2p_req *r, uint64_t tag)
+{
+	return ((r->tag ^ tag) & ~HOP_MATCH_IGNORE(r)) == 0;
+}
+
+/* Append a posted receive from this peer. */
 void hop_match_post(struct hop_match *m, struct hop_p2p_req *r);
-/* Oldest posted receive with @tag, removed from the queue; NULL if none. */
+/* Append a posted receive from any source. */
+void hop_match_post_any(struct hop_match_any *a, struct hop_p2p_req *r);
+/*
+ * The receive a message of @tag from m->peer takes: the oldest posted
+ * match of this peer's queue and of the any-source queue, removed. Its
+ * peer and tag become the message's (a wildcard learns what matched).
+ * NULL if none.
+ */
 struct hop_p2p_req *hop_match_take_posted(struct hop_match *m, uint64_t tag);
-/* Append an unexpected message. */
+/* Append an unexpected message (numbered in arrival order). */
 void hop_match_add_unexp(struct hop_match *m, struct hop_ux *ux);
 /* Oldest unexpected message with @tag, removed; NULL if none. */
 struct hop_ux *hop_match_take_unexp(struct hop_match *m, uint64_t tag);
+/* Oldest unexpected message that receive @r matches; not removed. */
+struct hop_ux *hop_match_find_unexp(const struct hop_match *m,
+				    const struct hop_p2p_req *r);
+/* Remove @ux, an entry of @m's unexpected queue. */
+void hop_match_remove_unexp(struct hop_match *m, struct hop_ux *ux);
+/* Of @n peers' queues (@at(@arg, i) for i < @n), the index of the one
+ * holding the oldest-arriving message that @r matches, that message in
+ * *@ux; -1 (and NULL) when none. */
+int hop_match_oldest_unexp(struct hop_match *(*at)(void *arg, int i),
+			   void *arg, int n, const struct hop_p2p_req *r,
+			   struct hop_ux **ux);
 /* Oldest unexpected message of any tag, removed; NULL if none. */
 struct hop_ux *hop_match_take_unexp_any(struct hop_match *m);
 

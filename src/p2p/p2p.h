@@ -73,7 +73,7 @@ void hop_p2p_fini(struct hop_comm *comm);
  * callback is never completed inside isend/irecv: done becomes 1 and the
  * callback runs from hop_p2p_progress(), once, after the batch of
  * completions it belongs to; it may start new requests (and reuse @req).
- * @peer may be this rank (any size; used by schedules, not by the public
+ * @peer may be this rank (any size; used by schedules and by the public
  * API). A failure of the comm (timeout, abort, peer failure, mismatch)
  * completes every outstanding request with that code, so no request stays
  * linked after a failed wait.

@@ -187,6 +187,8 @@ struct hop_p2p {
 	uint64_t batch_ns;       /* clock of the completions being dispatched */
 
 	struct p2p_peer *peers;
+	struct hop_match_any any;   /* receives from any source (match.h) */
+	struct p2p_group *group;    /* hop_group_start() queue (group.c) */
 	int *backlog;            /* peers with queued sends or control msgs */
 	int nbacklog;
 	struct hop_rlist rndv_active;
@@ -278,6 +280,11 @@ int p2p_wait_loop(struct hop_comm *comm, int (*done)(void *), void *arg,
 void p2p_describe_req(const struct hop_p2p_req *r, char *buf, size_t len);
 
 /* eager.c */
+/* hop_p2p_irecv() with wildcards: @peer may be HOP_MATCH_ANY_PEER, and
+ * the bits of @ignore are left out of the tag comparison. */
+int hop_p2p_irecv_match(struct hop_comm *comm, struct hop_p2p_req *r,
+			int peer, uint64_t tag, uint64_t ignore, void *buf,
+			size_t len, uint32_t sig);
 int p2p_eager_post(struct hop_p2p *p, struct hop_p2p_req *r);
 int p2p_eager_arrived(struct hop_p2p *p, const struct hop_cqe *c);
 void p2p_deliver_ux(struct hop_p2p *p, struct hop_p2p_req *r,
@@ -356,6 +363,10 @@ int p2p_put_note_arrived(struct hop_p2p *p, int peer,
 			 const struct hop_ctl *m);
 int p2p_note_push(struct hop_p2p *p, int peer, uint32_t imm, uint64_t len);
 void p2p_notes_free(struct hop_p2p *p);
+
+/* group.c */
+struct p2p_group;
+void p2p_group_free(struct hop_p2p *p);
 
 /* request.c / mem.c */
 void p2p_requests_free(struct hop_p2p *p);

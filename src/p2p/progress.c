@@ -63,6 +63,8 @@ void p2p_fail_all(struct hop_p2p *p, int code)
 		return;
 	p->fail_code = code;
 	p->rndv_active.head = p->rndv_active.tail = NULL;
+	while ((r = hop_rlist_pop(&p->any.posted)))
+		p2p_complete(p, r, code);
 	for (int q = 0; q < p->nranks; q++) {
 		struct p2p_peer *pp = &p->peers[q];
 		struct p2p_ctlq_ent *e;
@@ -347,11 +349,16 @@ static int ll_scan_all(struct hop_comm *comm)
 
 void p2p_describe_req(const struct hop_p2p_req *r, char *buf, size_t len)
 {
-	char tag[48];
+	char tag[48], peer[16] = "any rank";
 
-	snprintf(buf, len, "%s rank %d tag %s (%zu B)",
-		 r->kind == P2P_KIND_SEND ? "send to" : "recv from", r->peer,
-		 p2p_tag_str(r->tag, tag, sizeof(tag)), r->len);
+	if (r->peer >= 0)
+		snprintf(peer, sizeof(peer), "rank %d", r->peer);
+	p2p_tag_str(r->tag, tag, sizeof(tag));
+	if (r->kind == P2P_KIND_RECV && HOP_MATCH_IGNORE(r))
+		snprintf(tag, sizeof(tag), "any");
+	snprintf(buf, len, "%s %s tag %s (%zu B)",
+		 r->kind == P2P_KIND_SEND ? "send to" : "recv from", peer, tag,
+		 r->len);
 }
 
 /* How long a wait that reached its deadline still listens for the answer

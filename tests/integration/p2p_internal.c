@@ -340,6 +340,7 @@ static void case_direct(void)
 		direct_send_after_go(22, 14, 3, 1);
 		direct_send_after_go(23, 15, 4, 1);
 		direct_send_after_go(24, 14, 5, 1);
+		direct_send_after_go(26, 16, 6, 2);
 		OK(hop_recv(comm, NULL, 0, 1, 25, NULL));
 		return;
 	}
@@ -359,6 +360,14 @@ static void case_direct(void)
 	direct_declines(14, "an unexpected message before it");
 	expect_int(14, 3);
 	expect_int(14, 5);
+	/* a receive from any source posted first takes the first message */
+	OK(hop_irecv(comm, &v, sizeof(v), HOP_ANY_SOURCE, 16, &req));
+	direct_land(26, 2);
+	expect_int(16, 7);
+	OK(hop_wait(&req, &st));
+	if (v != 6 || st.source != 0)
+		FAIL("the wildcard posted first got %d from rank %d, expected "
+		     "6 from rank 0", v, st.source);
 	OK(hop_send(comm, NULL, 0, 0, 25));
 }
 

@@ -372,7 +372,7 @@ static void test_hop_test(void)
 	hop_request_t *rs, *rr;
 	int ds = 0, dr = 0;
 	long polls = 0;
-	hop_status_t st = { -1, -1, 0 };
+	hop_status_t st = { -1, -1, 0, 0 };
 
 	fill(s, rank, to, n, 7);
 	OK(hop_irecv(comm, r, n, from, 77, &rr));

@@ -219,9 +219,13 @@ static void t_p2p_bad_peer(void **s)
 	(void)s;
 	expect_err(hop_send(g_comm, b, 4, 2, 0), HOP_ERR_INVALID_ARG,
 		   "hop_send: peer 2 out of range (comm has 2 ranks)");
-	expect_err(hop_recv(g_comm, b, 4, -1, 0, NULL), HOP_ERR_INVALID_ARG,
-		   "hop_recv: peer -1 out of range");
-	expect_err(hop_send(g_comm, b, 4, 0, 0), HOP_ERR_INVALID_ARG,
+	/* -1 is HOP_ANY_SOURCE for receives only */
+	expect_err(hop_send(g_comm, b, 4, -1, 0), HOP_ERR_INVALID_ARG,
+		   "hop_send: peer -1 out of range");
+	expect_err(hop_recv(g_comm, b, 4, -2, 0, NULL), HOP_ERR_INVALID_ARG,
+		   "hop_recv: peer -2 out of range");
+	/* to self: a blocking receive nothing was sent for */
+	expect_err(hop_recv(g_comm, b, 4, 0, 0, NULL), HOP_ERR_INVALID_ARG,
 		   "peer 0 is this rank");
 	still_works();
 }
@@ -245,7 +249,7 @@ static void t_p2p_bad_tag(void **s)
 static void truncated(size_t sent, size_t cap)
 {
 	uint8_t *b = malloc(cap + 64);
-	hop_status_t st = { -5, -5, 12345 };
+	hop_status_t st = { -5, -5, 12345, -5 };
 	char sub[96];
 	int prev = -1;
 
