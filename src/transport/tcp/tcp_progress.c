@@ -171,10 +171,9 @@ static int tcp_rx_header(struct hop_prov *prov, struct tcp_peer *p)
 
 		return tcp_peer_fail(prov, p, code,
 				     "tcp: rank %d rejected data from this "
-				     "rank (%s: %s) and closed the connection; "
-				     "its log names the cause",
-				     p->rank, hop_err_name(code),
-				     hop_strerror(code));
+				     "rank (error %d) and closed the "
+				     "connection; its log names the cause",
+				     p->rank, code);
 	}
 	}
 	p->left = p->cur.len;
