@@ -113,7 +113,7 @@ int hop_model_link_check(const struct hop_model_link *l, char *err,
  * slowest link paces every collective), the largest duplex factor, gamma
  * from the memory bandwidth (1.5 / beta_mem: a reduction moves three
  * bytes per byte where memcpy moves two). Fields the profile lacks come
- * from @base (normally hop_model_link_default() of the profile's
+ * from @base (normally hop_model_link_default() of the communicator's
  * provider).
  * Return: 0, or HOP_ERR_PARSE when the profile has no usable pair.
  */
