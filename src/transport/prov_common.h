@@ -26,6 +26,12 @@ static inline int hop_prov_range_ok(const void *addr, size_t len)
 /* Room for a message a provider formats before handing it to ctx. */
 #define HOP_PROV_MSG_LEN 512
 
+/* Does @ctx (filled by a hop that may be older than this provider) have
+ * @member? Members are only ever added at the end (hop/provider.h). */
+#define HOP_PROV_CTX_HAS(ctx, member)                                         \
+	((ctx)->size >= offsetof(struct hop_prov_ctx, member) +               \
+			sizeof((ctx)->member))
+
 /* Deadline of a wait that starts now (ctx->timeout_ms, HOP_TIMEOUT). */
 static inline uint64_t hop_prov_deadline(const struct hop_prov_ctx *ctx)
 {
@@ -46,8 +52,8 @@ static inline long long hop_prov_setting_int(const struct hop_prov_ctx *ctx,
 {
 	long long v;
 
-	if (ctx->size < offsetof(struct hop_prov_ctx, setting) + sizeof(ctx->setting) ||
-	    !ctx->setting || ctx->setting(ctx, var, &v, NULL, 0))
+	if (!HOP_PROV_CTX_HAS(ctx, setting) || !ctx->setting ||
+	    ctx->setting(ctx, var, &v, NULL, 0))
 		return dflt;
 	return v;
 }
@@ -57,8 +63,8 @@ static inline const char *hop_prov_setting_str(const struct hop_prov_ctx *ctx,
 					       const char *var, char *buf,
 					       size_t len, const char *dflt)
 {
-	if (ctx->size < offsetof(struct hop_prov_ctx, setting) + sizeof(ctx->setting) ||
-	    !ctx->setting || ctx->setting(ctx, var, NULL, buf, len))
+	if (!HOP_PROV_CTX_HAS(ctx, setting) || !ctx->setting ||
+	    ctx->setting(ctx, var, NULL, buf, len))
 		return dflt;
 	return buf;
 }

@@ -99,6 +99,26 @@ static void failed_sees_abort(void **state)
 	atomic_store(&comm->aborted, 0);
 }
 
+/* tcp opened by a hop whose context ends before the bootstrap address
+ * and secret (a plugin in an older hop): refused, saying why */
+static void tcp_needs_secret(void **state)
+{
+	struct hop_comm *comm = *state;
+	struct hop_prov_ctx *ctx = &comm->prov_ctx;
+	struct hop_prov *prov = NULL;
+
+	ctx->size = offsetof(struct hop_prov_ctx, local_addr);
+	assert_int_equal(hop_prov_tcp.open(ctx, &prov), HOP_ERR_NOT_SUPPORTED);
+	assert_null(prov);
+	assert_non_null(strstr(comm->last_error, "has no bootstrap address"));
+	assert_int_equal(ctx->failed(ctx), 0);
+	/* settings read through an old context fall back to the defaults */
+	ctx->size = offsetof(struct hop_prov_ctx, setting);
+	assert_int_equal(hop_prov_setting_int(ctx, "HOP_TIMEOUT", 7), 7);
+	ctx->size = sizeof(*ctx);
+	assert_int_equal(hop_prov_setting_int(ctx, "HOP_TIMEOUT", 7), 1234);
+}
+
 /* the built-in providers' caps: emulated, no whole-word writes, 8 KiB;
  * a table without caps (older builder) or NULL has none */
 static void builtin_caps(void **state)
@@ -241,6 +261,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(failed_sees_abort, setup,
 						teardown),
 		cmocka_unit_test(builtin_caps),
+		cmocka_unit_test_setup_teardown(tcp_needs_secret, setup, teardown),
 		cmocka_unit_test_setup_teardown(error_keeps_comm, setup, teardown),
 		cmocka_unit_test_setup_teardown(fail_records_first, setup, teardown),
 		cmocka_unit_test_setup_teardown(fail_positive_code, setup, teardown),

@@ -158,6 +158,11 @@ int tcp_open(const struct hop_prov_ctx *ctx, struct hop_prov **out)
 	struct hop_prov *prov;
 	int ret, lfd = -1, n = ctx->nranks;
 
+	if (!HOP_PROV_CTX_HAS(ctx, secret) || !ctx->secret)
+		return ctx->error(ctx, HOP_ERR_NOT_SUPPORTED, "tcp: this hop's "
+				  "provider context (%zu bytes) has no bootstrap "
+				  "address and secret to connect the ranks "
+				  "with", ctx->size);
 	prov = calloc(1, sizeof(*prov));
 	if (!prov)
 		return ctx->fail_comm(ctx, HOP_ERR_NO_MEMORY,

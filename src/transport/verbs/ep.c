@@ -326,7 +326,8 @@ int vrb_open(const struct hop_prov_ctx *ctx, struct hop_prov **out)
 	uint32_t pref;
 	int rc;
 
-	if (!ctx || !out || ctx->size < sizeof(struct hop_prov_ctx))
+	/* a context without the bootstrap services (not hop's) */
+	if (!ctx || !out || !HOP_PROV_CTX_HAS(ctx, secret) || !ctx->secret)
 		return HOP_ERR_INVALID_ARG;
 	deadline = hop_prov_deadline(ctx);
 	if (!(prov = calloc(1, sizeof(*prov))))
