@@ -51,6 +51,22 @@ HEADERS="
 model coll/kinds.h
 "
 
+# A provider (src/transport/<name>/, and the pieces the software providers
+# share: emu*, mrtab.c, cqring.c, prov_common.h) sees hop only through the provider ABI
+# (hop/provider.h, docs/providers.md), as a plugin does: none of the
+# headers that give the communicator (struct hop_comm, its config and
+# bootstrap) or hop's side of the ABI. Pattern per line, matched against
+# the include path.
+PROV_DENY="
+core/core.h
+core/core_int.h
+core/config.h
+core/bootstrap.h
+core/bs_int.h
+core/comm_*
+transport/provider.h
+"
+
 # Upward includes that exist today, each with the reason it remains
 # (see docs/layers.md). Format: "file included-layer". An entry here lets
 # that one file keep including that one layer; any other upward include
@@ -95,6 +111,29 @@ violations() {
 		if (!((layer " " target) in ok) && !((layer " " inc) in okh))
 			print FILENAME, target, inc
 	}')
+	prov_violations "$dir"
+}
+
+# Prints "file provider header" for each include a provider may not make.
+prov_violations() {
+	local dir="$1"
+	(cd "$dir" && find src/transport -name '*.[ch]' \( -path 'src/transport/*/*' \
+		-o -name 'emu*' -o -name mrtab.c -o -name cqring.c \
+		-o -name prov_common.h \) 2>/dev/null |
+	LC_ALL=C sort | xargs -r awk -v deny="$PROV_DENY" '
+	BEGIN { n = split(deny, d, "\n") }
+	/^[ \t]*#[ \t]*include[ \t]*"/ {
+		inc = $0
+		sub(/^[ \t]*#[ \t]*include[ \t]*"/, "", inc)
+		sub(/".*/, "", inc)
+		for (i = 1; i <= n; i++) {
+			if (d[i] == "") continue
+			pat = d[i]
+			gsub(/\./, "\\.", pat)
+			gsub(/\*/, ".*", pat)
+			if (inc ~ ("^" pat "$")) { print FILENAME, "provider", inc; break }
+		}
+	}')
 }
 
 # Fails (prints the offenders) when $1 has an upward include not in KNOWN.
@@ -103,6 +142,11 @@ check_tree() {
 	while read -r f target inc; do
 		[ -n "$f" ] || continue
 		if printf '%s\n' "$KNOWN" | grep -qx "$f $target"; then
+			continue
+		fi
+		if [ "$target" = provider ]; then
+			echo "FAIL: $f includes \"$inc\": a provider sees hop only through hop/provider.h (struct hop_prov_ctx)"
+			bad=1
 			continue
 		fi
 		echo "FAIL: $f includes \"$inc\": layer '$(layer_of_file "$f")' may include only: $(allowed "$(layer_of_file "$f")")"
@@ -140,6 +184,14 @@ for want in "src/core/upward.c includes \"p2p/p2p.h\"" \
 	printf '%s\n' "$out" | grep -qF "$want" ||
 		{ echo "FAIL: self-test missed: $want"; printf '%s\n' "$out"; exit 1; }
 done
+# a provider that reaches the communicator
+mkdir -p "$tmp/src/transport/tcp"
+printf '#include "core/core.h"\n#include "core/timer.h"\n#include "transport/provider.h"\n' >"$tmp/src/transport/tcp/inner.c"
+printf '#include "core/comm_agree.h"\n' >"$tmp/src/transport/tcp/inner.h"
+out=$(check_tree "$tmp" 2>&1) && { echo "FAIL: the check passed a provider including core/core.h"; exit 1; }
+[ "$(printf '%s\n' "$out" | grep -c 'a provider sees hop only')" = 3 ] ||
+	{ echo "FAIL: self-test: expected 3 provider reports"; printf '%s\n' "$out"; exit 1; }
+rm -r "$tmp/src/transport"
 # and a known violation passes only for the file it names
 mkdir -p "$tmp/src/p2p"
 printf '#include "model/topo.h"\n' >"$tmp/src/p2p/known.c"

@@ -36,6 +36,7 @@
 
 #include "model/fit.h"
 #include "model/model.h"
+#include "transport/provider.h"
 
 #define TAG_ACK 11
 #define TAG_WRONG 12
@@ -412,8 +413,9 @@ int main(int argc, char **argv)
 		path[i] = i;
 	if (!(buf = malloc(max)))
 		die("malloc", HOP_ERR_NO_MEMORY);
-	if (hop_model_link_default(hop_comm_transport(comm), &def))
-		hop_model_link_default("tcp", &def);
+	if (hop_model_link_default(hop_prov_caps_of(hop_prov_find(
+					   hop_comm_transport(comm))), &def))
+		hop_model_link_generic(&def);
 	memset(buf, 0, max);
 	if (rank == 0)
 		printf("# hop-relay-bench: %s, %d ranks, path 0..%d (%d hops), "

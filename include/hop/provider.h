@@ -142,7 +142,8 @@ struct hop_prov_ctx {
 	/**
 	 * allgather() - Exchange @len bytes per rank through hop's bootstrap
 	 * (collective: every rank calls it with the same @len, in open()).
-	 * @mine: this rank's bytes; @all: nranks * @len bytes, rank order.
+	 * @mine: this rank's bytes; @all: nranks * @len bytes, rank order;
+	 * nranks * @len is at most HOP_PROV_ALLGATHER_MAX.
 	 * Return: 0, or a HOP_ERR_* code already described (ctx->fail_comm() is
 	 * not needed; return the code from open()).
 	 */
@@ -183,11 +184,82 @@ struct hop_prov_ctx {
 	 * or NULL when unset. hop does not warn about these variables.
 	 */
 	const char *(*config)(const struct hop_prov_ctx *ctx, const char *key);
+
+	/* Members below were added after .config: check ctx->size. */
+
+	/**
+	 * setting() - hop's own variable @var (a HOP_* name of
+	 * docs/config.md, e.g. "HOP_IB_MTU") as validated at init, its default
+	 * applied: a number (integer; size in bytes; time in milliseconds)
+	 * in *@num, a string in @str (@len bytes, NUL-terminated, cut to fit).
+	 * Either output may be NULL when the caller knows the kind.
+	 * Return: 0, or HOP_ERR_CONFIG when hop has no such variable.
+	 */
+	int (*setting)(const struct hop_prov_ctx *ctx, const char *var,
+		       long long *num, char *str, size_t len);
+
+	/**
+	 * barrier() - Return once every rank has entered (collective, like
+	 * allgather(), bounded by timeout_ms). Return: 0 or a HOP_ERR_* code
+	 * already described.
+	 */
+	int (*barrier)(const struct hop_prov_ctx *ctx);
+
+	/* Identity of this host: equal for every process of one boot of one
+	 * host, different across hosts (what chooses shm under auto). */
+	uint64_t host_id;
+	/* IPv4 address (network byte order) of this rank's bootstrap
+	 * connection: bind listeners there to be reachable by the others. */
+	uint32_t local_addr;
+	/* HOP_PROV_SECRET_LEN bytes every rank of the job shares and no one
+	 * else knows: present them in connection hellos, refuse others. */
+	const uint8_t *secret;
+};
+
+/** Most bytes one ctx->allgather() gathers (nranks * len). */
+#define HOP_PROV_ALLGATHER_MAX (64u << 20)
+/** Bytes of hop_prov_ctx.secret. */
+#define HOP_PROV_SECRET_LEN 16
+
+/** Capability flags of struct hop_prov_caps. */
+enum {
+	/* posts are carried out by RDMA hardware (or a kernel/soft RDMA
+	 * device), not emulated by hop's own software: a receiver sees a
+	 * write land without the sender's process running */
+	HOP_PROV_CAP_RDMA = 1u << 0,
+	/* an 8-byte aligned word of a post_write lands whole at the target
+	 * (never torn) and after every earlier byte of that write, so a
+	 * receiver may poll memory for a flag word (hop's LL protocol) */
+	HOP_PROV_CAP_ATOMIC8 = 1u << 1,
+};
+
+/**
+ * struct hop_prov_caps - what a provider is, for the layers above that
+ * tune themselves to it. Zero in a number means "no opinion": hop uses its
+ * own default. Members are only ever added at the end (check .size).
+ */
+struct hop_prov_caps {
+	size_t size;            /* sizeof(struct hop_prov_caps) of the builder */
+	unsigned flags;         /* HOP_PROV_CAP_* */
+	/* HOP_EAGER_SIZE=auto: the largest eager payload in bytes; with
+	 * HOP_PROV_CAP_RDMA halved (to 8 KiB at least) while the registered
+	 * eager slots of the job would pass 16 MiB or a quarter of
+	 * RLIMIT_MEMLOCK. 0: 8 KiB. */
+	size_t eager_size;
+	/* Built-in link the cost model prices when no HOP_PROFILE is loaded:
+	 * one-way latency in seconds, bandwidth in bytes per second, the
+	 * slowdown of sending and receiving at once (1 .. 4), and the smallest
+	 * chunk worth pipelining in bytes. 0: the model's generic link. */
+	double alpha;
+	double beta;
+	double duplex;
+	double min_chunk;
 };
 
 /**
  * struct hop_prov_ops - the provider. Every member up to peer_closed is
- * required but mem_alloc, mem_free and peer_closed (NULL allowed).
+ * required but mem_alloc, mem_free and peer_closed (NULL allowed); caps is
+ * optional.
  */
 struct hop_prov_ops {
 	size_t size;            /* sizeof(struct hop_prov_ops) of the builder */
@@ -262,7 +334,35 @@ struct hop_prov_ops {
 	 * comm; else 0. Cheap. hop then skips messages only a live peer needs.
 	 */
 	int (*peer_closed)(struct hop_prov *prov, int peer);
+
+	/* Members below were added after peer_closed: check ops->size. */
+
+	/** caps - Optional: what the provider is; NULL: all defaults. */
+	const struct hop_prov_caps *caps;
 };
+
+/**
+ * hop_prov_caps_of() - The caps of @ops, or NULL when it has none (or was
+ * built before ops had caps): then every capability takes hop's default.
+ */
+static inline const struct hop_prov_caps *
+hop_prov_caps_of(const struct hop_prov_ops *ops)
+{
+	if (!ops || ops->size < offsetof(struct hop_prov_ops, caps) +
+				sizeof(ops->caps) || !ops->caps ||
+	    ops->caps->size < offsetof(struct hop_prov_caps, min_chunk) +
+			      sizeof(ops->caps->min_chunk))
+		return NULL;
+	return ops->caps;
+}
+
+/** hop_prov_has() - Does @ops declare every HOP_PROV_CAP_* bit of @flags? */
+static inline int hop_prov_has(const struct hop_prov_ops *ops, unsigned flags)
+{
+	const struct hop_prov_caps *c = hop_prov_caps_of(ops);
+
+	return c && (c->flags & flags) == flags;
+}
 
 /**
  * struct hop_prov_plugin - what libhop-provider-NAME.so exports as

@@ -82,10 +82,12 @@ void hop_coll_select(int kind, size_t bytes, int nranks,
 		     struct hop_coll_choice *out);
 
 /* Load the cost model's link into @tune: the HOP_PROFILE file @profile
- * (NULL/"" = none) else the built-in link of @provider. HOP_ERR_PARSE /
- * HOP_ERR_SYSTEM / ... with @err naming the file and field. */
+ * (NULL/"" = none) else the built-in link in the @caps of @provider.
+ * HOP_ERR_PARSE / HOP_ERR_SYSTEM / ... with @err naming the file and
+ * field. */
 int hop_coll_tune_model(struct hop_coll_tune *tune, const char *profile,
-			const char *provider, char *err, size_t errlen);
+			const char *provider, const struct hop_prov_caps *caps,
+			char *err, size_t errlen);
 
 /* Parse HOP_ALGO into @forced; HOP_ERR_CONFIG naming the bad part. */
 int hop_coll_parse_algo(const char *spec, int forced[HOP_COLL_KIND_COUNT],

@@ -41,7 +41,8 @@ int hop_coll_init(struct hop_comm *comm)
 	/* the cost model's link, once per comm: a bad HOP_PROFILE fails init */
 	ret = hop_coll_tune_model(&c->tune, comm->cfg.profile,
 				  comm->prov_ops ? comm->prov_ops->name : NULL,
-				  err, sizeof(err));
+				  hop_prov_caps_of(comm->prov_ops), err,
+				  sizeof(err));
 	if (ret) {
 		free(c);
 		return hop_set_error(comm, ret, "%s", err);

@@ -111,12 +111,13 @@ int hop_coll_parse_algo(const char *spec, int forced[HOP_COLL_KIND_COUNT],
 }
 
 int hop_coll_tune_model(struct hop_coll_tune *tune, const char *profile,
-			const char *provider, char *err, size_t errlen)
+			const char *provider, const struct hop_prov_caps *caps,
+			char *err, size_t errlen)
 {
 	char msg[HOP_MSG_LEN - 16]; /* room for the prefix in @err */
 	int ret;
 
-	ret = hop_model_link_load(profile, provider, &tune->link,
+	ret = hop_model_link_load(profile, provider, caps, &tune->link,
 				  tune->link_src, sizeof(tune->link_src), msg,
 				  sizeof(msg));
 	if (ret) {
@@ -189,7 +190,7 @@ void hop_coll_select(int kind, size_t bytes, int nranks,
 	if (tune && tune->have_link)
 		l = &tune->link;
 	else /* no comm (unit tests): the model's fallback link */
-		hop_model_link_default("tcp", &dflt);
+		hop_model_link_generic(&dflt);
 	model_choice(kind, bytes, nranks, forced, l, out);
 	out->depth = depth < HOP_SCHED_MAX_DEPTH ? depth : HOP_SCHED_MAX_DEPTH;
 	if (tune && tune->chunk_size)

@@ -49,14 +49,18 @@ static int can_lock_unlimited(void)
  * says why), from its memlock limit unless it may pin beyond it. */
 static size_t local_eager_auto(const struct hop_comm *comm)
 {
+	const struct hop_prov_caps *caps = hop_prov_caps_of(comm->prov_ops);
 	struct rlimit rl;
 	uint64_t memlock = 0;
 
 	if (!getrlimit(RLIMIT_MEMLOCK, &rl) && rl.rlim_cur != RLIM_INFINITY &&
 	    !can_lock_unlimited())
 		memlock = rl.rlim_cur ? (uint64_t)rl.rlim_cur : 1;
-	return hop_config_eager_auto(comm->prov_ctx.name, comm->nranks,
-				     comm->cfg.eager_slots, memlock);
+	return hop_config_eager_auto(caps ? caps->eager_size : 0,
+				     hop_prov_has(comm->prov_ops,
+						  HOP_PROV_CAP_RDMA),
+				     comm->nranks, comm->cfg.eager_slots,
+				     memlock);
 }
 
 void hop_agree_local(const struct hop_comm *comm, struct hop_agree_rec *rec)

@@ -415,21 +415,44 @@ static int parse_var(const struct cfg_var *v, const char *value,
  * 8 KiB. On shm a larger eager message leaves the ring for
  * process_vm_writev and was slower (docs/providers.md); on tcp point to
  * point gained but the AllReduce of 256-512 KiB lost (docs/verbs.md), so
- * tcp, shm and the plugins keep 8 KiB.
+ * tcp and shm keep 8 KiB. The provider's caps give the size (@eager_max)
+ * and whether it registers memory with an RDMA device (@rdma).
  */
-size_t hop_config_eager_auto(const char *provider, int nranks, int slots,
-			     uint64_t memlock)
+size_t hop_config_eager_auto(size_t eager_max, int rdma, int nranks,
+			     int slots, uint64_t memlock)
 {
 	double budget = 16.0 * 1024 * 1024;
-	size_t sz = HOP_EAGER_AUTO_VERBS_MAX;
+	size_t sz = eager_max ? eager_max : HOP_EAGER_AUTO;
 
-	if (!provider || strcmp(provider, "verbs"))
-		return HOP_EAGER_AUTO;
+	if (!rdma)
+		return sz;
 	if (memlock && (double)memlock / 4 < budget)
 		budget = (double)memlock / 4;
 	while (sz > HOP_EAGER_AUTO && ((double)nranks + 2) * slots * (double)sz > budget)
 		sz /= 2;
 	return sz;
+}
+
+int hop_config_get(const struct hop_config *cfg, const char *name,
+		   long long *num, char *str, size_t len)
+{
+	for (size_t i = 0; cfg && name && i < N_CFG_VARS; i++) {
+		const struct cfg_var *v = &cfg_vars[i];
+		const char *field = (const char *)cfg + v->off;
+
+		if (strcmp(v->name, name))
+			continue;
+		if (v->type == CFG_STR) {
+			if (str && len)
+				snprintf(str, len, "%s", field);
+			return 0;
+		}
+		if (num)
+			*num = v->type == CFG_SIZE ? (long long)*(const size_t *)(const void *)field
+						   : *(const int *)(const void *)field;
+		return 0;
+	}
+	return HOP_ERR_CONFIG;
 }
 
 void hop_config_defaults(struct hop_config *cfg)

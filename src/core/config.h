@@ -68,18 +68,26 @@ int hop_config_load_with(struct hop_config *cfg, const char *const *settings,
 /* Defaults only, no environment (tests, tools). */
 void hop_config_defaults(struct hop_config *cfg);
 
-/* HOP_EAGER_SIZE=auto: the size on tcp, shm and plugins, and the floor on
- * verbs; and the ceiling on verbs (the cost model prices links with both). */
+/* HOP_EAGER_SIZE=auto of a provider whose caps leave eager_size 0, and
+ * the floor on RDMA providers (hop_config_eager_auto()). */
 #define HOP_EAGER_AUTO 8192
-#define HOP_EAGER_AUTO_VERBS_MAX 65536
 
-/* The eager size HOP_EAGER_SIZE=auto stands for on @provider ("verbs",
- * "tcp", "shm" or a plugin's name) with @nranks ranks, @slots eager slots
- * per peer and @memlock bytes of RLIMIT_MEMLOCK (0: unlimited, or not
- * binding under CAP_IPC_LOCK): 8192 except on verbs, 64 KiB down to 8 KiB
- * as the registered slots would pass 16 MiB or a quarter of @memlock. */
-size_t hop_config_eager_auto(const char *provider, int nranks, int slots,
-			     uint64_t memlock);
+/* The eager size HOP_EAGER_SIZE=auto stands for on a provider whose caps
+ * say @eager_max bytes (0: HOP_EAGER_AUTO) and, @rdma, registered RDMA
+ * memory, with @nranks ranks, @slots eager slots per peer and @memlock
+ * bytes of RLIMIT_MEMLOCK (0: unlimited, or not binding under
+ * CAP_IPC_LOCK): @eager_max, on RDMA halved down to 8 KiB as the
+ * registered slots would pass 16 MiB or a quarter of @memlock. */
+size_t hop_config_eager_auto(size_t eager_max, int rdma, int nranks,
+			     int slots, uint64_t memlock);
+
+/*
+ * hop_config_get() - The value of variable @name in @cfg: integers, sizes
+ * (bytes) and times (milliseconds) in *@num, strings in @str (cut to @len).
+ * Return: 0, or HOP_ERR_CONFIG when @name is not a hop_config variable.
+ */
+int hop_config_get(const struct hop_config *cfg, const char *name,
+		   long long *num, char *str, size_t len);
 
 /* Print "NAME|default|meaning" lines, one per variable (for docs checks). */
 void hop_config_print_table(void *file /* FILE * */);

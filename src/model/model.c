@@ -1,5 +1,5 @@
 /*
- * model.c - the algorithm table, built-in links, profile loading, and the
+ * model.c - the algorithm table, links from provider caps, profile loading, and the
  * choice of the fastest algorithm and chunk count. The closed forms are in
  * model_coll.c, the multi-hop formulas in model_path.c.
  */
@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include <hop/common.h>
+#include <hop/provider.h>
 
 #include "model/model_int.h"
 #include "model/profile.h"
@@ -152,46 +153,40 @@ int hop_model_pipelined(int kind, int algo)
 /* ---- links ---- */
 
 /*
- * Built-in links (docs/model.md, "Built-in defaults", gives the measurements):
- * shm: 0.9 us one-way flag handoff between two processes, 8.9 GB/s
- *      single-core memcpy (16 MiB) less copy-engine overheads, two
- *      concurrent copies 1.2x slower;
- * tcp: loopback, 17 us one-way 1-byte ping-pong (TCP_NODELAY), 1.3-1.75
- *      GB/s streaming 16 MiB writes, both directions at once 1.57x slower;
- * verbs: SoftRoCE (rxe) on the same two cores, software on both sides:
- *      estimates, to be replaced by a hop-probe profile.
- * gamma: a vectorised f32 sum of 16 MiB runs at 15 GB/s (0.066 ns/B);
- *      0.1 ns/B leaves room for f16/bf16 conversion and other ops.
- * eager: what HOP_EAGER_SIZE=auto gives a small job on the provider; a
- *      communicator sets its own.
- * max_chunk: 1 MiB; shm, N = 2, ring AllReduce of 32 MiB (hop-bench, 20
- *      calls, two rounds): 12.4-12.9 ms in the 5.6 MB chunks the forms
- *      chose, 9.8-10.2 ms in 1 MiB chunks (docs/model.md).
+ * The link of a provider that declares none in its caps: loopback tcp's
+ * numbers (docs/model.md, "Built-in defaults"), the most pessimistic
+ * latency of the built-in providers. gamma: a vectorised f32 sum of 16 MiB
+ * runs at 15 GB/s (0.066 ns/B); 0.1 ns/B leaves room for f16/bf16
+ * conversion and other ops. max_chunk: 1 MiB; shm, N = 2, ring AllReduce
+ * of 32 MiB (hop-bench, 20 calls, two rounds): 12.4-12.9 ms in the 5.6 MB
+ * chunks the forms chose, 9.8-10.2 ms in 1 MiB chunks (docs/model.md).
  */
-static const struct {
-	const char *name;
-	struct hop_model_link link;
-} link_defaults[] = {
-	{ "shm", { 1.0e-6, 6.0e9, 1.0e-10, 1.2, 4096, HOP_MODEL_EAGER,
-		   HOP_MODEL_MAX_CHUNK } },
-	{ "tcp", { 17.0e-6, 1.5e9, 1.0e-10, 1.6, 16384, HOP_MODEL_EAGER,
-		   HOP_MODEL_MAX_CHUNK } },
-	{ "verbs", { 20.0e-6, 1.0e9, 1.0e-10, 1.6, 4096, HOP_MODEL_EAGER_VERBS,
-		     HOP_MODEL_MAX_CHUNK } },
+static const struct hop_model_link link_generic = {
+	17.0e-6, 1.5e9, 1.0e-10, 1.6, 16384, HOP_MODEL_EAGER,
+	HOP_MODEL_MAX_CHUNK
 };
 
-int hop_model_link_default(const char *provider, struct hop_model_link *out)
+void hop_model_link_generic(struct hop_model_link *out)
 {
-	if (!provider || !out)
+	if (out)
+		*out = link_generic;
+}
+
+int hop_model_link_default(const struct hop_prov_caps *caps,
+			   struct hop_model_link *out)
+{
+	if (!caps || !out || !(caps->alpha > 0) || !(caps->beta > 0))
 		return HOP_ERR_INVALID_ARG;
-	for (size_t i = 0; i < sizeof(link_defaults) / sizeof(link_defaults[0]);
-	     i++) {
-		if (!strcmp(provider, link_defaults[i].name)) {
-			*out = link_defaults[i].link;
-			return 0;
-		}
-	}
-	return HOP_ERR_INVALID_ARG;
+	*out = link_generic;
+	out->alpha = caps->alpha;
+	out->beta = caps->beta;
+	if (caps->duplex > 0)
+		out->duplex = caps->duplex;
+	if (caps->min_chunk > 0)
+		out->min_chunk = caps->min_chunk;
+	if (caps->eager_size)
+		out->eager = (double)caps->eager_size;
+	return 0;
 }
 
 int hop_model_link_check(const struct hop_model_link *l, char *err,
@@ -278,12 +273,13 @@ void hop_model_link_oversubscribed(struct hop_model_link *l, int ranks,
 }
 
 int hop_model_link_load(const char *profile_path, const char *provider,
+			const struct hop_prov_caps *caps,
 			struct hop_model_link *out, char *src, size_t srclen,
 			char *err, size_t errlen)
 {
 	struct hop_model_link base;
 	struct hop_profile prof;
-	const char *fallback = NULL;
+	int generic;
 	char msg[256];
 	int ret;
 
@@ -291,34 +287,29 @@ int hop_model_link_load(const char *profile_path, const char *provider,
 		snprintf(err, errlen, "model: NULL link");
 		return HOP_ERR_INVALID_ARG;
 	}
-	if (!provider || !*provider || !strcmp(provider, "auto"))
-		provider = "tcp";
-	if (hop_model_link_default(provider, &base)) {
-		/* a provider without defaults (a plugin, the simulator) */
-		hop_model_link_default("tcp", &base);
-		fallback = provider;
-		provider = "tcp";
-	}
+	if (!provider || !*provider)
+		provider = "auto";
+	/* a provider without link defaults (a plugin, the simulator) */
+	generic = hop_model_link_default(caps, &base) != 0;
+	if (generic)
+		hop_model_link_generic(&base);
 	if (!profile_path || !*profile_path) {
 		*out = base;
 		if (src && srclen)
-			snprintf(src, srclen, "built-in %s%s%s%s", provider,
-				 fallback ? " (no defaults for '" : "",
-				 fallback ? fallback : "", fallback ? "')" : "");
+			snprintf(src, srclen, generic ? "built-in generic link "
+				 "(no defaults for '%s')" : "built-in %s",
+				 provider);
 		return 0;
 	}
 	ret = hop_profile_link_load(profile_path, &prof, err, errlen);
 	if (ret)
 		return ret;
-	/* the profile's own provider decides the fields it lacks */
-	if (hop_model_link_default(prof.provider, &base) == 0)
-		provider = prof.provider;
 	ret = hop_model_link_from_profile(&prof, &base, out, msg, sizeof(msg));
 	if (ret)
 		snprintf(err, errlen, "%s: %s", profile_path, msg);
 	else if (src && srclen)
 		snprintf(src, srclen, "profile %s (%s, %d pairs)", profile_path,
-			 provider, prof.npairs);
+			 prof.provider, prof.npairs);
 	hop_profile_free(&prof);
 	return ret;
 }

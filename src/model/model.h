@@ -23,6 +23,7 @@
 #include "core/config.h" /* HOP_EAGER_AUTO* */
 
 struct hop_profile;
+struct hop_prov_caps;
 
 /* Upper bound of a chunk count (matches HOP_SCHED_MAX_CHUNKS). */
 #define HOP_MODEL_MAX_CHUNKS (1L << 20)
@@ -55,9 +56,8 @@ struct hop_model_link {
 	double max_chunk;
 };
 
-/* HOP_EAGER_SIZE=auto on tcp and shm, and on verbs up to 14 ranks */
+/* HOP_EAGER_SIZE=auto of a provider whose caps leave it 0 */
 #define HOP_MODEL_EAGER ((double)HOP_EAGER_AUTO)
-#define HOP_MODEL_EAGER_VERBS ((double)HOP_EAGER_AUTO_VERBS_MAX)
 #define HOP_MODEL_MAX_CHUNK 1048576.0 /* built-in links' max_chunk */
 /* Extra alphas of a rendezvous message: its RTS and CTS. */
 #define HOP_MODEL_RNDV_ALPHAS 2
@@ -88,12 +88,19 @@ struct hop_model_hop {
 /* ---- links ---- */
 
 /*
- * hop_model_link_default() - The built-in link of @provider ("shm", "tcp",
- * "verbs"; docs/model.md says where each number comes from).
- * Return: 0, or HOP_ERR_INVALID_ARG for an unknown or NULL @provider
- * (@out is then left unchanged).
+ * hop_model_link_default() - The built-in link of a provider whose caps
+ * (hop/provider.h) are @caps: their alpha, beta, duplex, min_chunk and
+ * eager size (docs/providers.md says where each provider's come from), the
+ * model's gamma and max_chunk; what the caps leave 0 is the generic link's.
+ * Return: 0, or HOP_ERR_INVALID_ARG for NULL arguments or caps without
+ * alpha and beta (@out is then left unchanged).
  */
-int hop_model_link_default(const char *provider, struct hop_model_link *out);
+int hop_model_link_default(const struct hop_prov_caps *caps,
+			   struct hop_model_link *out);
+
+/* hop_model_link_generic() - The link of a provider that declares none
+ * (loopback tcp's numbers; NULL @out is ignored). */
+void hop_model_link_generic(struct hop_model_link *out);
 
 /* hop_model_link_check() - 0 when every field of @l is finite and in
  * range, else HOP_ERR_INVALID_ARG with the field named in @err. */
@@ -106,7 +113,7 @@ int hop_model_link_check(const struct hop_model_link *l, char *err,
  * slowest link paces every collective), the largest duplex factor, gamma
  * from the memory bandwidth (1.5 / beta_mem: a reduction moves three
  * bytes per byte where memcpy moves two). Fields the profile lacks come
- * from @base (normally hop_model_link_default() of the profile's
+ * from @base (normally hop_model_link_default() of the communicator's
  * provider).
  * Return: 0, or HOP_ERR_PARSE when the profile has no usable pair.
  */
@@ -132,8 +139,9 @@ void hop_model_link_oversubscribed(struct hop_model_link *l, int ranks,
 /*
  * hop_model_link_load() - The link a communicator should use: HOP_PROFILE
  * (@profile_path, via the probe's strict reader) when not NULL or empty,
- * else the defaults of @provider ("auto" or NULL means "tcp"; a provider
- * without defaults gets tcp's, and @src says so).
+ * its missing fields from the provider's defaults; else the defaults of
+ * @provider, whose caps are @caps (NULL or without a link: the generic
+ * link, and @src says so).
  * @src: receives where the numbers came from ("profile p.json (shm, 2
  *       pairs)" or "built-in shm"), may be NULL.
  * Return: 0, HOP_ERR_INVALID_ARG (NULL @out), or the reader's error
@@ -141,6 +149,7 @@ void hop_model_link_oversubscribed(struct hop_model_link *l, int ranks,
  * naming the file.
  */
 int hop_model_link_load(const char *profile_path, const char *provider,
+			const struct hop_prov_caps *caps,
 			struct hop_model_link *out, char *src, size_t srclen,
 			char *err, size_t errlen);
 

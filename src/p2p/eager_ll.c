@@ -34,14 +34,15 @@
 int p2p_ll_init(struct hop_p2p *p)
 {
 	int mode = p->comm->cfg.eager_poll;
-	int rdma = !strcmp(p->ops->name, "verbs");
+	int rdma = hop_prov_has(p->ops, HOP_PROV_CAP_RDMA);
+	int whole8 = hop_prov_has(p->ops, HOP_PROV_CAP_ATOMIC8);
 	size_t room = p->inl_len < p->slot_bytes ? p->inl_len : p->slot_bytes;
 
 	p->ll_direct_peer = -1;
 	p->direct_spins = rdma ? P2P_DIRECT_SPINS_RDMA : 1;
 	/* the LL form must go inline (the write copies it at post) */
 	p->ll_max = hop_ll_max_msg(room);
-	p->ll_on = (mode > 0 || (mode < 0 && rdma)) &&
+	p->ll_on = (mode > 0 || (mode < 0 && whole8)) &&
 		   p->nranks > 1 && p->ll_max > HOP_EAGER_HDR;
 	if (!p->ll_on)
 		return 0;

@@ -254,7 +254,8 @@ static void env_load(struct hop_comm *comm, struct relay_env *e)
 	char err[256];
 
 	e->ret = hop_model_link_load(comm->cfg.profile, comm->prov_ops->name,
-				     &e->def, e->defsrc, sizeof(e->defsrc), err,
+				     hop_prov_caps_of(comm->prov_ops), &e->def,
+				     e->defsrc, sizeof(e->defsrc), err,
 				     sizeof(err));
 	if (e->ret) {
 		snprintf(e->err, sizeof(e->err), "HOP_PROFILE: %s", err);

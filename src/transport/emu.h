@@ -23,19 +23,7 @@
 
 #include <hop/common.h>
 
-#include "transport/provider.h"
-
-/*
- * hop_emu_failed() - The failure code of @failed (comm->failed), or 0. The
- * core briefly stores a positive marker while it records a cause; report
- * that as HOP_ERR_COMM_FAILED so it is never mistaken for a count.
- */
-static inline int hop_emu_failed(_Atomic int *failed)
-{
-	int f = atomic_load_explicit(failed, memory_order_acquire);
-
-	return f < 0 ? f : f ? HOP_ERR_COMM_FAILED : 0;
-}
+#include "transport/prov_common.h"
 
 /* ------------------------------------------------------------------ */
 /* MR table                                                           */
@@ -114,7 +102,7 @@ struct hop_emu_mr {
 
 /* What a provider lends hop_emu_mr_*() for one call. */
 struct hop_emu_mr_set {
-	struct hop_comm *comm;  /* errors are recorded here */
+	const struct hop_prov_ctx *ctx; /* errors are reported here */
 	const char *prov_name;  /* "tcp", "shm": starts every message */
 	uint32_t magic;         /* tells this provider's regions apart */
 	struct hop_mrtab_owner *tab;

@@ -6,7 +6,6 @@
  */
 #include <stdlib.h>
 
-#include "core/core.h"
 #include "transport/emu.h"
 
 int hop_emu_mr_reg(const struct hop_emu_mr_set *set, void *addr, size_t len,
@@ -18,23 +17,23 @@ int hop_emu_mr_reg(const struct hop_emu_mr_set *set, void *addr, size_t len,
 	if (!out || (!addr && len))
 		return HOP_ERR_INVALID_ARG;
 	if (!hop_prov_range_ok(addr, len))
-		return hop_set_error(set->comm, HOP_ERR_INVALID_ARG,
+		return set->ctx->error(set->ctx, HOP_ERR_INVALID_ARG,
 				     "%s: mr_reg: %zu B at %p do not fit the "
 				     "address space (the range wraps or is "
 				     "larger than any object)", set->prov_name,
 				     len, addr);
 	if (access & ~(unsigned)(HOP_PROV_REMOTE_WRITE | HOP_PROV_REMOTE_READ))
-		return hop_set_error(set->comm, HOP_ERR_INVALID_ARG,
+		return set->ctx->error(set->ctx, HOP_ERR_INVALID_ARG,
 				     "%s: mr_reg: unknown access bits 0x%x",
 				     set->prov_name, access);
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
-		return hop_set_error(set->comm, HOP_ERR_NO_MEMORY,
+		return set->ctx->error(set->ctx, HOP_ERR_NO_MEMORY,
 				     "%s: mr_reg: out of memory", set->prov_name);
 	ret = hop_mrtab_add(set->tab, addr, len, access, &mr->pub.key);
 	if (ret) {
 		free(mr);
-		return hop_set_error(set->comm, ret,
+		return set->ctx->error(set->ctx, ret,
 				     "%s: mr_reg: all %u region slots in use",
 				     set->prov_name, set->tab->tab->nslots);
 	}
@@ -58,12 +57,12 @@ int hop_emu_mr_dereg(const struct hop_emu_mr_set *set, struct hop_prov_mr *pub)
 	if (!pub)
 		return HOP_ERR_INVALID_ARG;
 	if (mr->magic != set->magic)
-		return hop_set_error(set->comm, HOP_ERR_INVALID_HANDLE,
+		return set->ctx->error(set->ctx, HOP_ERR_INVALID_HANDLE,
 				     "%s: mr_dereg: not a %s region",
 				     set->prov_name, set->prov_name);
 	ret = hop_mrtab_remove(set->tab, pub->key);
 	if (ret)
-		return hop_set_error(set->comm, ret,
+		return set->ctx->error(set->ctx, ret,
 				     "%s: mr_dereg: key 0x%llx is not live",
 				     set->prov_name, (unsigned long long)pub->key);
 	mr->magic = 0;

@@ -6,20 +6,36 @@
  */
 #include "hop_autoconf.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/bootstrap.h"
 #include "core/core.h"
+#include "core/hash.h"
 #include "transport/provider.h"
+
+_Static_assert(HOP_PROV_SECRET_LEN == HOP_SECRET_BYTES,
+	       "hop_prov_ctx.secret is the bootstrap secret");
+_Static_assert(HOP_PROV_ALLGATHER_MAX == HOP_BS_MAX_MSG,
+	       "ctx->allgather() is one bootstrap allgather");
+
+/* The communicator whose prov_ctx @ctx is (hop_prov_ctx_init() filled
+ * only contexts embedded in a struct hop_comm). */
+static struct hop_comm *ctx_comm(const struct hop_prov_ctx *ctx)
+{
+	return (struct hop_comm *)((char *)(uintptr_t)ctx -
+				   offsetof(struct hop_comm, prov_ctx));
+}
 
 static int ctx_allgather(const struct hop_prov_ctx *ctx, const void *mine,
 			 void *all, size_t len)
 {
-	struct hop_comm *comm = hop_prov_comm(ctx);
+	struct hop_comm *comm = ctx_comm(ctx);
 	int ret;
 
 	if (!mine || !all || !len)
@@ -51,8 +67,8 @@ static int ctx_report(const struct hop_prov_ctx *ctx, int fail, int code,
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	if (code >= 0)
 		code = HOP_ERR_TRANSPORT;
-	return fail ? hop_comm_fail(hop_prov_comm(ctx), code, "%s", msg)
-		    : hop_set_error(hop_prov_comm(ctx), code, "%s", msg);
+	return fail ? hop_comm_fail(ctx_comm(ctx), code, "%s", msg)
+		    : hop_set_error(ctx_comm(ctx), code, "%s", msg);
 }
 
 static int ctx_fail(const struct hop_prov_ctx *ctx, int code,
@@ -81,11 +97,14 @@ static int ctx_error(const struct hop_prov_ctx *ctx, int code,
 
 static int ctx_failed(const struct hop_prov_ctx *ctx)
 {
-	int f = atomic_load_explicit(&hop_prov_comm(ctx)->failed,
-				     memory_order_acquire);
+	struct hop_comm *comm = ctx_comm(ctx);
+	int f = atomic_load_explicit(&comm->failed, memory_order_acquire);
 
 	/* the core briefly stores a positive marker while it records a cause */
-	return f < 0 ? f : f ? HOP_ERR_COMM_FAILED : 0;
+	if (f)
+		return f < 0 ? f : HOP_ERR_COMM_FAILED;
+	return atomic_load_explicit(&comm->aborted, memory_order_relaxed)
+		       ? HOP_ERR_ABORTED : 0;
 }
 
 static void ctx_log(const struct hop_prov_ctx *ctx, int level,
@@ -123,8 +142,50 @@ static const char *ctx_config(const struct hop_prov_ctx *ctx, const char *key)
 	return getenv(var);
 }
 
+static int ctx_setting(const struct hop_prov_ctx *ctx, const char *var,
+		       long long *num, char *str, size_t len)
+{
+	return hop_config_get(&ctx_comm(ctx)->cfg, var, num, str, len);
+}
+
+static int ctx_barrier(const struct hop_prov_ctx *ctx)
+{
+	struct hop_comm *comm = ctx_comm(ctx);
+	int ret;
+
+	if (comm->nranks == 1 && !comm->bs)
+		return 0;
+	ret = hop_bootstrap_barrier(comm->bs, hop_comm_deadline(comm));
+	if (ret)
+		return hop_set_error(comm, ret, "%s: rank %d: barrier failed: "
+				     "%s", ctx->name, comm->rank,
+				     hop_bootstrap_error(comm->bs));
+	return 0;
+}
+
+/* Identity of this host (same for every process of one boot of one host). */
+static uint64_t host_identity(void)
+{
+	uint64_t h = HOP_FNV1A64_INIT;
+	char buf[256];
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+
+	if (f) {
+		size_t n = fread(buf, 1, sizeof(buf), f);
+
+		h = hop_fnv1a64(h, buf, n);
+		fclose(f);
+	}
+	if (gethostname(buf, sizeof(buf)) == 0) {
+		buf[sizeof(buf) - 1] = '\0';
+		h = hop_fnv1a64(h, buf, strlen(buf));
+	}
+	return h;
+}
+
 void hop_prov_ctx_init(struct hop_comm *comm, const char *name)
 {
+	static const uint8_t no_secret[HOP_PROV_SECRET_LEN];
 	struct hop_prov_ctx *c = &comm->prov_ctx;
 
 	c->size = sizeof(*c);
@@ -138,6 +199,14 @@ void hop_prov_ctx_init(struct hop_comm *comm, const char *name)
 	c->failed = ctx_failed;
 	c->log = ctx_log;
 	c->config = ctx_config;
+	c->setting = ctx_setting;
+	c->barrier = ctx_barrier;
+	if (!c->host_id)
+		c->host_id = host_identity();
+	/* a single rank without a bootstrap talks to itself only */
+	c->local_addr = comm->bs ? hop_bootstrap_local_addr(comm->bs).s_addr
+				 : htonl(INADDR_LOOPBACK);
+	c->secret = comm->bs ? hop_bootstrap_secret(comm->bs) : no_secret;
 }
 
 int hop_prov_open(struct hop_comm *comm)

@@ -18,7 +18,6 @@
 
 #include "core/bootstrap.h"
 #include "core/core.h"
-#include "core/hash.h"
 #include "transport/provider.h"
 
 enum { SEL_VERBS = 0, SEL_TCP, SEL_SHM, SEL_N };
@@ -78,26 +77,6 @@ struct sel_rec {
 	char plug_why[320];     /* why the plugin cannot be used here */
 };
 
-/* Identity of this host (same for every process of one boot of one host). */
-static uint64_t host_identity(void)
-{
-	uint64_t h = HOP_FNV1A64_INIT;
-	char buf[256];
-	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
-
-	if (f) {
-		size_t n = fread(buf, 1, sizeof(buf), f);
-
-		h = hop_fnv1a64(h, buf, n);
-		fclose(f);
-	}
-	if (gethostname(buf, sizeof(buf)) == 0) {
-		buf[sizeof(buf) - 1] = '\0';
-		h = hop_fnv1a64(h, buf, strlen(buf));
-	}
-	return h;
-}
-
 /*
  * This rank's view of plugin HOP_TRANSPORT=@rec->plugin: loaded into
  * comm->prov_dl and usable, or why not in @rec.
@@ -135,7 +114,7 @@ static void sel_local(struct hop_comm *comm, struct sel_rec *rec,
 	const char *t = comm->cfg.transport;
 
 	memset(rec, 0, sizeof(*rec));
-	rec->host = host_identity();
+	rec->host = comm->prov_ctx.host_id;
 	for (int i = 0; i < SEL_N; i++) {
 		const struct hop_prov_ops *ops = sel_ops(i);
 		const size_t cut = sizeof(rec->why[i]);

@@ -13,33 +13,14 @@
 #include <hop/provider.h>
 
 #include "core/core.h"
+#include "transport/prov_common.h"
 
 struct hop_bootstrap;
 
 /*
- * hop_prov_range_ok() - Does [addr, addr + len) fit the address space? No
- * object is larger than PTRDIFF_MAX, and every bounds check of a key
- * relies on addr + len not wrapping, so such a range is never registered.
- */
-static inline int hop_prov_range_ok(const void *addr, size_t len)
-{
-	return len <= PTRDIFF_MAX && len <= UINTPTR_MAX - (uintptr_t)addr;
-}
-
-/*
- * hop_prov_comm() - The communicator whose prov_ctx @ctx is. Built-in
- * providers reach the core directly (config, bootstrap, failure state);
- * plugins have only the callbacks of @ctx.
- */
-static inline struct hop_comm *hop_prov_comm(const struct hop_prov_ctx *ctx)
-{
-	return (struct hop_comm *)((char *)(uintptr_t)ctx -
-				   offsetof(struct hop_comm, prov_ctx));
-}
-
-/*
- * hop_prov_ctx_init() - Fill comm->prov_ctx (rank, size, timeout, the
- * callbacks) for provider @name. Idempotent; before usable()/open().
+ * hop_prov_ctx_init() - Fill comm->prov_ctx (rank, size, timeout, host,
+ * bootstrap address and secret, the callbacks) for provider @name.
+ * Idempotent; after comm->bs is set and before usable()/open().
  */
 void hop_prov_ctx_init(struct hop_comm *comm, const char *name);
 

@@ -17,14 +17,16 @@
 #include <cmocka.h>
 
 #include "coll/coll_int.h"
+#include "transport/provider.h"
 
 static void tune_for(struct hop_coll_tune *t, const char *provider)
 {
 	char err[HOP_MSG_LEN];
 
 	memset(t, 0, sizeof(*t));
-	assert_int_equal(hop_coll_tune_model(t, NULL, provider, err,
-					     sizeof(err)), 0);
+	assert_int_equal(hop_coll_tune_model(t, NULL, provider,
+					     hop_prov_caps_of(hop_prov_find(provider)),
+					     err, sizeof(err)), 0);
 }
 
 /* latency-bound vs bandwidth-bound ends of the size range */
@@ -133,22 +135,25 @@ static void write_file(const char *path, const char *text)
 static void test_profile_errors(void **state)
 {
 	struct hop_coll_tune t;
+	const struct hop_prov_caps *shm_caps =
+		hop_prov_caps_of(hop_prov_find("shm"));
 	struct hop_model_link shm;
 	char err[HOP_MSG_LEN], path[] = "/tmp/hop_select_XXXXXX";
 	int fd;
 	(void)state;
 
 	memset(&t, 0, sizeof(t));
-	assert_int_equal(hop_model_link_default("shm", &shm), 0);
-	assert_int_equal(hop_coll_tune_model(&t, "", "shm", err, sizeof(err)),
-			 0);
+	assert_int_equal(hop_model_link_default(shm_caps, &shm), 0);
+	assert_int_equal(hop_coll_tune_model(&t, "", "shm", shm_caps, err,
+					     sizeof(err)), 0);
 	assert_true(t.have_link);
 	assert_memory_equal(&t.link, &shm, sizeof(shm));
 	assert_non_null(strstr(t.link_src, "shm"));
 
 	memset(&t, 0, sizeof(t));
 	assert_int_equal(hop_coll_tune_model(&t, "/nonexistent/p.json", "shm",
-					     err, sizeof(err)), HOP_ERR_SYSTEM);
+					     shm_caps, err, sizeof(err)),
+			 HOP_ERR_SYSTEM);
 	assert_non_null(strstr(err, "HOP_PROFILE"));
 	assert_non_null(strstr(err, "/nonexistent/p.json"));
 	assert_false(t.have_link);
@@ -158,8 +163,8 @@ static void test_profile_errors(void **state)
 	write_file(path, "{\"format\": \"hop-probe-profile\", \"version\": 1,"
 		   " \"nranks\": 2, \"pairs\": [{\"a\": 0, \"b\": 1, "
 		   "\"alpha_us\": \"fast\"}]}\n");
-	assert_int_equal(hop_coll_tune_model(&t, path, "shm", err, sizeof(err)),
-			 HOP_ERR_PARSE);
+	assert_int_equal(hop_coll_tune_model(&t, path, "shm", shm_caps, err,
+					     sizeof(err)), HOP_ERR_PARSE);
 	assert_non_null(strstr(err, path));
 	unlink(path);
 }

@@ -2,7 +2,7 @@
  * test_core_agree - the per-process "auto" inputs agreed at init
  * (comm_agree.c): the fold (largest oversubscription, exactly; smallest
  * auto eager size), and the exchange over a real bootstrap between forked
- * ranks whose memlock limits differ and which named the verbs provider,
+ * ranks whose memlock limits differ on an RDMA provider (verbs' caps),
  * the one whose auto eager size depends on the limit (no device needed:
  * the agreement runs before the provider opens).
  */
@@ -24,6 +24,18 @@
 #include "core/core.h"
 #include "core/core_int.h"
 #include "core_fork.h"
+
+/* What the auto eager size reads of verbs: RDMA, 64 KiB at most. */
+static const struct hop_prov_caps rdma_caps = {
+	.size = sizeof(struct hop_prov_caps),
+	.flags = HOP_PROV_CAP_RDMA | HOP_PROV_CAP_ATOMIC8,
+	.eager_size = 65536,
+};
+static const struct hop_prov_ops rdma_ops = {
+	.size = sizeof(struct hop_prov_ops),
+	.name = "rdma",
+	.caps = &rdma_caps,
+};
 
 static hop_unique_id_t g_id;
 
@@ -126,7 +138,7 @@ static int agree_rank(int slot, void *arg)
 	hop_config_defaults(&comm->cfg);
 	comm->cfg.eager_size = 0;
 	comm->cfg.eager_slots = 1;
-	comm->prov_ctx.name = "verbs";
+	comm->prov_ops = &rdma_ops;
 	comm->local_ranks = 3;
 	comm->usable_cores = slot == 1 ? 1 : 2;
 	hop_agree_local(comm, &mine);

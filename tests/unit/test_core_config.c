@@ -189,24 +189,26 @@ static void test_eager_auto(void **state)
 	assert_non_null(strstr(err, "64..1M bytes"));
 	assert_non_null(strstr(err, "or auto"));
 
-	assert_int_equal(hop_config_eager_auto("shm", 2, 16, 0), 8192);
-	assert_int_equal(hop_config_eager_auto("tcp", 2, 16, 0), 8192);
-	assert_int_equal(hop_config_eager_auto("example", 2, 16, 0), 8192);
-	assert_int_equal(hop_config_eager_auto(NULL, 2, 16, 0), 8192);
+	/* software providers (tcp, shm: 8 KiB caps) keep their size; caps
+	 * without one mean 8 KiB */
+	assert_int_equal(hop_config_eager_auto(8192, 0, 2, 16, 0), 8192);
+	assert_int_equal(hop_config_eager_auto(0, 0, 2, 16, 0), 8192);
+	assert_int_equal(hop_config_eager_auto(0, 1, 2, 16, 0), 8192);
+	assert_int_equal(hop_config_eager_auto(16384, 0, 65536, 1024, 0), 16384);
 	/* (ranks + 2) x 16 slots within 16 MiB */
-	assert_int_equal(hop_config_eager_auto("verbs", 2, 16, 0), 65536);
-	assert_int_equal(hop_config_eager_auto("verbs", 14, 16, 0), 65536);
-	assert_int_equal(hop_config_eager_auto("verbs", 15, 16, 0), 32768);
-	assert_int_equal(hop_config_eager_auto("verbs", 30, 16, 0), 32768);
-	assert_int_equal(hop_config_eager_auto("verbs", 62, 16, 0), 16384);
-	assert_int_equal(hop_config_eager_auto("verbs", 63, 16, 0), 8192);
-	assert_int_equal(hop_config_eager_auto("verbs", 65536, 1024, 0), 8192);
-	assert_int_equal(hop_config_eager_auto("verbs", 2, 1024, 0), 8192);
+	assert_int_equal(hop_config_eager_auto(65536, 1, 2, 16, 0), 65536);
+	assert_int_equal(hop_config_eager_auto(65536, 1, 14, 16, 0), 65536);
+	assert_int_equal(hop_config_eager_auto(65536, 1, 15, 16, 0), 32768);
+	assert_int_equal(hop_config_eager_auto(65536, 1, 30, 16, 0), 32768);
+	assert_int_equal(hop_config_eager_auto(65536, 1, 62, 16, 0), 16384);
+	assert_int_equal(hop_config_eager_auto(65536, 1, 63, 16, 0), 8192);
+	assert_int_equal(hop_config_eager_auto(65536, 1, 65536, 1024, 0), 8192);
+	assert_int_equal(hop_config_eager_auto(65536, 1, 2, 1024, 0), 8192);
 	/* or within a quarter of RLIMIT_MEMLOCK: 8 MiB -> 2 MiB of slots */
-	assert_int_equal(hop_config_eager_auto("verbs", 2, 16, 8u << 20), 32768);
-	assert_int_equal(hop_config_eager_auto("verbs", 2, 16, 64u << 20), 65536);
-	assert_int_equal(hop_config_eager_auto("verbs", 2, 16, 65536), 8192);
-	assert_int_equal(hop_config_eager_auto("shm", 2, 16, 65536), 8192);
+	assert_int_equal(hop_config_eager_auto(65536, 1, 2, 16, 8u << 20), 32768);
+	assert_int_equal(hop_config_eager_auto(65536, 1, 2, 16, 64u << 20), 65536);
+	assert_int_equal(hop_config_eager_auto(65536, 1, 2, 16, 65536), 8192);
+	assert_int_equal(hop_config_eager_auto(8192, 0, 2, 16, 65536), 8192);
 }
 
 static void test_parse_int(void **state)

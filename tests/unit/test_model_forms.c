@@ -22,6 +22,7 @@
 #include <hop/common.h>
 
 #include "model/model.h"
+#include "transport/provider.h"
 
 static const struct hop_model_link L1 = { 2, 4, 0.5, 1, 1, 0, 0 };
 
@@ -395,7 +396,8 @@ static void test_max_chunk(void **state)
 	long k, k0;
 
 	(void)state;
-	assert_int_equal(hop_model_link_default("shm", &l), 0);
+	assert_int_equal(hop_model_link_default(
+			 hop_prov_caps_of(hop_prov_find("shm")), &l), 0);
 	free_l = l;
 	free_l.max_chunk = 0;
 	k0 = hop_model_best_chunks(kind, algo, 64u << 20, 2, &free_l);

@@ -24,18 +24,40 @@
 
 #include "model/model.h"
 #include "model/profile.h"
+#include "transport/provider.h"
+
+/* The caps of built-in provider @name (NULL when not built). */
+static const struct hop_prov_caps *caps_of(const char *name)
+{
+	return hop_prov_caps_of(hop_prov_find(name));
+}
 
 static void test_links(void **state)
 {
 	struct hop_model_link l, s, t, v;
 	char err[256];
+	struct hop_prov_caps rdma = { .size = sizeof(rdma),
+				      .flags = HOP_PROV_CAP_RDMA,
+				      .eager_size = 65536, .alpha = 20e-6,
+				      .beta = 1e9 };
+	struct hop_prov_caps none = { .size = sizeof(none), .eager_size = 4096 };
 
 	(void)state;
-	assert_int_equal(hop_model_link_default("shm", &s), 0);
-	assert_int_equal(hop_model_link_default("tcp", &t), 0);
-	assert_int_equal(hop_model_link_default("verbs", &v), 0);
-	assert_int_equal(hop_model_link_default("udp", &l), HOP_ERR_INVALID_ARG);
+	assert_int_equal(hop_model_link_default(caps_of("shm"), &s), 0);
+	assert_int_equal(hop_model_link_default(caps_of("tcp"), &t), 0);
+	assert_int_equal(hop_model_link_default(&rdma, &v), 0);
+#ifdef HOP_HAVE_VERBS
+	assert_int_equal(hop_model_link_default(caps_of("verbs"), &l), 0);
+	assert_true(l.eager == 65536 && l.alpha > 0 && l.beta > 0);
+#endif
+	/* caps without a link, or none: no defaults, @out untouched */
+	l = s;
+	assert_int_equal(hop_model_link_default(&none, &l), HOP_ERR_INVALID_ARG);
 	assert_int_equal(hop_model_link_default(NULL, &l), HOP_ERR_INVALID_ARG);
+	assert_memory_equal(&l, &s, sizeof(l));
+	/* what caps leave 0 is the generic link's */
+	assert_true(v.duplex == t.duplex && v.min_chunk == t.min_chunk &&
+		    v.gamma == t.gamma);
 	assert_true(s.alpha < t.alpha && s.beta > t.beta);
 	assert_int_equal(hop_model_link_check(&s, err, sizeof(err)), 0);
 	assert_int_equal(hop_model_link_check(&t, err, sizeof(err)), 0);
@@ -75,22 +97,27 @@ static void test_links(void **state)
 	assert_true(s.eager == 8192 && t.eager == 8192 && v.eager == 65536);
 	assert_true(s.max_chunk == 1048576 && t.max_chunk == 1048576 &&
 		    v.max_chunk == 1048576);
-	/* no profile: the provider's defaults, "auto" meaning tcp */
+	/* no profile: the provider's defaults */
 	char src[64];
-	assert_int_equal(hop_model_link_load(NULL, "auto", &l, src, sizeof(src),
-					     err, sizeof(err)), 0);
+	assert_int_equal(hop_model_link_load(NULL, "tcp", caps_of("tcp"), &l,
+					     src, sizeof(src), err,
+					     sizeof(err)), 0);
 	assert_memory_equal(&l, &t, sizeof(l));
 	assert_string_equal(src, "built-in tcp");
-	assert_int_equal(hop_model_link_load("", "shm", &l, NULL, 0, err,
-					     sizeof(err)), 0);
+	assert_int_equal(hop_model_link_load("", "shm", caps_of("shm"), &l,
+					     NULL, 0, err, sizeof(err)), 0);
 	assert_memory_equal(&l, &s, sizeof(l));
-	/* a provider without defaults: tcp's, and the source says so */
-	assert_int_equal(hop_model_link_load(NULL, "sim", &l, src, sizeof(src),
-					     err, sizeof(err)), 0);
+	/* a provider without defaults: the generic link (loopback tcp's
+	 * numbers), and the source says so */
+	assert_int_equal(hop_model_link_load(NULL, "sim", NULL, &l, src,
+					     sizeof(src), err, sizeof(err)), 0);
+	hop_model_link_generic(&v);
+	assert_memory_equal(&l, &v, sizeof(l));
 	assert_memory_equal(&l, &t, sizeof(l));
-	assert_string_equal(src, "built-in tcp (no defaults for 'sim')");
-	assert_int_equal(hop_model_link_load(NULL, "tcp", NULL, NULL, 0, err,
-					     sizeof(err)), HOP_ERR_INVALID_ARG);
+	assert_string_equal(src, "built-in generic link (no defaults for 'sim')");
+	assert_int_equal(hop_model_link_load(NULL, "tcp", caps_of("tcp"), NULL,
+					     NULL, 0, err, sizeof(err)),
+			 HOP_ERR_INVALID_ARG);
 }
 
 /* HOP_PROFILE: worst alpha and beta over the pairs, the largest duplex,
@@ -141,12 +168,12 @@ static void test_links_profile(void **state)
 	assert_non_null(w);
 	assert_int_equal(hop_profile_link_write(&p, w), 0);
 	assert_int_equal(fclose(w), 0);
-	if (hop_model_link_load(path, "tcp", &l, src, sizeof(src), err,
-				sizeof(err))) {
+	if (hop_model_link_load(path, "shm", caps_of("shm"), &l, src,
+				sizeof(src), err, sizeof(err))) {
 		print_error("%s\n", err);
 		fail();
 	}
-	assert_int_equal(hop_model_link_default("shm", &shm), 0);
+	assert_int_equal(hop_model_link_default(caps_of("shm"), &shm), 0);
 	EQ(l.alpha, 5e-6);
 	EQ(l.beta, 2e9);
 	EQ(l.duplex, 1.3);
@@ -175,7 +202,7 @@ static void test_links_profile(void **state)
 	assert_non_null(f);
 	assert_int_equal(ftruncate(fileno(f), 40), 0);
 	fclose(f);
-	assert_int_equal(hop_model_link_load(path, "tcp", &l, src, sizeof(src),
+	assert_int_equal(hop_model_link_load(path, "tcp", caps_of("tcp"), &l, src, sizeof(src),
 					     err, sizeof(err)), HOP_ERR_PARSE);
 	assert_non_null(strstr(err, path));
 	setenv("HOP_PROFILE", path, 1);
@@ -183,7 +210,7 @@ static void test_links_profile(void **state)
 	assert_non_null(strstr(est.detail, path));
 	unsetenv("HOP_PROFILE");
 	unlink(path);
-	assert_int_equal(hop_model_link_load(path, "tcp", &l, src, sizeof(src),
+	assert_int_equal(hop_model_link_load(path, "tcp", caps_of("tcp"), &l, src, sizeof(src),
 					     err, sizeof(err)), HOP_ERR_SYSTEM);
 	/* no usable pair */
 	for (int i = 0; i < 3; i++)
@@ -207,7 +234,7 @@ static void test_oversubscribed(void **state)
 	double t;
 
 	(void)state;
-	assert_int_equal(hop_model_link_default("shm", &base), 0);
+	assert_int_equal(hop_model_link_default(caps_of("shm"), &base), 0);
 	l = base;
 	hop_model_link_oversubscribed(&l, 2, 2);        /* not oversubscribed */
 	hop_model_link_oversubscribed(&l, 4, 0);        /* unknown cores */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 
 #include <cmocka.h>
 
@@ -50,7 +51,91 @@ static void fields(void **state)
 	assert_int_equal(ctx->nranks, 1);
 	assert_int_equal(ctx->timeout_ms, 1234);
 	assert_string_equal(ctx->name, "my-prov");
-	assert_ptr_equal(hop_prov_comm(ctx), comm);
+	/* one rank without a bootstrap: itself on loopback, a zero secret */
+	assert_int_equal(ctx->local_addr, htonl(INADDR_LOOPBACK));
+	assert_non_null(ctx->secret);
+	for (int i = 0; i < HOP_PROV_SECRET_LEN; i++)
+		assert_int_equal(ctx->secret[i], 0);
+	assert_true(ctx->host_id != 0);
+	assert_int_equal(ctx->barrier(ctx), 0);
+}
+
+/* hop's own variables, as validated, by name: numbers and strings */
+static void settings(void **state)
+{
+	struct hop_comm *comm = *state;
+	const struct hop_prov_ctx *ctx = &comm->prov_ctx;
+	long long v = -5;
+	char buf[16] = "x";
+
+	assert_int_equal(ctx->setting(ctx, "HOP_TIMEOUT", &v, NULL, 0), 0);
+	assert_int_equal(v, 1234);
+	comm->cfg.eager_size = 12345;
+	assert_int_equal(ctx->setting(ctx, "HOP_EAGER_SIZE", &v, NULL, 0), 0);
+	assert_int_equal(v, 12345);
+	assert_int_equal(ctx->setting(ctx, "HOP_IB_CM", NULL, buf,
+				      sizeof(buf)), 0);
+	assert_string_equal(buf, "rdmacm");
+	/* cut to the buffer, NUL-terminated */
+	assert_int_equal(ctx->setting(ctx, "HOP_IB_CM", NULL, buf, 3), 0);
+	assert_string_equal(buf, "rd");
+	assert_int_equal(ctx->setting(ctx, "HOP_NO_SUCH", &v, buf,
+				      sizeof(buf)), HOP_ERR_CONFIG);
+	assert_int_equal(ctx->setting(ctx, NULL, &v, buf, sizeof(buf)),
+			 HOP_ERR_CONFIG);
+	assert_int_equal(hop_prov_setting_int(ctx, "HOP_IB_PORT", 9), 1);
+	assert_int_equal(hop_prov_setting_int(ctx, "HOP_NO_SUCH", 9), 9);
+}
+
+/* hop_comm_abort() ends a provider's waits too */
+static void failed_sees_abort(void **state)
+{
+	struct hop_comm *comm = *state;
+	const struct hop_prov_ctx *ctx = &comm->prov_ctx;
+
+	assert_int_equal(ctx->failed(ctx), 0);
+	atomic_store(&comm->aborted, 1);
+	assert_int_equal(ctx->failed(ctx), HOP_ERR_ABORTED);
+	atomic_store(&comm->aborted, 0);
+}
+
+/* tcp opened by a hop whose context ends before the bootstrap address
+ * and secret (a plugin in an older hop): refused, saying why */
+static void tcp_needs_secret(void **state)
+{
+	struct hop_comm *comm = *state;
+	struct hop_prov_ctx *ctx = &comm->prov_ctx;
+	struct hop_prov *prov = NULL;
+
+	ctx->size = offsetof(struct hop_prov_ctx, local_addr);
+	assert_int_equal(hop_prov_tcp.open(ctx, &prov), HOP_ERR_NOT_SUPPORTED);
+	assert_null(prov);
+	assert_non_null(strstr(comm->last_error, "has no bootstrap address"));
+	assert_int_equal(ctx->failed(ctx), 0);
+	/* settings read through an old context fall back to the defaults */
+	ctx->size = offsetof(struct hop_prov_ctx, setting);
+	assert_int_equal(hop_prov_setting_int(ctx, "HOP_TIMEOUT", 7), 7);
+	ctx->size = sizeof(*ctx);
+	assert_int_equal(hop_prov_setting_int(ctx, "HOP_TIMEOUT", 7), 1234);
+}
+
+/* the built-in providers' caps: emulated, no whole-word writes, 8 KiB;
+ * a table without caps (older builder) or NULL has none */
+static void builtin_caps(void **state)
+{
+	struct hop_prov_ops old = hop_prov_tcp;
+
+	(void)state;
+	assert_false(hop_prov_has(&hop_prov_tcp, HOP_PROV_CAP_RDMA));
+	assert_false(hop_prov_has(&hop_prov_shm, HOP_PROV_CAP_ATOMIC8));
+	assert_int_equal(hop_prov_caps_of(&hop_prov_tcp)->eager_size, 8192);
+	assert_int_equal(hop_prov_caps_of(&hop_prov_shm)->eager_size, 8192);
+	assert_true(hop_prov_caps_of(&hop_prov_shm)->alpha <
+		    hop_prov_caps_of(&hop_prov_tcp)->alpha);
+	old.size = offsetof(struct hop_prov_ops, caps);
+	assert_null(hop_prov_caps_of(&old));
+	assert_false(hop_prov_has(&old, 0));
+	assert_null(hop_prov_caps_of(NULL));
 }
 
 static void error_keeps_comm(void **state)
@@ -172,6 +257,11 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(fields, setup, teardown),
+		cmocka_unit_test_setup_teardown(settings, setup, teardown),
+		cmocka_unit_test_setup_teardown(failed_sees_abort, setup,
+						teardown),
+		cmocka_unit_test(builtin_caps),
+		cmocka_unit_test_setup_teardown(tcp_needs_secret, setup, teardown),
 		cmocka_unit_test_setup_teardown(error_keeps_comm, setup, teardown),
 		cmocka_unit_test_setup_teardown(fail_records_first, setup, teardown),
 		cmocka_unit_test_setup_teardown(fail_positive_code, setup, teardown),

@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "transport/provider.h"
 #include "transport/verbs/verbs.h"
 
 /* ------------------------------------------------------------------ */
@@ -437,7 +438,7 @@ static void retry_cnt_rxe(void **state)
 
 static void usable_without_devices(void **state)
 {
-	struct hop_comm comm;
+	struct hop_prov_ctx ctx;
 	struct ibv_device **l;
 	char why[512] = "";
 	int num = 0;
@@ -450,29 +451,36 @@ static void usable_without_devices(void **state)
 		skip();         /* this machine has RDMA devices: nothing to show */
 		return;
 	}
-	memset(&comm, 0, sizeof(comm));
-	hop_config_defaults(&comm.cfg);
-	assert_int_equal(hop_prov_verbs.usable(&comm.prov_ctx, why, sizeof(why)), 0);
+	/* a context without setting(): every setting at its default */
+	memset(&ctx, 0, sizeof(ctx));
+	assert_int_equal(hop_prov_verbs.usable(&ctx, why, sizeof(why)), 0);
 	assert_string_equal(why, "no RDMA devices found (ibv_get_device_list returned 0)");
 	assert_string_equal(hop_prov_verbs.name, "verbs");
 	assert_int_equal(hop_prov_verbs.size, sizeof(struct hop_prov_ops));
 	assert_ptr_equal(hop_prov_find("verbs"), &hop_prov_verbs);
+	/* RDMA hardware, whole 8-byte words (LL), 64 KiB eager, a link */
+	assert_true(hop_prov_has(&hop_prov_verbs,
+				 HOP_PROV_CAP_RDMA | HOP_PROV_CAP_ATOMIC8));
+	assert_int_equal(hop_prov_caps_of(&hop_prov_verbs)->eager_size, 65536);
+	assert_true(hop_prov_caps_of(&hop_prov_verbs)->alpha > 0);
 }
 
 /* open() checks its arguments before reading through them. */
 static void open_bad_args(void **state)
 {
-	struct hop_comm comm;
+	struct hop_prov_ctx ctx;
 	struct hop_prov *prov = NULL;
 
 	(void)state;
 	assert_int_equal(vrb_open(NULL, &prov), HOP_ERR_INVALID_ARG);
 	assert_null(prov);
-	memset(&comm, 0, sizeof(comm));
-	hop_config_defaults(&comm.cfg);
-	assert_int_equal(vrb_open(&comm.prov_ctx, NULL), HOP_ERR_INVALID_ARG);
-	/* no bootstrap yet */
-	assert_int_equal(vrb_open(&comm.prov_ctx, &prov), HOP_ERR_INVALID_ARG);
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.size = sizeof(ctx);
+	assert_int_equal(vrb_open(&ctx, NULL), HOP_ERR_INVALID_ARG);
+	/* a context hop did not fill (older, without the bootstrap
+	 * callbacks and the secret open() needs) */
+	ctx.size = offsetof(struct hop_prov_ctx, setting);
+	assert_int_equal(vrb_open(&ctx, &prov), HOP_ERR_INVALID_ARG);
 	assert_null(prov);
 }
 

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "transport/provider.h"
+
 int hm_link_opt(struct hm_link_opts *lo, int c, const char *arg)
 {
 	static const struct {
@@ -48,6 +50,7 @@ int hm_link_load(const char *cmd, const struct hm_link_opts *lo,
 		 struct hop_model_link *l, char *src, size_t srclen)
 {
 	static const double scale[HM_LINK_NFIELDS] = { 1e-6, 1e9, 1e-9, 1, 1, 1, 1 };
+	const struct hop_prov_caps *caps;
 	char err[512];
 	int any = 0;
 
@@ -56,13 +59,16 @@ int hm_link_load(const char *cmd, const struct hm_link_opts *lo,
 			"not both\n", cmd);
 		return 2;
 	}
-	if (lo->provider && hop_model_link_default(lo->provider, l)) {
+	caps = hop_prov_caps_of(lo->provider ? hop_prov_find(lo->provider)
+					     : &hop_prov_tcp);
+	if (lo->provider && hop_model_link_default(caps, l)) {
 		fprintf(stderr, "hop-model %s: --provider '%s': expected shm, "
-			"tcp or verbs\n", cmd, lo->provider);
+			"tcp or verbs (a built-in provider)\n", cmd,
+			lo->provider);
 		return 2;
 	}
-	if (hop_model_link_load(lo->profile, lo->provider, l, src, srclen, err,
-				sizeof(err))) {
+	if (hop_model_link_load(lo->profile, lo->provider ? lo->provider : "tcp",
+				caps, l, src, srclen, err, sizeof(err))) {
 		fprintf(stderr, "hop-model %s: %s\n", cmd, err);
 		return 1;
 	}

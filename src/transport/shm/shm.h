@@ -24,9 +24,8 @@
 #include <sys/types.h>
 #include <time.h>
 
-#include "core/core.h"
 #include "transport/emu.h"
-#include "transport/provider.h"
+#include "transport/prov_common.h"
 
 #define SHM_MAGIC 0x3130736d68706f68ull /* "hophms01" */
 #define SHM_VERSION 2
@@ -220,7 +219,7 @@ struct shm_peer {
 };
 
 struct hop_prov {
-	struct hop_comm *comm;
+	const struct hop_prov_ctx *ctx;
 	int rank, nranks;
 	struct shm_seg *seg;    /* mine */
 	struct shm_peer *peers;

@@ -46,7 +46,7 @@ void shm_mr_fini(struct hop_prov *prov)
 
 static struct hop_emu_mr_set shm_mr_set(struct hop_prov *prov)
 {
-	return (struct hop_emu_mr_set){ prov->comm, "shm", SHM_MR_MAGIC,
+	return (struct hop_emu_mr_set){ prov->ctx, "shm", SHM_MR_MAGIC,
 					&prov->mrs, &prov->mrs_live };
 }
 
@@ -67,7 +67,7 @@ int shm_mr_reg(struct hop_prov *prov, void *addr, size_t len, unsigned access,
 	    key != (*out)->key) {
 		hop_emu_mr_dereg(&set, *out);
 		*out = NULL;
-		return hop_set_error(prov->comm, HOP_ERR_INTERNAL,
+		return prov->ctx->error(prov->ctx, HOP_ERR_INTERNAL,
 				     "shm: mr_reg: the published region "
 				     "table is out of step with the private "
 				     "one");
@@ -99,14 +99,14 @@ static int shm_mr_fence(struct hop_prov *prov, uint64_t key)
 			if (r != prov->rank && shm_dead(&prov->peers[r]))
 				break;
 			if (!deadline)
-				deadline = hop_comm_deadline(prov->comm);
+				deadline = hop_prov_deadline(prov->ctx);
 			if (hop_deadline_passed(deadline))
-				return hop_comm_fail(
-					prov->comm, HOP_ERR_TIMEOUT,
+				return prov->ctx->fail_comm(
+					prov->ctx, HOP_ERR_TIMEOUT,
 					"shm: deregistering key 0x%llx: rank "
 					"%d is still copying into it after "
 					"%d ms", (unsigned long long)busy, r,
-					prov->comm->cfg.timeout_ms);
+					prov->ctx->timeout_ms);
 		}
 	}
 	return 0;

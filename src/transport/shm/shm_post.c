@@ -53,7 +53,7 @@ static int shm_local_cqe(struct hop_prov *prov, int op, int peer,
 	struct hop_cqe *c = hop_cqring_push(&prov->cq);
 
 	if (!c)
-		return hop_comm_fail(prov->comm, HOP_ERR_NO_MEMORY,
+		return prov->ctx->fail_comm(prov->ctx, HOP_ERR_NO_MEMORY,
 				     "shm: out of memory queueing a "
 				     "completion for rank %d", peer);
 	c->op = op;
@@ -87,19 +87,19 @@ static int shm_cma(struct hop_prov *prov, struct shm_peer *p,
 			continue;
 		if (n < 0 && done == 0 &&
 		    (errno == EPERM || errno == ENOSYS || errno == EACCES)) {
-			HOP_INFO("shm: process_vm_writev to rank %d not "
+			HOP_PROV_INFO(prov->ctx, "process_vm_writev to rank %d not "
 				 "permitted (%s); copying through the ring",
 				 p->rank, strerror(errno));
 			p->cma = 0;
 			return 1;
 		}
 		if (n < 0 && errno == ESRCH)
-			return hop_comm_fail(prov->comm, HOP_ERR_PEER_FAILED,
+			return prov->ctx->fail_comm(prov->ctx, HOP_ERR_PEER_FAILED,
 					     "shm: rank %d (pid %d) is gone "
 					     "(process_vm_writev: %s)",
 					     p->rank, (int)p->pid,
 					     strerror(errno));
-		return hop_comm_fail(prov->comm, HOP_ERR_OUT_OF_BOUNDS,
+		return prov->ctx->fail_comm(prov->ctx, HOP_ERR_OUT_OF_BOUNDS,
 				     "shm: write of %zu bytes to rank %d at "
 				     "0x%llx failed after %zu bytes: %s",
 				     w->len, p->rank,
@@ -119,7 +119,7 @@ static int shm_check_key(struct hop_prov *prov, struct shm_peer *p,
 	if (!hop_mrtab_check(p->mrtab, rkey, raddr, len, HOP_PROV_REMOTE_WRITE,
 			     why, sizeof(why)))
 		return 0;
-	return hop_comm_fail(prov->comm, HOP_ERR_OUT_OF_BOUNDS,
+	return prov->ctx->fail_comm(prov->ctx, HOP_ERR_OUT_OF_BOUNDS,
 			     "shm: write of %zu bytes to rank %d rejected: %s",
 			     len, p->rank, why);
 }
@@ -263,23 +263,23 @@ int shm_tx_progress(struct hop_prov *prov, struct shm_peer *p)
 static int shm_post_check(struct hop_prov *prov, int peer, unsigned flags,
 			  const char *what)
 {
-	int f = hop_emu_failed(&prov->comm->failed);
+	int f = prov->ctx->failed(prov->ctx);
 	struct shm_peer *p;
 
 	if (f)
 		return f;
 	if (peer < 0 || peer >= prov->nranks)
-		return hop_set_error(prov->comm, HOP_ERR_INVALID_ARG,
+		return prov->ctx->error(prov->ctx, HOP_ERR_INVALID_ARG,
 				     "shm: %s to rank %d: no such rank "
 				     "(size %d)", what, peer, prov->nranks);
 	if (flags & ~(unsigned)(HOP_WR_SIGNALED | HOP_WR_IMM))
-		return hop_set_error(prov->comm, HOP_ERR_INVALID_ARG,
+		return prov->ctx->error(prov->ctx, HOP_ERR_INVALID_ARG,
 				     "shm: %s to rank %d: unknown flags 0x%x",
 				     what, peer, flags);
 	p = &prov->peers[peer];
 	if (p->gone || atomic_load_explicit(&p->seg->closed,
 					    memory_order_relaxed))
-		return hop_comm_fail(prov->comm, HOP_ERR_PEER_FAILED,
+		return prov->ctx->fail_comm(prov->ctx, HOP_ERR_PEER_FAILED,
 				     "shm: %s to rank %d, which has closed "
 				     "its communicator", what, peer);
 	/* a dead peer's ring still takes entries: ask the kernel, at most
@@ -346,20 +346,20 @@ int shm_post_write(struct hop_prov *prov, int peer, struct hop_prov_mr *lmr,
 	if ((ret = shm_post_check(prov, peer, flags, "write")))
 		return ret;
 	if (len && !laddr)
-		return hop_set_error(prov->comm, HOP_ERR_INVALID_ARG,
+		return prov->ctx->error(prov->ctx, HOP_ERR_INVALID_ARG,
 				     "shm: write to rank %d: NULL source", peer);
 	if (lmr) {
 		uintptr_t a = (uintptr_t)laddr, b = (uintptr_t)lmr->addr;
 
 		if (a < b || len > lmr->len || a - b > lmr->len - len)
-			return hop_set_error(prov->comm, HOP_ERR_INVALID_ARG,
+			return prov->ctx->error(prov->ctx, HOP_ERR_INVALID_ARG,
 					     "shm: write to rank %d: source "
 					     "[%p, +%zu) is outside its local "
 					     "region [%p, +%zu)",
 					     peer, laddr, len, lmr->addr,
 					     lmr->len);
 	} else if (len > SHM_POST_COPY) {
-		return hop_set_error(prov->comm, HOP_ERR_INVALID_ARG,
+		return prov->ctx->error(prov->ctx, HOP_ERR_INVALID_ARG,
 				     "shm: write of %zu bytes to rank %d "
 				     "without a registered source (max_inline "
 				     "%d)", len, peer, SHM_POST_COPY);
@@ -393,11 +393,11 @@ int shm_post_send(struct hop_prov *prov, int peer, const void *buf,
 				  "send")))
 		return ret;
 	if (flags & HOP_WR_IMM)
-		return hop_set_error(prov->comm, HOP_ERR_INVALID_ARG,
+		return prov->ctx->error(prov->ctx, HOP_ERR_INVALID_ARG,
 				     "shm: send to rank %d: IMM is for writes",
 				     peer);
 	if (len > HOP_PROV_SEND_MAX || (len && !buf))
-		return hop_set_error(prov->comm, HOP_ERR_INVALID_ARG,
+		return prov->ctx->error(prov->ctx, HOP_ERR_INVALID_ARG,
 				     "shm: send of %zu bytes to rank %d: %s",
 				     len, peer,
 				     buf ? "larger than HOP_PROV_SEND_MAX (64)"

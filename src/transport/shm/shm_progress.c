@@ -32,7 +32,7 @@ static int shm_rx(struct hop_prov *prov, struct shm_peer *p)
 		if (ret == 0)
 			break;
 		if (ret < 0)
-			return hop_comm_fail(prov->comm, HOP_ERR_PROTOCOL,
+			return prov->ctx->fail_comm(prov->ctx, HOP_ERR_PROTOCOL,
 					     "shm: rank %d's ring is corrupt: "
 					     "%s", p->rank, why);
 		if (h.op == SHM_OP_WRITE) {
@@ -43,8 +43,8 @@ static int shm_rx(struct hop_prov *prov, struct shm_peer *p)
 						    h.raddr, h.len,
 						    HOP_PROV_REMOTE_WRITE, why,
 						    sizeof(why)))
-					return hop_comm_fail(
-						prov->comm,
+					return prov->ctx->fail_comm(
+						prov->ctx,
 						HOP_ERR_OUT_OF_BOUNDS,
 						"shm: rank %d wrote %u bytes "
 						"outside a registered region: "
@@ -76,7 +76,7 @@ static int shm_rx(struct hop_prov *prov, struct shm_peer *p)
 
 			if (!(h.flags & SHM_F_DATA) ||
 			    h.len > HOP_PROV_SEND_MAX)
-				return hop_comm_fail(prov->comm,
+				return prov->ctx->fail_comm(prov->ctx,
 						     HOP_ERR_PROTOCOL,
 						     "shm: rank %d sent a "
 						     "message of %u bytes",
@@ -88,7 +88,7 @@ static int shm_rx(struct hop_prov *prov, struct shm_peer *p)
 			c->len = h.len;
 			memcpy(c->data, e->data, h.len);
 		} else {
-			return hop_comm_fail(prov->comm, HOP_ERR_PROTOCOL,
+			return prov->ctx->fail_comm(prov->ctx, HOP_ERR_PROTOCOL,
 					     "shm: rank %d's ring holds an "
 					     "entry with unknown op %u",
 					     p->rank, h.op);
@@ -108,7 +108,7 @@ static int shm_rx(struct hop_prov *prov, struct shm_peer *p)
 	}
 	return 0;
 nomem:
-	return hop_comm_fail(prov->comm, HOP_ERR_NO_MEMORY,
+	return prov->ctx->fail_comm(prov->ctx, HOP_ERR_NO_MEMORY,
 			     "shm: out of memory queueing a completion");
 }
 
@@ -152,7 +152,7 @@ int shm_check_peer(struct hop_prov *prov, struct shm_peer *p)
 	/* it may have closed just before exiting */
 	if (atomic_load_explicit(&p->seg->closed, memory_order_acquire))
 		return 0;
-	return hop_comm_fail(prov->comm, HOP_ERR_PEER_FAILED,
+	return prov->ctx->fail_comm(prov->ctx, HOP_ERR_PEER_FAILED,
 			     "shm: rank %d (pid %d) died", p->rank,
 			     (int)p->pid);
 }
@@ -173,7 +173,7 @@ int shm_poll(struct hop_prov *prov, struct hop_cqe *cqe, int max)
 	int n = prov->nranks, ret, f;
 	uint32_t start;
 
-	if ((f = hop_emu_failed(&prov->comm->failed)))
+	if ((f = prov->ctx->failed(prov->ctx)))
 		return f;
 	if (prov->sq_busy) {
 		for (int r = 0; r < n; r++) {
@@ -228,7 +228,7 @@ void shm_wait(struct hop_prov *prov, int timeout_us)
 	uint32_t bell;
 
 	if (prov->cq.count ||
-	    hop_emu_failed(&prov->comm->failed) ||
+	    prov->ctx->failed(prov->ctx) ||
 	    timeout_us <= 0 || shm_ready(prov))
 		return;
 	/* at most one liveness period, so a dead peer is noticed in time */

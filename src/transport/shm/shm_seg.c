@@ -18,7 +18,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "core/bootstrap.h"
 #include "transport/shm/shm.h"
 
 #define SHM_MR_SLOTS 16384
@@ -51,19 +50,6 @@ int shm_usable(const struct hop_prov_ctx *ctx, char *why, size_t whylen)
 			 strerror(errno));
 		return 0;
 	}
-	return 1;
-}
-
-static int shm_env_cma(void)
-{
-	const char *v = getenv("HOP_SHM_CMA");
-
-	if (!v || !*v)
-		return 1;
-	if (!strcmp(v, "0") || !strcmp(v, "no") || !strcmp(v, "off"))
-		return 0;
-	if (strcmp(v, "1") && strcmp(v, "yes") && strcmp(v, "on"))
-		HOP_WARN("HOP_SHM_CMA=%s: expected 0 or 1; using 1", v);
 	return 1;
 }
 
@@ -104,7 +90,7 @@ static unsigned long long shm_pidns(void)
  * leaves ~1.4 MiB in /dev/shm that nobody else knows about. A name whose
  * creator is gone (same pid namespace and user) belongs to no live job.
  */
-static void shm_reap(void)
+static void shm_reap(const struct hop_prov_ctx *ctx)
 {
 	unsigned long long ns = shm_pidns(), sns, rnd;
 	char name[NAME_MAX + 2];
@@ -131,14 +117,14 @@ static void shm_reap(void)
 	}
 	closedir(d);
 	if (n)
-		HOP_INFO("shm: removed %d segment(s) that ranks killed during "
+		HOP_PROV_INFO(ctx, "removed %d segment(s) that ranks killed during "
 			 "set-up left in /dev/shm", n);
 }
 
 /* Create and initialise this rank's segment as @name. */
 static int shm_create(struct hop_prov *prov, struct shm_info *info)
 {
-	struct hop_comm *comm = prov->comm;
+	const struct hop_prov_ctx *ctx = prov->ctx;
 	uint64_t ring = shm_ring_size_for(prov->nranks);
 	uint64_t hdr = round_page(sizeof(struct shm_seg));
 	uint64_t mrt = round_page(hop_mrtab_size(SHM_MR_SLOTS));
@@ -158,7 +144,7 @@ static int shm_create(struct hop_prov *prov, struct shm_info *info)
 	info->seg_size = size;
 	fd = shm_open(info->name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
 	if (fd < 0)
-		return hop_comm_fail(comm, HOP_ERR_SYSTEM,
+		return ctx->fail_comm(ctx, HOP_ERR_SYSTEM,
 				     "shm: shm_open(%s): %s", info->name,
 				     strerror(errno));
 	/* reserve the memory now: a full /dev/shm fails here, not as SIGBUS */
@@ -166,7 +152,7 @@ static int shm_create(struct hop_prov *prov, struct shm_info *info)
 	if (err) {
 		close(fd);
 		shm_unlink(info->name);
-		return hop_comm_fail(comm, HOP_ERR_SYSTEM,
+		return ctx->fail_comm(ctx, HOP_ERR_SYSTEM,
 				     "shm: cannot reserve %llu bytes in "
 				     "/dev/shm for %s: %s",
 				     (unsigned long long)size, info->name,
@@ -177,7 +163,7 @@ static int shm_create(struct hop_prov *prov, struct shm_info *info)
 	close(fd);
 	if (seg == MAP_FAILED) {
 		shm_unlink(info->name);
-		return hop_comm_fail(comm, HOP_ERR_SYSTEM,
+		return ctx->fail_comm(ctx, HOP_ERR_SYSTEM,
 				     "shm: mmap of %llu bytes: %s",
 				     (unsigned long long)size, strerror(err));
 	}
@@ -194,7 +180,7 @@ static int shm_create(struct hop_prov *prov, struct shm_info *info)
 	prov->seg = seg;
 	if (shm_mr_init(prov, (uint8_t *)seg + hdr, SHM_MR_SLOTS)) {
 		shm_unlink(info->name);
-		return hop_comm_fail(comm, HOP_ERR_NO_MEMORY,
+		return ctx->fail_comm(ctx, HOP_ERR_NO_MEMORY,
 				     "shm: out of memory");
 	}
 	for (int r = 0; r < prov->nranks; r++)
@@ -207,7 +193,7 @@ static int shm_create(struct hop_prov *prov, struct shm_info *info)
 /* Map rank @r's segment described by @info. */
 static int shm_attach(struct hop_prov *prov, int r, const struct shm_info *in)
 {
-	struct hop_comm *comm = prov->comm;
+	const struct hop_prov_ctx *ctx = prov->ctx;
 	struct shm_seg *seg;
 	struct stat st;
 	char name[SHM_NAME_LEN];
@@ -217,14 +203,14 @@ static int shm_attach(struct hop_prov *prov, int r, const struct shm_info *in)
 	name[sizeof(name) - 1] = '\0';
 	fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
 	if (fd < 0)
-		return hop_comm_fail(comm, HOP_ERR_TRANSPORT,
+		return ctx->fail_comm(ctx, HOP_ERR_TRANSPORT,
 				     "shm: cannot open rank %d's segment %s: "
 				     "%s (is rank %d on another host?)",
 				     r, name, strerror(errno), r);
 	if (fstat(fd, &st) || (uint64_t)st.st_size != in->seg_size ||
 	    in->seg_size != prov->seg->seg_size) {
 		close(fd);
-		return hop_comm_fail(comm, HOP_ERR_TRANSPORT,
+		return ctx->fail_comm(ctx, HOP_ERR_TRANSPORT,
 				     "shm: rank %d's segment %s has %lld "
 				     "bytes, expected %llu",
 				     r, name, (long long)st.st_size,
@@ -235,7 +221,7 @@ static int shm_attach(struct hop_prov *prov, int r, const struct shm_info *in)
 	err = errno;
 	close(fd);
 	if (seg == MAP_FAILED)
-		return hop_comm_fail(comm, HOP_ERR_SYSTEM,
+		return ctx->fail_comm(ctx, HOP_ERR_SYSTEM,
 				     "shm: mmap of rank %d's segment: %s", r,
 				     strerror(err));
 	prov->peers[r].seg = seg;
@@ -246,7 +232,7 @@ static int shm_attach(struct hop_prov *prov, int r, const struct shm_info *in)
 	    seg->ring_stride != prov->seg->ring_stride ||
 	    seg->rings_off != prov->seg->rings_off ||
 	    seg->mrtab_off != prov->seg->mrtab_off)
-		return hop_comm_fail(comm, HOP_ERR_TRANSPORT,
+		return ctx->fail_comm(ctx, HOP_ERR_TRANSPORT,
 				     "shm: rank %d's segment %s is not a "
 				     "matching hop segment (rank %d, %u ranks)",
 				     r, name, seg->rank, seg->nranks);
@@ -254,7 +240,7 @@ static int shm_attach(struct hop_prov *prov, int r, const struct shm_info *in)
 	 * through this mapping faults instead of widening a region */
 	if (mprotect((uint8_t *)seg + prov->seg->mrtab_off,
 		     prov->seg->rings_off - prov->seg->mrtab_off, PROT_READ))
-		return hop_comm_fail(comm, HOP_ERR_SYSTEM,
+		return ctx->fail_comm(ctx, HOP_ERR_SYSTEM,
 				     "shm: cannot map rank %d's region table "
 				     "read-only: %s", r, strerror(errno));
 	return 0;
@@ -324,27 +310,24 @@ static size_t shm_inline_max(uint64_t ring_size, size_t eager_size)
 
 int shm_open_prov(const struct hop_prov_ctx *ctx, struct hop_prov **out)
 {
-	struct hop_comm *comm = hop_prov_comm(ctx);
-	struct hop_bootstrap *bs = comm->bs;
-	uint64_t deadline = hop_comm_deadline(comm);
 	struct shm_info mine, *all = NULL;
 	int32_t ok, *oks = NULL;
 	struct hop_prov *prov;
-	int ret, create_ret, n = comm->nranks;
+	int ret, create_ret, n = ctx->nranks;
 
 	prov = calloc(1, sizeof(*prov));
 	if (!prov)
-		return hop_comm_fail(comm, HOP_ERR_NO_MEMORY,
+		return ctx->fail_comm(ctx, HOP_ERR_NO_MEMORY,
 				     "shm: out of memory");
-	prov->comm = comm;
-	prov->rank = comm->rank;
+	prov->ctx = ctx;
+	prov->rank = ctx->rank;
 	prov->nranks = n;
-	prov->use_cma = shm_env_cma();
+	prov->use_cma = hop_prov_setting_int(ctx, "HOP_SHM_CMA", 1) != 0;
 	prov->peers = calloc((size_t)n, sizeof(*prov->peers));
 	all = calloc((size_t)n, sizeof(*all));
 	oks = calloc((size_t)n, sizeof(*oks));
 	if (!prov->peers || !all || !oks || hop_cqring_init(&prov->cq, 1024)) {
-		ret = hop_comm_fail(comm, HOP_ERR_NO_MEMORY,
+		ret = ctx->fail_comm(ctx, HOP_ERR_NO_MEMORY,
 				    "shm: out of memory");
 		goto err_free;
 	}
@@ -353,28 +336,25 @@ int shm_open_prov(const struct hop_prov_ctx *ctx, struct hop_prov **out)
 		prov->peers[r].sq = malloc(SHM_SQ_DEPTH *
 					   sizeof(*prov->peers[r].sq));
 		if (!prov->peers[r].sq) {
-			ret = hop_comm_fail(comm, HOP_ERR_NO_MEMORY,
+			ret = ctx->fail_comm(ctx, HOP_ERR_NO_MEMORY,
 					    "shm: out of memory");
 			goto err_free;
 		}
 	}
-	shm_reap();
+	shm_reap(ctx);
 	memset(&mine, 0, sizeof(mine));
 	/* on failure, still take part in the exchanges below (with an empty
 	 * name) so every rank fails promptly instead of timing out */
 	create_ret = shm_create(prov, &mine);
 	if (create_ret)
 		memset(mine.name, 0, sizeof(mine.name));
-	ret = hop_bootstrap_allgather(bs, &mine, all, sizeof(mine), deadline);
-	if (ret) {
-		ret = hop_comm_fail(comm, ret,
-				    "shm: exchanging segment names failed: %s",
-				    hop_bootstrap_error(bs));
+	/* a failed exchange is described by hop already */
+	ret = ctx->allgather(ctx, &mine, all, sizeof(mine));
+	if (ret)
 		goto err_unlink;
-	}
 	ok = !create_ret;
 	for (int r = 0; r < n && ok; r++) {
-		if (r == comm->rank)
+		if (r == ctx->rank)
 			continue;
 		if (!all[r].name[0])
 			ok = 0; /* reported by rank r itself */
@@ -382,29 +362,25 @@ int shm_open_prov(const struct hop_prov_ctx *ctx, struct hop_prov **out)
 			ok = 0;
 	}
 	/* everyone has mapped (or failed): the names can go */
-	ret = hop_bootstrap_allgather(bs, &ok, oks, sizeof(ok), deadline);
+	ret = ctx->allgather(ctx, &ok, oks, sizeof(ok));
 	if (!create_ret)
 		shm_unlink(mine.name);
 	if (create_ret) {
 		ret = create_ret;
 		goto err_free;
 	}
-	if (ret) {
-		ret = hop_comm_fail(comm, ret,
-				    "shm: segment barrier failed: %s",
-				    hop_bootstrap_error(bs));
+	if (ret)
 		goto err_free;
-	}
 	for (int r = 0; r < n; r++)
 		if (!oks[r]) {
-			if (hop_emu_failed(&comm->failed))
-				ret = hop_emu_failed(&comm->failed);
+			if (ctx->failed(ctx))
+				ret = ctx->failed(ctx);
 			else if (!all[r].name[0])
-				ret = hop_comm_fail(comm, HOP_ERR_TRANSPORT,
+				ret = ctx->fail_comm(ctx, HOP_ERR_TRANSPORT,
 						    "shm: rank %d could not "
 						    "create its segment", r);
 			else
-				ret = hop_comm_fail(comm, HOP_ERR_TRANSPORT,
+				ret = ctx->fail_comm(ctx, HOP_ERR_TRANSPORT,
 						    "shm: rank %d could not "
 						    "map its peers' segments",
 						    r);
@@ -413,10 +389,11 @@ int shm_open_prov(const struct hop_prov_ctx *ctx, struct hop_prov **out)
 	for (int r = 0; r < n; r++)
 		shm_peer_setup(prov, r, (pid_t)all[r].pid);
 	prov->inline_max = shm_inline_max(prov->seg->ring_size,
-					  comm->cfg.eager_size);
+					  (size_t)hop_prov_setting_int(
+						  ctx, "HOP_EAGER_SIZE", 0));
 	prov->chunk = (size_t)(prov->seg->ring_size / 4) - SHM_ENT_HDR;
 	prov->next_live = hop_now_ns() + SHM_LIVENESS_NS;
-	HOP_INFO("shm: mapped %d segment(s) of %llu KiB (ring %llu KiB, "
+	HOP_PROV_INFO(ctx, "mapped %d segment(s) of %llu KiB (ring %llu KiB, "
 		 "inline <= %zu B, CMA %s)",
 		 n, (unsigned long long)(prov->seg->seg_size >> 10),
 		 (unsigned long long)(prov->seg->ring_size >> 10),
@@ -455,6 +432,24 @@ static int shm_peer_closed(struct hop_prov *prov, int peer)
 				    memory_order_acquire);
 }
 
+/*
+ * Emulated: a write is a memcpy (or process_vm_writev) of the writer,
+ * which may move a word in pieces. Link: 0.9 us one-way flag handoff
+ * between two processes, 8.9 GB/s single-core memcpy (16 MiB) less
+ * copy-engine overheads, two concurrent copies 1.2x slower. A larger
+ * eager size leaves the ring for process_vm_writev and was slower
+ * (docs/providers.md).
+ */
+static const struct hop_prov_caps shm_caps = {
+	.size = sizeof(struct hop_prov_caps),
+	.flags = 0,
+	.eager_size = 8192,
+	.alpha = 1.0e-6,
+	.beta = 6.0e9,
+	.duplex = 1.2,
+	.min_chunk = 4096,
+};
+
 const struct hop_prov_ops hop_prov_shm = {
 	.size = sizeof(struct hop_prov_ops),
 	.name = "shm",
@@ -469,4 +464,5 @@ const struct hop_prov_ops hop_prov_shm = {
 	.wait = shm_wait,
 	.max_inline = shm_max_inline,
 	.peer_closed = shm_peer_closed,
+	.caps = &shm_caps,
 };

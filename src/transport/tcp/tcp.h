@@ -33,9 +33,8 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-#include "core/core.h"
 #include "transport/emu.h"
-#include "transport/provider.h"
+#include "transport/prov_common.h"
 
 #define TCP_MAGIC 0x54504f48u   /* "HOPT" little-endian */
 #define TCP_HELLO_MAGIC 0x48504f48u /* "HOPH" */
@@ -126,7 +125,7 @@ struct tcp_peer {
 };
 
 struct hop_prov {
-	struct hop_comm *comm;
+	const struct hop_prov_ctx *ctx;
 	int rank, nranks;
 	struct tcp_peer *peers;
 	struct pollfd *pfd;     /* wait(): one per peer */

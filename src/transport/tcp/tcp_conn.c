@@ -21,7 +21,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "core/bootstrap.h"
 #include "core/wire.h"
 #include "transport/tcp/tcp.h"
 
@@ -111,9 +110,10 @@ static int hs_connect(struct tcp_hs *h, const struct tcp_addr *a)
 }
 
 /* Outgoing @h failed before the answer: connect again a little later. */
-static void hs_retry(struct tcp_hs *h, const char *why)
+static void hs_retry(struct hs_set *set, struct tcp_hs *h, const char *why)
 {
-	HOP_TRACE("tcp: connection to rank %d: %s; retrying", h->peer, why);
+	HOP_PROV_TRACE(set->prov->ctx, "connection to rank %d: %s; retrying",
+		       h->peer, why);
 	if (h->fd >= 0)
 		close(h->fd);
 	h->fd = -1;
@@ -138,8 +138,8 @@ static void hs_drop(struct hs_set *set, struct tcp_hs *h)
 static void hs_drop_stranger(struct hs_set *set, struct tcp_hs *h,
 			     const char *why)
 {
-	HOP_INFO("tcp: closed an unauthenticated incoming connection: %s",
-		 why);
+	HOP_PROV_INFO(set->prov->ctx, "closed an unauthenticated incoming "
+		      "connection: %s", why);
 	set->strangers++;
 	hs_drop(set, h);
 }
@@ -152,7 +152,7 @@ static int hs_check_hello(struct hs_set *set, struct tcp_hs *h,
 
 	if (tcp_hello_parse(h->in, TCP_HELLO_LEN, hello, why, whylen))
 		return HOP_ERR_AUTH;
-	if (!hop_ct_equal(hello->secret, set->secret, HOP_SECRET_BYTES)) {
+	if (!hop_ct_equal(hello->secret, set->secret, HOP_PROV_SECRET_LEN)) {
 		snprintf(why, whylen, "wrong secret");
 		return HOP_ERR_AUTH;
 	}
@@ -183,7 +183,7 @@ static void hs_accept_hello(struct hs_set *set, struct tcp_hs *h,
 		.nranks = (uint32_t)prov->nranks,
 	};
 
-	memcpy(me.secret, set->secret, HOP_SECRET_BYTES);
+	memcpy(me.secret, set->secret, HOP_PROV_SECRET_LEN);
 	tcp_hello_pack(&me, h->out);
 	h->peer = (int)hello->rank;
 	/* claim the rank now so a duplicate is refused */
@@ -207,7 +207,7 @@ static int hs_step(struct hs_set *set, struct tcp_hs *h, short rev)
 		getsockopt(h->fd, SOL_SOCKET, SO_ERROR, &err, &el);
 		if (err) {
 			/* refused or reset: the peer may still be starting */
-			hs_retry(h, strerror(err));
+			hs_retry(set, h, strerror(err));
 			return 0;
 		}
 		h->state = HS_SEND;
@@ -235,10 +235,13 @@ static int hs_step(struct hs_set *set, struct tcp_hs *h, short rev)
 		return 0;
 	if (hs_check_hello(set, h, &hello, why, sizeof(why))) {
 		if (h->outgoing)
-			return hop_comm_fail(prov->comm, HOP_ERR_AUTH,
+			return prov->ctx->fail_comm(prov->ctx, HOP_ERR_AUTH,
 					     "tcp: rank %d answered with a bad "
 					     "hello: %s", h->peer, why);
-		HOP_WARN_LIMITED("tcp: dropped an incoming connection: %s", why);
+		/* a stranger may knock at will: the first few are news */
+		prov->ctx->log(prov->ctx, set->strangers < 3 ? HOP_PROV_LOG_WARN
+				   : HOP_PROV_LOG_TRACE, "dropped an incoming "
+				   "connection: %s", why);
 		set->strangers++;
 		hs_drop(set, h);
 		return 0;
@@ -255,12 +258,12 @@ conn_lost:
 		/* closed before its answer: our connection may have been
 		 * taken for a stranger's; the deadline bounds the retries */
 		h->resets++;
-		hs_retry(h, "closed during the handshake");
+		hs_retry(set, h, "closed during the handshake");
 	} else if (h->state == HS_RECV) {
 		hs_drop_stranger(set, h, "closed before its hello");
 	} else {
-		HOP_INFO("tcp: rank %d closed its connection during the "
-			 "handshake; waiting for it again", h->peer);
+		HOP_PROV_INFO(prov->ctx, "rank %d closed its connection during "
+			      "the handshake; waiting for it again", h->peer);
 		hs_drop(set, h);
 	}
 	return 0;
@@ -298,8 +301,8 @@ static void hs_accept(struct hs_set *set, int lfd)
 	if (fd < 0)
 		return;
 	if ((slot = hs_free_slot(set)) < 0) {
-		HOP_INFO("tcp: every pending slot holds a rank; closed an "
-			 "incoming connection");
+		HOP_PROV_INFO(set->prov->ctx, "every pending slot holds a "
+			      "rank; closed an incoming connection");
 		set->strangers++;
 		close(fd);
 		return;
@@ -338,7 +341,7 @@ static void hs_dial(struct hs_set *set, const struct tcp_addr *addrs,
 		if (h->state != HS_FREE || h->retry_at > now)
 			continue;
 		if ((err = hs_connect(h, &addrs[h->peer])))
-			hs_retry(h, strerror(-err));
+			hs_retry(set, h, strerror(-err));
 	}
 }
 
@@ -380,10 +383,10 @@ static int hs_timeout(struct hs_set *set)
 		snprintf(note, sizeof(note), "; %d of our connects were closed "
 			 "during the handshake, %d unauthenticated incoming "
 			 "connection(s) were closed", resets, set->strangers);
-	return hop_comm_fail(prov->comm, HOP_ERR_TIMEOUT,
+	return prov->ctx->fail_comm(prov->ctx, HOP_ERR_TIMEOUT,
 			     "tcp: connecting to rank(s) %s timed out after %d "
 			     "ms (HOP_TIMEOUT)%s", miss[0] ? miss : "?",
-			     prov->comm->cfg.timeout_ms, note);
+			     prov->ctx->timeout_ms, note);
 }
 
 static int hs_set_init(struct hs_set *set, struct hop_prov *prov,
@@ -401,7 +404,7 @@ static int hs_set_init(struct hs_set *set, struct hop_prov *prov,
 	set->hs = calloc((size_t)set->nhs, sizeof(*set->hs));
 	if (!set->hs)
 		return -1;
-	memcpy(hello.secret, secret, HOP_SECRET_BYTES);
+	memcpy(hello.secret, secret, HOP_PROV_SECRET_LEN);
 	for (int i = 0; i < set->nhs; i++) {
 		set->hs[i].fd = -1;
 		set->hs[i].peer = -1;
@@ -427,7 +430,7 @@ int tcp_connect_all(struct hop_prov *prov, int lfd,
 	if (hs_set_init(&set, prov, secret) ||
 	    !(pfd = calloc((size_t)set.nhs + 1, sizeof(*pfd))) ||
 	    !(map = calloc((size_t)set.nhs + 1, sizeof(*map)))) {
-		ret = hop_comm_fail(prov->comm, HOP_ERR_NO_MEMORY,
+		ret = prov->ctx->fail_comm(prov->ctx, HOP_ERR_NO_MEMORY,
 				    "tcp: out of memory connecting %d ranks",
 				    prov->nranks);
 		goto out;
@@ -463,7 +466,7 @@ int tcp_connect_all(struct hop_prov *prov, int lfd,
 		if (timeout > 20)
 			timeout = 20; /* retries of refused connects */
 		if (poll(pfd, (nfds_t)np, timeout) < 0 && errno != EINTR) {
-			ret = hop_comm_fail(prov->comm, HOP_ERR_SYSTEM,
+			ret = prov->ctx->fail_comm(prov->ctx, HOP_ERR_SYSTEM,
 					    "tcp: poll: %s", strerror(errno));
 			goto out;
 		}
@@ -480,7 +483,7 @@ int tcp_connect_all(struct hop_prov *prov, int lfd,
 	}
 out:
 	if (set.strangers)
-		HOP_WARN("tcp: closed %d incoming connection(s) that did not "
+		HOP_PROV_WARN(prov->ctx, "closed %d incoming connection(s) that did not "
 			 "authenticate while connecting the ranks (another "
 			 "process connected to this rank's listener)",
 			 set.strangers);

@@ -9,7 +9,7 @@
 
 static struct hop_emu_mr_set tcp_mr_set(struct hop_prov *prov)
 {
-	return (struct hop_emu_mr_set){ prov->comm, "tcp", TCP_MR_MAGIC,
+	return (struct hop_emu_mr_set){ prov->ctx, "tcp", TCP_MR_MAGIC,
 					&prov->mrs, &prov->mrs_live };
 }
 

@@ -20,7 +20,7 @@ size_t tcp_max_inline(const struct hop_prov *prov)
 
 static int tcp_failed(struct hop_prov *prov)
 {
-	return hop_emu_failed(&prov->comm->failed);
+	return prov->ctx->failed(prov->ctx);
 }
 
 /* Common checks of a post to @peer; 0 when it may go ahead. */
@@ -32,21 +32,21 @@ static int tcp_post_check(struct hop_prov *prov, int peer, unsigned flags,
 	if (f)
 		return f;
 	if (peer < 0 || peer >= prov->nranks)
-		return hop_set_error(prov->comm, HOP_ERR_INVALID_ARG,
+		return prov->ctx->error(prov->ctx, HOP_ERR_INVALID_ARG,
 				     "tcp: %s to rank %d: no such rank "
 				     "(size %d)", what, peer, prov->nranks);
 	if (flags & ~(unsigned)(HOP_WR_SIGNALED | HOP_WR_IMM))
-		return hop_set_error(prov->comm, HOP_ERR_INVALID_ARG,
+		return prov->ctx->error(prov->ctx, HOP_ERR_INVALID_ARG,
 				     "tcp: %s to rank %d: unknown flags 0x%x",
 				     what, peer, flags);
 	if (peer != prov->rank &&
 	    (prov->peers[peer].fd < 0 || prov->peers[peer].bye)) {
 		if (prov->peers[peer].bye)
-			return hop_comm_fail(prov->comm, HOP_ERR_PEER_FAILED,
+			return prov->ctx->fail_comm(prov->ctx, HOP_ERR_PEER_FAILED,
 					     "tcp: %s to rank %d, which has "
 					     "closed its communicator",
 					     what, peer);
-		return hop_comm_fail(prov->comm, HOP_ERR_PEER_FAILED,
+		return prov->ctx->fail_comm(prov->ctx, HOP_ERR_PEER_FAILED,
 				     "tcp: %s to rank %d: not connected",
 				     what, peer);
 	}
@@ -59,7 +59,7 @@ static int tcp_local_cqe(struct hop_prov *prov, int op, int peer,
 	struct hop_cqe *c = hop_cqring_push(&prov->cq);
 
 	if (!c)
-		return hop_comm_fail(prov->comm, HOP_ERR_NO_MEMORY,
+		return prov->ctx->fail_comm(prov->ctx, HOP_ERR_NO_MEMORY,
 				     "tcp: out of memory queueing a "
 				     "completion for rank %d", peer);
 	c->op = op;
@@ -98,7 +98,7 @@ static int tcp_write_self(struct hop_prov *prov, const void *laddr,
 	if (len) {
 		if (hop_mrtab_check(prov->mrs.tab, rkey, raddr, len,
 				    HOP_PROV_REMOTE_WRITE, why, sizeof(why)))
-			return hop_comm_fail(prov->comm, HOP_ERR_OUT_OF_BOUNDS,
+			return prov->ctx->fail_comm(prov->ctx, HOP_ERR_OUT_OF_BOUNDS,
 					     "tcp: write of %zu bytes to rank "
 					     "%d (self): %s",
 					     len, prov->rank, why);
@@ -106,7 +106,7 @@ static int tcp_write_self(struct hop_prov *prov, const void *laddr,
 	}
 	if (flags & HOP_WR_IMM) {
 		if (!(c = hop_cqring_push(&prov->cq)))
-			return hop_comm_fail(prov->comm, HOP_ERR_NO_MEMORY,
+			return prov->ctx->fail_comm(prov->ctx, HOP_ERR_NO_MEMORY,
 					     "tcp: out of memory");
 		c->op = HOP_CQE_RECV_IMM;
 		c->peer = prov->rank;
@@ -132,26 +132,26 @@ int tcp_post_write(struct hop_prov *prov, int peer, struct hop_prov_mr *lmr,
 	if ((ret = tcp_post_check(prov, peer, flags, "write")))
 		return ret;
 	if (len && !laddr)
-		return hop_set_error(prov->comm, HOP_ERR_INVALID_ARG,
+		return prov->ctx->error(prov->ctx, HOP_ERR_INVALID_ARG,
 				     "tcp: write to rank %d: NULL source", peer);
 	if (lmr) {
 		uintptr_t a = (uintptr_t)laddr, b = (uintptr_t)lmr->addr;
 
 		if (a < b || len > lmr->len || a - b > lmr->len - len)
-			return hop_set_error(prov->comm, HOP_ERR_INVALID_ARG,
+			return prov->ctx->error(prov->ctx, HOP_ERR_INVALID_ARG,
 					     "tcp: write to rank %d: source "
 					     "[%p, +%zu) is outside its local "
 					     "region [%p, +%zu)",
 					     peer, laddr, len, lmr->addr,
 					     lmr->len);
 	} else if (len > TCP_INLINE) {
-		return hop_set_error(prov->comm, HOP_ERR_INVALID_ARG,
+		return prov->ctx->error(prov->ctx, HOP_ERR_INVALID_ARG,
 				     "tcp: write of %zu bytes to rank %d "
 				     "without a registered source (max_inline "
 				     "%d)", len, peer, TCP_INLINE);
 	}
 	if (len > TCP_MAX_WRITE)
-		return hop_set_error(prov->comm, HOP_ERR_INVALID_ARG,
+		return prov->ctx->error(prov->ctx, HOP_ERR_INVALID_ARG,
 				     "tcp: write of %zu bytes to rank %d "
 				     "exceeds %llu", len, peer,
 				     (unsigned long long)TCP_MAX_WRITE);
@@ -198,11 +198,11 @@ int tcp_post_send(struct hop_prov *prov, int peer, const void *buf,
 				  "send")))
 		return ret;
 	if (flags & HOP_WR_IMM)
-		return hop_set_error(prov->comm, HOP_ERR_INVALID_ARG,
+		return prov->ctx->error(prov->ctx, HOP_ERR_INVALID_ARG,
 				     "tcp: send to rank %d: IMM is for writes",
 				     peer);
 	if (len > HOP_PROV_SEND_MAX || (len && !buf))
-		return hop_set_error(prov->comm, HOP_ERR_INVALID_ARG,
+		return prov->ctx->error(prov->ctx, HOP_ERR_INVALID_ARG,
 				     "tcp: send of %zu bytes to rank %d: "
 				     "%s", len, peer,
 				     buf ? "larger than HOP_PROV_SEND_MAX (64)"
@@ -211,7 +211,7 @@ int tcp_post_send(struct hop_prov *prov, int peer, const void *buf,
 		struct hop_cqe *c = hop_cqring_push(&prov->cq);
 
 		if (!c)
-			return hop_comm_fail(prov->comm, HOP_ERR_NO_MEMORY,
+			return prov->ctx->fail_comm(prov->ctx, HOP_ERR_NO_MEMORY,
 					     "tcp: out of memory");
 		c->op = HOP_CQE_RECV;
 		c->peer = peer;

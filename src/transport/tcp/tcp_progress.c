@@ -95,7 +95,7 @@ int tcp_tx_progress(struct hop_prov *prov, struct tcp_peer *p)
 				struct hop_cqe *c = hop_cqring_push(&prov->cq);
 
 				if (!c)
-					return hop_comm_fail(prov->comm,
+					return prov->ctx->fail_comm(prov->ctx,
 						HOP_ERR_NO_MEMORY,
 						"tcp: out of memory");
 				c->op = e->op;
@@ -121,7 +121,7 @@ static int tcp_rx_complete(struct hop_prov *prov, struct tcp_peer *p)
 	if (p->cur.op == TCP_OP_WRITE && !(p->cur.flags & TCP_F_IMM))
 		return 0;
 	if (!(c = hop_cqring_push(&prov->cq)))
-		return hop_comm_fail(prov->comm, HOP_ERR_NO_MEMORY,
+		return prov->ctx->fail_comm(prov->ctx, HOP_ERR_NO_MEMORY,
 				     "tcp: out of memory");
 	if (p->cur.op == TCP_OP_WRITE) {
 		c->op = HOP_CQE_RECV_IMM;
@@ -171,10 +171,9 @@ static int tcp_rx_header(struct hop_prov *prov, struct tcp_peer *p)
 
 		return tcp_peer_fail(prov, p, code,
 				     "tcp: rank %d rejected data from this "
-				     "rank (%s: %s) and closed the connection; "
-				     "its log names the cause",
-				     p->rank, hop_err_name(code),
-				     hop_strerror(code));
+				     "rank (error %d) and closed the "
+				     "connection; its log names the cause",
+				     p->rank, code);
 	}
 	}
 	p->left = p->cur.len;
@@ -317,7 +316,7 @@ int tcp_poll(struct hop_prov *prov, struct hop_cqe *cqe, int max)
 {
 	int n = prov->nranks, ret, f;
 
-	if ((f = hop_emu_failed(&prov->comm->failed)))
+	if ((f = prov->ctx->failed(prov->ctx)))
 		return f;
 	if (prov->sq_busy) {
 		for (int r = 0; r < n; r++) {
@@ -366,7 +365,7 @@ void tcp_wait(struct hop_prov *prov, int timeout_us)
 	int np = 0;
 
 	if (prov->cq.count ||
-	    hop_emu_failed(&prov->comm->failed))
+	    prov->ctx->failed(prov->ctx))
 		return;
 	for (int r = 0; r < prov->nranks; r++) {
 		struct tcp_peer *p = &prov->peers[r];

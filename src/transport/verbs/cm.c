@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/bootstrap.h"
 #include "core/wire.h"
 #include "transport/verbs/verbs.h"
 
@@ -74,38 +73,38 @@ struct cm_addr {
 	uint16_t pad;
 };
 
-int vrb_cm_listen(struct hop_prov *prov, struct hop_bootstrap *bs)
+int vrb_cm_listen(struct hop_prov *prov)
 {
-	const struct hop_config *cfg = &prov->comm->cfg;
+	const struct vrb_cfg *cfg = &prov->cfg;
 	struct sockaddr_in sin;
 	char ip[INET_ADDRSTRLEN];
 	int flags;
 
 	memset(&sin, 0, sizeof(sin));
 	sin.sin_family = AF_INET;
-	sin.sin_addr = hop_bootstrap_local_addr(bs);
+	sin.sin_addr.s_addr = prov->pctx->local_addr;
 	inet_ntop(AF_INET, &sin.sin_addr, ip, sizeof(ip));
 	prov->cm_ch = rdma_create_event_channel();
 	if (!prov->cm_ch)
-		return hop_comm_fail(prov->comm, HOP_ERR_NO_DEVICE,
+		return prov->pctx->fail_comm(prov->pctx, HOP_ERR_NO_DEVICE,
 				     "verbs: rank %d: rdma_create_event_channel: %s "
 				     "(is rdma_ucm loaded? /dev/infiniband/rdma_cm; "
 				     "or use HOP_IB_CM=oob)", prov->rank, strerror(errno));
 	flags = fcntl(prov->cm_ch->fd, F_GETFL);
 	if (flags < 0 || fcntl(prov->cm_ch->fd, F_SETFL, flags | O_NONBLOCK) < 0)
-		return hop_comm_fail(prov->comm, HOP_ERR_SYSTEM,
+		return prov->pctx->fail_comm(prov->pctx, HOP_ERR_SYSTEM,
 				     "verbs: rank %d: fcntl(rdma_cm channel): %s",
 				     prov->rank, strerror(errno));
 	if (rdma_create_id(prov->cm_ch, &prov->listen_id, NULL, RDMA_PS_TCP))
-		return hop_comm_fail(prov->comm, HOP_ERR_TRANSPORT,
+		return prov->pctx->fail_comm(prov->pctx, HOP_ERR_TRANSPORT,
 				     "verbs: rank %d: rdma_create_id: %s", prov->rank,
 				     strerror(errno));
 	if (rdma_bind_addr(prov->listen_id, (struct sockaddr *)&sin))
-		return hop_comm_fail(prov->comm, HOP_ERR_NO_DEVICE,
+		return prov->pctx->fail_comm(prov->pctx, HOP_ERR_NO_DEVICE,
 				     "verbs: rank %d: rdma_bind_addr(%s): %s", prov->rank,
 				     ip, strerror(errno));
 	if (!prov->listen_id->verbs)
-		return hop_comm_fail(prov->comm, HOP_ERR_NO_DEVICE,
+		return prov->pctx->fail_comm(prov->pctx, HOP_ERR_NO_DEVICE,
 				     "verbs: rank %d: the bootstrap address %s "
 				     "(HOP_SOCKET_IFNAME=%s) is not on an RDMA device: "
 				     "set HOP_SOCKET_IFNAME to the RDMA netdev, or "
@@ -117,27 +116,27 @@ int vrb_cm_listen(struct hop_prov *prov, struct hop_bootstrap *bs)
 		 ibv_get_device_name(prov->ctx->device));
 	prov->port = prov->listen_id->port_num;
 	if (cfg->ib_device[0] && strcmp(cfg->ib_device, prov->devname))
-		return hop_comm_fail(prov->comm, HOP_ERR_NO_DEVICE,
+		return prov->pctx->fail_comm(prov->pctx, HOP_ERR_NO_DEVICE,
 				     "verbs: rank %d: HOP_IB_DEVICE=%s, but the bootstrap "
 				     "address %s is on %s: set HOP_SOCKET_IFNAME to a "
 				     "netdev of %s, or HOP_IB_CM=oob", prov->rank,
 				     cfg->ib_device, ip, prov->devname, cfg->ib_device);
 	if (rdma_listen(prov->listen_id, prov->nranks < 1024 ? prov->nranks + 8 : 1024))
-		return hop_comm_fail(prov->comm, HOP_ERR_TRANSPORT,
+		return prov->pctx->fail_comm(prov->pctx, HOP_ERR_TRANSPORT,
 				     "verbs: rank %d: rdma_listen(%s): %s", prov->rank,
 				     ip, strerror(errno));
 	return 0;
 }
 
 static void hello_param(struct hop_prov *prov, struct vrb_peer *p,
-			struct hop_bootstrap *bs, uint8_t *buf,
+			uint8_t *buf,
 			struct rdma_conn_param *cp)
 {
 	struct vrb_hello h;
 
 	h.rank = (uint32_t)prov->rank;
 	h.nranks = (uint32_t)prov->nranks;
-	memcpy(h.secret, hop_bootstrap_secret(bs), 16);
+	memcpy(h.secret, prov->pctx->secret, HOP_PROV_SECRET_LEN);
 	vrb_hello_pack(&h, buf);
 	memset(cp, 0, sizeof(*cp));
 	cp->private_data = buf;
@@ -191,13 +190,13 @@ static int cm_drop(struct hop_prov *prov, struct vrb_peer *p, const char *why,
 }
 
 static int cm_start(struct hop_prov *prov, struct vrb_peer *p,
-		    const struct cm_addr *dst, struct hop_bootstrap *bs)
+		    const struct cm_addr *dst)
 {
 	struct sockaddr_in src, to;
 
 	memset(&src, 0, sizeof(src));
 	src.sin_family = AF_INET;
-	src.sin_addr = hop_bootstrap_local_addr(bs);
+	src.sin_addr.s_addr = prov->pctx->local_addr;
 	memset(&to, 0, sizeof(to));
 	to.sin_family = AF_INET;
 	to.sin_addr.s_addr = dst->ip;
@@ -219,14 +218,14 @@ static int cm_start(struct hop_prov *prov, struct vrb_peer *p,
 
 struct cm_ctx {
 	struct hop_prov *prov;
-	struct hop_bootstrap *bs;
+	int setup;              /* connecting the ranks: requests welcome */
 	int left;               /* peers not connected yet */
 	int inflight;           /* active attempts in progress */
 };
 
 static int secret_ok(const struct cm_ctx *c, const uint8_t *secret)
 {
-	return hop_ct_equal(secret, hop_bootstrap_secret(c->bs), HOP_SECRET_BYTES);
+	return hop_ct_equal(secret, c->prov->pctx->secret, HOP_PROV_SECRET_LEN);
 }
 
 static int cm_established(struct cm_ctx *c, struct vrb_peer *p)
@@ -265,7 +264,7 @@ static int cm_request(struct cm_ctx *c, struct rdma_cm_id *id, const void *pd,
 			snprintf(why, sizeof(why), "rank %u is already connected", h.rank);
 	}
 	if (why[0]) {
-		HOP_WARN("verbs: rank %d: rejecting a connection: %s", prov->rank, why);
+		HOP_PROV_WARN(prov->pctx, "rank %d: rejecting a connection: %s", prov->rank, why);
 		rdma_reject(id, NULL, 0);
 		rdma_destroy_id(id);
 		return 0;
@@ -279,7 +278,7 @@ static int cm_request(struct cm_ctx *c, struct rdma_cm_id *id, const void *pd,
 	p->attempts++;
 	if ((rc = cm_qp_to(prov, p, IBV_QPS_RTS)))
 		return rc;
-	hello_param(prov, p, c->bs, buf, &cp);
+	hello_param(prov, p, buf, &cp);
 	if (rdma_accept(id, &cp)) {
 		snprintf(why, sizeof(why), "rdma_accept: %s", strerror(errno));
 		return cm_drop(prov, p, why, 0);
@@ -314,9 +313,9 @@ static int cm_event(struct cm_ctx *c, struct rdma_cm_event *ev)
 	rdma_ack_cm_event(ev);  /* before any rdma_destroy_id below */
 
 	if (type == RDMA_CM_EVENT_CONNECT_REQUEST) {
-		if (c->bs)
+		if (c->setup)
 			return cm_request(c, id, pd, pdlen);
-		HOP_WARN("verbs: rank %d: rejecting a connection request after "
+		HOP_PROV_WARN(prov->pctx, "rank %d: rejecting a connection request after "
 			 "set-up", prov->rank);
 		rdma_reject(id, NULL, 0);
 		rdma_destroy_id(id);
@@ -344,7 +343,7 @@ static int cm_event(struct cm_ctx *c, struct rdma_cm_event *ev)
 
 		if ((rc = cm_qp_to(prov, p, IBV_QPS_INIT)))
 			return rc;
-		hello_param(prov, p, c->bs, buf, &cp);
+		hello_param(prov, p, buf, &cp);
 		if (rdma_connect(id, &cp)) {
 			snprintf(why, sizeof(why), "rdma_connect: %s", strerror(errno));
 			return cm_drop(prov, p, why, 200000000ull);
@@ -388,7 +387,7 @@ static int cm_event(struct cm_ctx *c, struct rdma_cm_event *ev)
 	case RDMA_CM_EVENT_CONNECT_ERROR:
 		snprintf(why, sizeof(why), "%s (status %d) after %d attempt(s)",
 			 ev_str(type), status, p->attempts);
-		HOP_INFO("verbs: rank %d: connection with rank %d: %s; retrying",
+		HOP_PROV_INFO(prov->pctx, "rank %d: connection with rank %d: %s; retrying",
 			 prov->rank, p->rank, why);
 		if (p->state == VRB_PEER_RTS)
 			return vrb_peer_fail(prov, p, HOP_ERR_PEER_FAILED, "%s", why);
@@ -422,7 +421,7 @@ static int cm_drain(struct cm_ctx *c)
 		if ((rc = cm_event(c, ev)) < 0)
 			return rc;
 	if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-		return hop_comm_fail(c->prov->comm, HOP_ERR_TRANSPORT,
+		return c->prov->pctx->fail_comm(c->prov->pctx, HOP_ERR_TRANSPORT,
 				     "verbs: rank %d: rdma_get_cm_event: %s",
 				     c->prov->rank, strerror(errno));
 	return 0;
@@ -446,15 +445,14 @@ static int cm_timeout(struct hop_prov *prov)
 		if (w > 0)
 			used += (size_t)w;
 	}
-	return hop_comm_fail(prov->comm, HOP_ERR_TIMEOUT,
+	return prov->pctx->fail_comm(prov->pctx, HOP_ERR_TIMEOUT,
 			     "verbs: rank %d: rdma_cm connections not established "
 			     "before the deadline (HOP_TIMEOUT):%s", prov->rank, list);
 }
 
-int vrb_cm_connect_all(struct hop_prov *prov, struct hop_bootstrap *bs,
-		       uint64_t deadline_ns)
+int vrb_cm_connect_all(struct hop_prov *prov, uint64_t deadline_ns)
 {
-	struct cm_ctx c = { .prov = prov, .bs = bs };
+	struct cm_ctx c = { .prov = prov, .setup = 1 };
 	struct cm_addr me, *all;
 	struct sockaddr_in *sin;
 	int rc;
@@ -465,13 +463,10 @@ int vrb_cm_connect_all(struct hop_prov *prov, struct hop_bootstrap *bs,
 	me.pad = 0;
 	all = calloc((size_t)prov->nranks, sizeof(*all));
 	if (!all)
-		return hop_comm_fail(prov->comm, HOP_ERR_NO_MEMORY, "verbs: out of memory");
-	rc = hop_bootstrap_allgather(bs, &me, all, sizeof(me), deadline_ns);
-	if (rc) {
-		rc = hop_comm_fail(prov->comm, rc, "verbs: rank %d: exchanging rdma_cm "
-				   "addresses: %s", prov->rank, hop_bootstrap_error(bs));
+		return prov->pctx->fail_comm(prov->pctx, HOP_ERR_NO_MEMORY, "verbs: out of memory");
+	/* a failed exchange is described by hop already */
+	if ((rc = prov->pctx->allgather(prov->pctx, &me, all, sizeof(me))))
 		goto out;
-	}
 	c.left = prov->nranks - 1;
 	for (int r = 0; r < prov->nranks; r++)
 		prov->peers[r].active = r < prov->rank;
@@ -490,7 +485,7 @@ int vrb_cm_connect_all(struct hop_prov *prov, struct hop_bootstrap *bs,
 			if (p->state != VRB_PEER_INIT || p->retry_at_ns > now)
 				continue;
 			c.inflight++;
-			if ((rc = cm_start(prov, p, &all[r], bs)))
+			if ((rc = cm_start(prov, p, &all[r])))
 				goto out;
 			if (p->state != VRB_PEER_CONNECTING)
 				c.inflight--;   /* dropped at once, retried later */
@@ -501,7 +496,7 @@ int vrb_cm_connect_all(struct hop_prov *prov, struct hop_bootstrap *bs,
 			goto out;
 	}
 	rc = 0;
-	HOP_INFO("verbs: rank %d: %d rdma_cm connections on %s", prov->rank,
+	HOP_PROV_INFO(prov->pctx, "rank %d: %d rdma_cm connections on %s", prov->rank,
 		 prov->nranks - 1, prov->devname);
 out:
 	free(all);

@@ -220,7 +220,7 @@ static void list_gids(const struct vrb_gid *g, int n, char *buf, size_t len)
  * success fill the port fields of @prov (when not NULL) and return 1; else
  * append what was seen to @seen and return 0.
  */
-static int port_fits(struct ibv_context *ctx, int port, const struct hop_config *cfg,
+static int port_fits(struct ibv_context *ctx, int port, const struct vrb_cfg *cfg,
 		     uint32_t pref_ipv4, struct hop_prov *prov, char *seen,
 		     size_t seenlen)
 {
@@ -279,7 +279,7 @@ static void list_devices(struct ibv_device **l, int num, char *buf, size_t len)
  * why each one was passed over. @pref_ipv4 and @prov go to port_fits().
  */
 static struct ibv_context *open_fitting(struct ibv_device **l, int num,
-					const struct hop_config *cfg,
+					const struct vrb_cfg *cfg,
 					uint32_t pref_ipv4,
 					struct hop_prov *prov, int *matched,
 					char *seen, size_t seenlen)
@@ -304,14 +304,49 @@ static struct ibv_context *open_fitting(struct ibv_device **l, int num,
 	return NULL;
 }
 
+void vrb_cfg_load(const struct hop_prov_ctx *ctx, struct vrb_cfg *cfg)
+{
+	static const struct {
+		const char *var;
+		size_t off;
+		int dflt;
+	} ints[] = {
+#define VRB_INT(v, f, d) { v, offsetof(struct vrb_cfg, f), d }
+		VRB_INT("HOP_IB_PORT", ib_port, 1),
+		VRB_INT("HOP_IB_GID_INDEX", ib_gid_index, -1),
+		VRB_INT("HOP_IB_TIMEOUT", ib_timeout, 18),
+		VRB_INT("HOP_IB_RETRY_CNT", ib_retry_cnt, 7),
+		VRB_INT("HOP_IB_MTU", ib_mtu, 0),
+		VRB_INT("HOP_IB_SIGNAL_EVERY", ib_signal_every, 16),
+		VRB_INT("HOP_IB_LIVENESS_MS", ib_liveness_ms, 1000),
+		VRB_INT("HOP_YIELD_US", yield_us, -1),
+		VRB_INT("HOP_SPIN", spin_count, -1),
+#undef VRB_INT
+	};
+
+	memset(cfg, 0, sizeof(*cfg));
+	for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++)
+		*(int *)(void *)((char *)cfg + ints[i].off) =
+			(int)hop_prov_setting_int(ctx, ints[i].var, ints[i].dflt);
+	hop_prov_setting_str(ctx, "HOP_IB_DEVICE", cfg->ib_device,
+			     sizeof(cfg->ib_device), "");
+	if (!hop_prov_setting_str(ctx, "HOP_IB_CM", cfg->ib_cm,
+				  sizeof(cfg->ib_cm), NULL))
+		snprintf(cfg->ib_cm, sizeof(cfg->ib_cm), "rdmacm");
+	hop_prov_setting_str(ctx, "HOP_SOCKET_IFNAME", cfg->socket_ifname,
+			     sizeof(cfg->socket_ifname), "");
+	cfg->timeout_ms = ctx->timeout_ms;
+}
+
 int vrb_usable(const struct hop_prov_ctx *ctx, char *why, size_t whylen)
 {
-	const struct hop_config *cfg = &hop_prov_comm(ctx)->cfg;
+	struct vrb_cfg cfgv, *cfg = &cfgv;
 	struct ibv_device **l;
 	struct ibv_context *dev;
 	char seen[1024] = "";
 	int num = 0, matched = 0;
 
+	vrb_cfg_load(ctx, cfg);
 	l = ibv_get_device_list(&num);
 	if (!l || num == 0) {
 		snprintf(why, whylen,
@@ -339,7 +374,7 @@ int vrb_usable(const struct hop_prov_ctx *ctx, char *why, size_t whylen)
 
 int vrb_dev_open(struct hop_prov *prov, uint32_t pref_ipv4)
 {
-	const struct hop_config *cfg = &prov->comm->cfg;
+	const struct vrb_cfg *cfg = &prov->cfg;
 	struct ibv_device **l;
 	struct ibv_context *dev;
 	char seen[1024] = "", names[256] = "";
@@ -349,7 +384,7 @@ int vrb_dev_open(struct hop_prov *prov, uint32_t pref_ipv4)
 	if (!l || num == 0) {
 		if (l)
 			ibv_free_device_list(l);
-		return hop_comm_fail(prov->comm, HOP_ERR_NO_DEVICE,
+		return prov->pctx->fail_comm(prov->pctx, HOP_ERR_NO_DEVICE,
 				     "verbs: rank %d: no RDMA devices found "
 				     "(ibv_get_device_list returned 0)", prov->rank);
 	}
@@ -366,10 +401,10 @@ int vrb_dev_open(struct hop_prov *prov, uint32_t pref_ipv4)
 	list_devices(l, num, names, sizeof(names));
 	ibv_free_device_list(l);
 	if (!matched)
-		return hop_comm_fail(prov->comm, HOP_ERR_NO_DEVICE,
+		return prov->pctx->fail_comm(prov->pctx, HOP_ERR_NO_DEVICE,
 				     "verbs: rank %d: HOP_IB_DEVICE=%s not found; devices: %s",
 				     prov->rank, cfg->ib_device, names);
-	return hop_comm_fail(prov->comm, HOP_ERR_NO_DEVICE,
+	return prov->pctx->fail_comm(prov->pctx, HOP_ERR_NO_DEVICE,
 			     "verbs: rank %d: no device with an ACTIVE port %d and a "
 			     "usable GID (devices: %s%s)", prov->rank, cfg->ib_port,
 			     names, seen);
@@ -377,22 +412,22 @@ int vrb_dev_open(struct hop_prov *prov, uint32_t pref_ipv4)
 
 int vrb_port_setup(struct hop_prov *prov, uint32_t pref_ipv4)
 {
-	const struct hop_config *cfg = &prov->comm->cfg;
+	const struct vrb_cfg *cfg = &prov->cfg;
 	struct ibv_device_attr da;
 	char seen[1024] = "";
 
 	if (ibv_query_device(prov->ctx, &da))
-		return hop_comm_fail(prov->comm, HOP_ERR_TRANSPORT,
+		return prov->pctx->fail_comm(prov->pctx, HOP_ERR_TRANSPORT,
 				     "verbs: rank %d: ibv_query_device(%s): %s",
 				     prov->rank, prov->devname, strerror(errno));
 	if (!port_fits(prov->ctx, prov->port, cfg, pref_ipv4, prov, seen, sizeof(seen)))
-		return hop_comm_fail(prov->comm, HOP_ERR_NO_DEVICE,
+		return prov->pctx->fail_comm(prov->pctx, HOP_ERR_NO_DEVICE,
 				     "verbs: rank %d: %s port %d does not fit%s",
 				     prov->rank, prov->devname, prov->port, seen);
 	prov->rd_atom = da.max_qp_rd_atom > 0 ? 1 : 0;
 	prov->retry_cnt = vrb_retry_cnt(cfg->ib_retry_cnt, da.vendor_id);
 	if (prov->retry_cnt != cfg->ib_retry_cnt)
-		HOP_INFO("verbs: rank %d: %s is Soft-RoCE, which retries forever "
+		HOP_PROV_INFO(prov->pctx, "rank %d: %s is Soft-RoCE, which retries forever "
 			 "with retry_cnt 7: using %d so a dead link fails",
 			 prov->rank, prov->devname, prov->retry_cnt);
 	prov->mtu = prov->active_mtu;
@@ -400,11 +435,11 @@ int vrb_port_setup(struct hop_prov *prov, uint32_t pref_ipv4)
 		int want = vrb_mtu_from_bytes(cfg->ib_mtu);
 
 		if (!want)
-			return hop_comm_fail(prov->comm, HOP_ERR_CONFIG,
+			return prov->pctx->fail_comm(prov->pctx, HOP_ERR_CONFIG,
 					     "verbs: HOP_IB_MTU=%d is not one of 256, 512, "
 					     "1024, 2048, 4096", cfg->ib_mtu);
 		if (want > prov->active_mtu)
-			HOP_WARN("verbs: HOP_IB_MTU=%d exceeds the active MTU %d of %s "
+			HOP_PROV_WARN(prov->pctx, "HOP_IB_MTU=%d exceeds the active MTU %d of %s "
 				 "port %d; using %d", cfg->ib_mtu,
 				 128 << prov->active_mtu, prov->devname, prov->port,
 				 128 << prov->active_mtu);
@@ -415,7 +450,7 @@ int vrb_port_setup(struct hop_prov *prov, uint32_t pref_ipv4)
 		char g[64];
 
 		vrb_gid_str(prov->gid.raw, g, sizeof(g));
-		HOP_INFO("verbs: rank %d: %s port %d gid[%d] %s lid %u mtu %d",
+		HOP_PROV_INFO(prov->pctx, "rank %d: %s port %d gid[%d] %s lid %u mtu %d",
 			 prov->rank, prov->devname, prov->port, prov->gid_index, g,
 			 prov->lid, 128 << prov->mtu);
 	}

@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/bootstrap.h"
 #include "transport/verbs/verbs.h"
 
 /* ------------------------------------------------------------------ */
@@ -76,7 +75,7 @@ int vrb_qp_rtr(struct hop_prov *prov, struct vrb_peer *p,
 int vrb_qp_rts(struct hop_prov *prov, struct vrb_peer *p,
 	       struct ibv_qp_attr *a, int mask)
 {
-	const struct hop_config *cfg = &prov->comm->cfg;
+	const struct vrb_cfg *cfg = &prov->cfg;
 	int rc;
 
 	a->qp_state = IBV_QPS_RTS;
@@ -176,7 +175,7 @@ static int create_qp(struct hop_prov *prov, struct vrb_peer *p)
 		if (err != EINVAL && err != ENOMEM)
 			break;
 	}
-	return hop_comm_fail(prov->comm, err == ENOMEM ? HOP_ERR_NO_MEMORY : HOP_ERR_TRANSPORT,
+	return prov->pctx->fail_comm(prov->pctx, err == ENOMEM ? HOP_ERR_NO_MEMORY : HOP_ERR_TRANSPORT,
 			     "verbs: rank %d: ibv_create_qp(RC, %u/%u WRs) for rank %d "
 			     "on %s: %s", prov->rank, prov->sq_depth, prov->rq_depth,
 			     p->rank, prov->devname, strerror(err));
@@ -194,13 +193,13 @@ static void *zalloc_aligned(size_t len)
 
 static int create_resources(struct hop_prov *prov)
 {
-	const struct hop_config *cfg = &prov->comm->cfg;
+	const struct vrb_cfg *cfg = &prov->cfg;
 	struct ibv_device_attr da;
 	size_t n = (size_t)prov->nranks;
 	int cqe, flags;
 
 	if (ibv_query_device(prov->ctx, &da))
-		return hop_comm_fail(prov->comm, HOP_ERR_TRANSPORT,
+		return prov->pctx->fail_comm(prov->pctx, HOP_ERR_TRANSPORT,
 				     "verbs: rank %d: ibv_query_device(%s): %s",
 				     prov->rank, prov->devname, strerror(errno));
 	prov->sq_depth = VRB_SQ_DEPTH;
@@ -215,27 +214,27 @@ static int create_resources(struct hop_prov *prov)
 	}
 	cqe = (int)((prov->sq_depth + prov->rq_depth) * n);
 	if (cqe > da.max_cqe)
-		return hop_comm_fail(prov->comm, HOP_ERR_NO_MEMORY,
+		return prov->pctx->fail_comm(prov->pctx, HOP_ERR_NO_MEMORY,
 				     "verbs: rank %d: %zu QPs need a CQ of %d entries; "
 				     "%s allows %d", prov->rank, n, cqe, prov->devname,
 				     da.max_cqe);
 	prov->signal_every = (uint32_t)(cfg->ib_signal_every > 0 ? cfg->ib_signal_every : 1);
 
 	if (!(prov->pd = ibv_alloc_pd(prov->ctx)))
-		return hop_comm_fail(prov->comm, HOP_ERR_TRANSPORT,
+		return prov->pctx->fail_comm(prov->pctx, HOP_ERR_TRANSPORT,
 				     "verbs: rank %d: ibv_alloc_pd(%s): %s", prov->rank,
 				     prov->devname, strerror(errno));
 	if (!(prov->ch = ibv_create_comp_channel(prov->ctx)))
-		return hop_comm_fail(prov->comm, HOP_ERR_TRANSPORT,
+		return prov->pctx->fail_comm(prov->pctx, HOP_ERR_TRANSPORT,
 				     "verbs: rank %d: ibv_create_comp_channel(%s): %s",
 				     prov->rank, prov->devname, strerror(errno));
 	flags = fcntl(prov->ch->fd, F_GETFL);
 	if (flags < 0 || fcntl(prov->ch->fd, F_SETFL, flags | O_NONBLOCK) < 0)
-		return hop_comm_fail(prov->comm, HOP_ERR_SYSTEM,
+		return prov->pctx->fail_comm(prov->pctx, HOP_ERR_SYSTEM,
 				     "verbs: rank %d: fcntl(completion channel): %s",
 				     prov->rank, strerror(errno));
 	if (!(prov->cq = ibv_create_cq(prov->ctx, cqe, prov, prov->ch, 0)))
-		return hop_comm_fail(prov->comm, HOP_ERR_TRANSPORT,
+		return prov->pctx->fail_comm(prov->pctx, HOP_ERR_TRANSPORT,
 				     "verbs: rank %d: ibv_create_cq(%d) on %s: %s",
 				     prov->rank, cqe, prov->devname, strerror(errno));
 
@@ -244,13 +243,13 @@ static int create_resources(struct hop_prov *prov)
 	prov->ready = calloc(n, sizeof(int));
 	prov->dirty = calloc(n, sizeof(int));
 	if (!prov->rslab || !prov->peers || !prov->ready || !prov->dirty)
-		return hop_comm_fail(prov->comm, HOP_ERR_NO_MEMORY,
+		return prov->pctx->fail_comm(prov->pctx, HOP_ERR_NO_MEMORY,
 				     "verbs: rank %d: out of memory for %zu peers",
 				     prov->rank, n);
 	prov->rslab_mr = ibv_reg_mr(prov->pd, prov->rslab, n * prov->rq_depth * VRB_RBUF,
 				    IBV_ACCESS_LOCAL_WRITE);
 	if (!prov->rslab_mr)
-		return hop_comm_fail(prov->comm, HOP_ERR_TRANSPORT,
+		return prov->pctx->fail_comm(prov->pctx, HOP_ERR_TRANSPORT,
 				     "verbs: rank %d: ibv_reg_mr(receive buffers, %zu "
 				     "bytes): %s", prov->rank,
 				     n * prov->rq_depth * VRB_RBUF, strerror(errno));
@@ -262,7 +261,7 @@ static int create_resources(struct hop_prov *prov)
 		p->rank = (int)r;
 		p->rbuf = prov->rslab + r * prov->rq_depth * VRB_RBUF;
 		if ((rc = vrb_sq_init(&p->sq, prov->sq_depth, prov->signal_every)))
-			return hop_comm_fail(prov->comm, rc, "verbs: rank %d: out of "
+			return prov->pctx->fail_comm(prov->pctx, rc, "verbs: rank %d: out of "
 					     "memory for send queue accounting", prov->rank);
 		if ((rc = create_qp(prov, p)))
 			return rc;
@@ -274,17 +273,17 @@ static int create_resources(struct hop_prov *prov)
 
 		prov->sslab = zalloc_aligned(len);
 		if (!prov->sslab)
-			return hop_comm_fail(prov->comm, HOP_ERR_NO_MEMORY,
+			return prov->pctx->fail_comm(prov->pctx, HOP_ERR_NO_MEMORY,
 					     "verbs: rank %d: out of memory", prov->rank);
 		prov->sslab_mr = ibv_reg_mr(prov->pd, prov->sslab, len, 0);
 		if (!prov->sslab_mr)
-			return hop_comm_fail(prov->comm, HOP_ERR_TRANSPORT,
+			return prov->pctx->fail_comm(prov->pctx, HOP_ERR_TRANSPORT,
 					     "verbs: rank %d: ibv_reg_mr(send slots): %s",
 					     prov->rank, strerror(errno));
 		for (size_t r = 0; r < n; r++)
 			prov->peers[r].sbuf = prov->sslab + r * prov->sq_depth * VRB_RBUF;
 	}
-	HOP_INFO("verbs: rank %d: %zu RC QPs, %u send / %u receive WRs each, "
+	HOP_PROV_INFO(prov->pctx, "rank %d: %zu RC QPs, %u send / %u receive WRs each, "
 		 "inline %u, signal every %u", prov->rank, n, prov->sq_depth,
 		 prov->rq_depth, prov->max_inline, prov->peers[0].sq.every);
 	return 0;
@@ -303,49 +302,52 @@ static int create_resources(struct hop_prov *prov)
  * MPI libraries over verbs) makes reused addresses keep their pages. Once
  * per process, on the first verbs open.
  */
-static void keep_heap_mapped(void)
+static void keep_heap_mapped(const struct hop_prov *prov)
 {
+	(void)prov;
 #ifdef __GLIBC__
 	static atomic_flag done = ATOMIC_FLAG_INIT;
 
 	if (atomic_flag_test_and_set(&done))
 		return;
 	if (mallopt(M_MMAP_MAX, 0) && mallopt(M_TRIM_THRESHOLD, -1))
-		HOP_INFO("verbs: malloc keeps freed memory mapped (M_MMAP_MAX 0, "
+		HOP_PROV_INFO(prov->pctx, "malloc keeps freed memory mapped (M_MMAP_MAX 0, "
 			 "M_TRIM_THRESHOLD -1) so cached registrations stay valid");
 	else
-		HOP_WARN("verbs: mallopt failed: cached registrations of freed and "
+		HOP_PROV_WARN(prov->pctx, "mallopt failed: cached registrations of freed and "
 			 "reallocated buffers may go stale");
 #endif
 }
 
 int vrb_open(const struct hop_prov_ctx *ctx, struct hop_prov **out)
 {
-	struct hop_comm *comm;
-	struct hop_bootstrap *bs;
 	uint64_t deadline;
 	struct hop_prov *prov;
 	uint32_t pref;
 	int rc;
 
-	/* hop_prov_comm(NULL) is not NULL: check ctx itself first */
-	if (!ctx || !out || !(bs = (comm = hop_prov_comm(ctx))->bs))
+	/* a context without the bootstrap services (not hop's) */
+	if (!ctx || !out || !HOP_PROV_CTX_HAS(ctx, secret) || !ctx->secret)
 		return HOP_ERR_INVALID_ARG;
-	deadline = hop_comm_deadline(comm);
-	if (strcmp(comm->cfg.ib_cm, "rdmacm") && strcmp(comm->cfg.ib_cm, "oob"))
-		return hop_comm_fail(comm, HOP_ERR_CONFIG, "verbs: HOP_IB_CM=%s: "
-				     "expected rdmacm or oob", comm->cfg.ib_cm);
+	deadline = hop_prov_deadline(ctx);
 	if (!(prov = calloc(1, sizeof(*prov))))
-		return hop_comm_fail(comm, HOP_ERR_NO_MEMORY, "verbs: out of memory");
-	prov->comm = comm;
-	prov->rank = comm->rank;
-	prov->nranks = comm->nranks;
-	prov->use_cm = !strcmp(comm->cfg.ib_cm, "rdmacm");
+		return ctx->fail_comm(ctx, HOP_ERR_NO_MEMORY, "verbs: out of memory");
+	prov->pctx = ctx;
+	vrb_cfg_load(ctx, &prov->cfg);
+	if (strcmp(prov->cfg.ib_cm, "rdmacm") && strcmp(prov->cfg.ib_cm, "oob")) {
+		rc = ctx->fail_comm(ctx, HOP_ERR_CONFIG, "verbs: HOP_IB_CM=%s: "
+				    "expected rdmacm or oob", prov->cfg.ib_cm);
+		free(prov);
+		return rc;
+	}
+	prov->rank = ctx->rank;
+	prov->nranks = ctx->nranks;
+	prov->use_cm = !strcmp(prov->cfg.ib_cm, "rdmacm");
 	prov->gid_index = -1;
-	pref = hop_bootstrap_local_addr(bs).s_addr;
-	keep_heap_mapped();
+	pref = ctx->local_addr;
+	keep_heap_mapped(prov);
 
-	rc = prov->use_cm ? vrb_cm_listen(prov, bs) : vrb_dev_open(prov, pref);
+	rc = prov->use_cm ? vrb_cm_listen(prov) : vrb_dev_open(prov, pref);
 	if (rc)
 		goto err_close;
 	if ((rc = vrb_port_setup(prov, pref)))
@@ -354,16 +356,14 @@ int vrb_open(const struct hop_prov_ctx *ctx, struct hop_prov **out)
 		goto err_close;
 	if ((rc = connect_self(prov)))
 		goto err_close;
-	rc = prov->use_cm ? vrb_cm_connect_all(prov, bs, deadline) :
-			    vrb_oob_connect_all(prov, bs, deadline);
+	rc = prov->use_cm ? vrb_cm_connect_all(prov, deadline) :
+			    vrb_oob_connect_all(prov);
 	if (rc)
 		goto err_close;
-	/* nobody posts before every rank's QPs are ready */
-	if ((rc = hop_bootstrap_barrier(bs, deadline))) {
-		rc = hop_comm_fail(comm, rc, "verbs: rank %d: barrier after "
-				   "connecting: %s", prov->rank, hop_bootstrap_error(bs));
+	/* nobody posts before every rank's QPs are ready (a failed barrier
+	 * is described by hop already) */
+	if ((rc = ctx->barrier(ctx)))
 		goto err_close;
-	}
 	vrb_live_init(prov);
 	*out = prov;
 	return 0;
@@ -375,7 +375,7 @@ err_close:
 /* Say BYE to every connected peer and give the BYEs a moment to leave. */
 static void say_bye(struct hop_prov *prov)
 {
-	int64_t ms = prov->comm->cfg.timeout_ms < 1000 ? prov->comm->cfg.timeout_ms : 1000;
+	int64_t ms = prov->pctx->timeout_ms < 1000 ? prov->pctx->timeout_ms : 1000;
 	uint64_t end = hop_deadline_after(ms);
 	int left = 0;
 
@@ -389,7 +389,7 @@ static void say_bye(struct hop_prov *prov)
 	}
 	/* a failed comm has nobody to wait for (and no side effect here) */
 	while (left && !hop_deadline_passed(end) &&
-	       !atomic_load(&prov->comm->failed) && !atomic_load(&prov->comm->aborted)) {
+	       !prov->pctx->failed(prov->pctx)) {
 		struct ibv_wc wc[32];
 		int got = ibv_poll_cq(prov->cq, 32, wc);
 
@@ -429,7 +429,7 @@ void vrb_close(struct hop_prov *prov)
 			struct vrb_peer *p = &prov->peers[r];
 
 			if (p->qp && ibv_destroy_qp(p->qp))
-				HOP_WARN("verbs: rank %d: ibv_destroy_qp(0x%x) failed",
+				HOP_PROV_WARN(prov->pctx, "rank %d: ibv_destroy_qp(0x%x) failed",
 					 prov->rank, p->qp->qp_num);
 			vrb_sq_fini(&p->sq);
 		}
@@ -467,6 +467,25 @@ static int vrb_peer_closed(struct hop_prov *prov, int peer)
 	       prov->peers[peer].state == VRB_PEER_CLOSED;
 }
 
+/*
+ * RDMA: the HCA (or rxe in the kernel) places writes; an 8-byte aligned
+ * word of a write is placed whole and after the bytes before it, which
+ * the LL protocol's flag words need. Eager: a rendezvous costs two more
+ * crossings of the wire than an eager message's two copies, so up to 64
+ * KiB (hop_config_eager_auto() shrinks it with the registered memory).
+ * Link: SoftRoCE (rxe) on two cores, software on both sides: estimates,
+ * to be replaced by a hop-probe profile.
+ */
+static const struct hop_prov_caps vrb_caps = {
+	.size = sizeof(struct hop_prov_caps),
+	.flags = HOP_PROV_CAP_RDMA | HOP_PROV_CAP_ATOMIC8,
+	.eager_size = 65536,
+	.alpha = 20.0e-6,
+	.beta = 1.0e9,
+	.duplex = 1.6,
+	.min_chunk = 4096,
+};
+
 const struct hop_prov_ops hop_prov_verbs = {
 	.size = sizeof(struct hop_prov_ops),
 	.name = "verbs",
@@ -481,4 +500,5 @@ const struct hop_prov_ops hop_prov_verbs = {
 	.wait = vrb_wait,
 	.max_inline = vrb_max_inline,
 	.peer_closed = vrb_peer_closed,
+	.caps = &vrb_caps,
 };

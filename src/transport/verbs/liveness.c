@@ -45,7 +45,7 @@ int vrb_retry_cnt(int want, uint32_t vendor_id)
 
 void vrb_live_init(struct hop_prov *prov)
 {
-	const struct hop_config *cfg = &prov->comm->cfg;
+	const struct vrb_cfg *cfg = &prov->cfg;
 	double ack_s = 4.096e-6 * (double)(1ull << cfg->ib_timeout);
 	double budget_s = (double)cfg->ib_liveness_ms / 1000.0 +
 			  (prov->retry_cnt + 1) * ack_s;
@@ -59,11 +59,11 @@ void vrb_live_init(struct hop_prov *prov)
 	prov->async_ok = fl >= 0 &&
 			 fcntl(prov->ctx->async_fd, F_SETFL, fl | O_NONBLOCK) == 0;
 	if (!prov->async_ok)
-		HOP_INFO("verbs: rank %d: async events of %s not pollable (%s): a "
+		HOP_PROV_INFO(prov->pctx, "rank %d: async events of %s not pollable (%s): a "
 			 "port going down is found by the probes only", prov->rank,
 			 prov->devname, strerror(errno));
 	if (prov->live_ns && budget_s >= (double)cfg->timeout_ms / 1000.0)
-		HOP_INFO("verbs: rank %d: a cut link takes HOP_IB_LIVENESS_MS + "
+		HOP_PROV_INFO(prov->pctx, "rank %d: a cut link takes HOP_IB_LIVENESS_MS + "
 			 "(HOP_IB_RETRY_CNT + 1) x 4.096 us x 2^HOP_IB_TIMEOUT = "
 			 "%.1f s to be named, not less than HOP_TIMEOUT (%g s): a "
 			 "wait on a silent peer reports its timeout instead",
@@ -96,14 +96,14 @@ static int async_events(struct hop_prov *prov)
 		case IBV_EVENT_PORT_ERR:
 			if (ev.element.port_num != prov->port)
 				break;
-			rc = hop_comm_fail(prov->comm, HOP_ERR_TRANSPORT,
+			rc = prov->pctx->fail_comm(prov->pctx, HOP_ERR_TRANSPORT,
 					   "verbs: rank %d: port %d of %s went down "
 					   "(IBV_EVENT_PORT_ERR: link lost), no peer of "
 					   "its %d is reachable", prov->rank, prov->port,
 					   prov->devname, prov->nranks - 1);
 			break;
 		case IBV_EVENT_DEVICE_FATAL:
-			rc = hop_comm_fail(prov->comm, HOP_ERR_TRANSPORT,
+			rc = prov->pctx->fail_comm(prov->pctx, HOP_ERR_TRANSPORT,
 					   "verbs: rank %d: device %s failed "
 					   "(IBV_EVENT_DEVICE_FATAL)", prov->rank,
 					   prov->devname);
@@ -118,7 +118,7 @@ static int async_events(struct hop_prov *prov)
 						   ibv_event_type_str(ev.event_type));
 			break;
 		default:        /* PORT_ACTIVE, GID_CHANGE, COMM_EST, ...: no failure */
-			HOP_INFO("verbs: rank %d: async event on %s: %s", prov->rank,
+			HOP_PROV_INFO(prov->pctx, "rank %d: async event on %s: %s", prov->rank,
 				 prov->devname, ibv_event_type_str(ev.event_type));
 			break;
 		}
@@ -146,7 +146,7 @@ static int probe_round(struct hop_prov *prov)
 		}
 		if (rc < 0)
 			return rc;
-		HOP_TRACE("verbs: rank %d: liveness probe to rank %d (QP 0x%x)",
+		HOP_PROV_TRACE(prov->pctx, "rank %d: liveness probe to rank %d (QP 0x%x)",
 			  prov->rank, r, vrb_qpn(p));
 	}
 	return 0;

@@ -29,15 +29,15 @@ int vrb_mr_reg(struct hop_prov *prov, void *addr, size_t len, unsigned access,
 	struct vrb_mr *m;
 
 	if (!out || (len && !addr))
-		return hop_set_error(prov->comm, HOP_ERR_INVALID_ARG,
+		return prov->pctx->error(prov->pctx, HOP_ERR_INVALID_ARG,
 				     "verbs: mr_reg(%p, %zu): %s", addr, len,
 				     out ? "NULL address" : "NULL out");
 	if (access & ~(unsigned)(HOP_PROV_REMOTE_WRITE | HOP_PROV_REMOTE_READ))
-		return hop_set_error(prov->comm, HOP_ERR_INVALID_ARG,
+		return prov->pctx->error(prov->pctx, HOP_ERR_INVALID_ARG,
 				     "verbs: mr_reg: unknown access bits 0x%x", access);
 	m = calloc(1, sizeof(*m));
 	if (!m)
-		return hop_set_error(prov->comm, HOP_ERR_NO_MEMORY,
+		return prov->pctx->error(prov->pctx, HOP_ERR_NO_MEMORY,
 				     "verbs: mr_reg: out of memory");
 	if (len) {
 		m->mr = ibv_reg_mr(prov->pd, addr, len, vrb_access_flags(access));
@@ -45,7 +45,7 @@ int vrb_mr_reg(struct hop_prov *prov, void *addr, size_t len, unsigned access,
 			int e = errno;
 
 			free(m);
-			return hop_set_error(prov->comm,
+			return prov->pctx->error(prov->pctx,
 					     e == ENOMEM ? HOP_ERR_NO_MEMORY : HOP_ERR_TRANSPORT,
 					     "verbs: rank %d: ibv_reg_mr(%p, %zu bytes, "
 					     "access 0x%x) on %s: %s%s", prov->rank, addr,
@@ -80,7 +80,7 @@ static void mr_free(struct hop_prov *prov, struct vrb_mr *m)
 		int rc = ibv_dereg_mr(m->mr);
 
 		if (rc)
-			HOP_WARN("verbs: rank %d: ibv_dereg_mr(%p, %zu): %s",
+			HOP_PROV_WARN(prov->pctx, "rank %d: ibv_dereg_mr(%p, %zu): %s",
 				 prov->rank, m->pub.addr, m->pub.len, strerror(rc));
 	}
 	free(m);
@@ -91,7 +91,7 @@ int vrb_mr_dereg(struct hop_prov *prov, struct hop_prov_mr *mr)
 	struct vrb_mr *m = (struct vrb_mr *)mr;
 
 	if (!m || m->magic != VRB_MR_MAGIC)
-		return hop_set_error(prov->comm, HOP_ERR_INVALID_HANDLE,
+		return prov->pctx->error(prov->pctx, HOP_ERR_INVALID_HANDLE,
 				     "verbs: mr_dereg: %p is not a live region", (void *)mr);
 	mr_free(prov, m);
 	return 0;

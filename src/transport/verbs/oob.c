@@ -8,22 +8,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/bootstrap.h"
 #include "core/wire.h"
 #include "transport/verbs/verbs.h"
 
 #define OOB_HDR 24
 #define OOB_ENT 8
 
-int vrb_oob_connect_all(struct hop_prov *prov, struct hop_bootstrap *bs,
-			uint64_t deadline_ns)
+int vrb_oob_connect_all(struct hop_prov *prov)
 {
 	size_t len = OOB_HDR + OOB_ENT * (size_t)prov->nranks;
 	uint8_t *mine, *all;
 	int rc = 0;
 
-	if (len * (size_t)prov->nranks > HOP_BS_MAX_MSG)
-		return hop_comm_fail(prov->comm, HOP_ERR_NOT_SUPPORTED,
+	if (len * (size_t)prov->nranks > HOP_PROV_ALLGATHER_MAX)
+		return prov->pctx->fail_comm(prov->pctx, HOP_ERR_NOT_SUPPORTED,
 				     "verbs: HOP_IB_CM=oob exchanges %zu bytes for %d "
 				     "ranks, more than the bootstrap carries: use "
 				     "HOP_IB_CM=rdmacm", len * (size_t)prov->nranks,
@@ -31,7 +29,7 @@ int vrb_oob_connect_all(struct hop_prov *prov, struct hop_bootstrap *bs,
 	mine = calloc(1, len);
 	all = malloc(len * (size_t)prov->nranks);
 	if (!mine || !all) {
-		rc = hop_comm_fail(prov->comm, HOP_ERR_NO_MEMORY, "verbs: out of memory");
+		rc = prov->pctx->fail_comm(prov->pctx, HOP_ERR_NO_MEMORY, "verbs: out of memory");
 		goto out;
 	}
 	memcpy(mine, prov->gid.raw, 16);
@@ -43,12 +41,9 @@ int vrb_oob_connect_all(struct hop_prov *prov, struct hop_bootstrap *bs,
 		hop_put_le32(mine + OOB_HDR + OOB_ENT * (size_t)r, prov->peers[r].qp->qp_num);
 		hop_put_le32(mine + OOB_HDR + OOB_ENT * (size_t)r + 4, prov->peers[r].psn);
 	}
-	rc = hop_bootstrap_allgather(bs, mine, all, len, deadline_ns);
-	if (rc) {
-		rc = hop_comm_fail(prov->comm, rc, "verbs: rank %d: exchanging QP "
-				   "numbers: %s", prov->rank, hop_bootstrap_error(bs));
+	/* a failed exchange is described by hop already */
+	if ((rc = prov->pctx->allgather(prov->pctx, mine, all, len)))
 		goto out;
-	}
 	for (int r = 0; r < prov->nranks; r++) {
 		const uint8_t *h = all + len * (size_t)r;
 		const uint8_t *e = h + OOB_HDR + OOB_ENT * (size_t)prov->rank;

@@ -43,7 +43,7 @@ int vrb_peer_fail(struct hop_prov *prov, struct vrb_peer *p, int code,
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	return hop_comm_fail(prov->comm, code, "verbs: rank %d -> rank %d (QP 0x%x on %s): %s",
+	return prov->pctx->fail_comm(prov->pctx, code, "verbs: rank %d -> rank %d (QP 0x%x on %s): %s",
 			     prov->rank, p->rank, vrb_qpn(p), prov->devname, msg);
 }
 
@@ -126,7 +126,7 @@ static int handle_wc(struct hop_prov *prov, const struct ibv_wc *wc,
 	struct vrb_peer *p;
 
 	if (peer >= prov->nranks)
-		return hop_comm_fail(prov->comm, HOP_ERR_INTERNAL,
+		return prov->pctx->fail_comm(prov->pctx, HOP_ERR_INTERNAL,
 				     "verbs: rank %d: completion with a foreign wr_id "
 				     "0x%llx (QP 0x%x): %s", prov->rank,
 				     (unsigned long long)wc->wr_id, wc->qp_num,
@@ -158,11 +158,11 @@ static int handle_wc(struct hop_prov *prov, const struct ibv_wc *wc,
 				memcpy(&len, m + 4, 8);
 				c->len = (uint32_t)len;
 			} else if (what == VRB_CTRL_BYE) {
-				HOP_INFO("verbs: rank %d: rank %d closed its communicator",
+				HOP_PROV_INFO(prov->pctx, "rank %d: rank %d closed its communicator",
 					 prov->rank, p->rank);
 				p->state = VRB_PEER_CLOSED;
 			} else {
-				HOP_WARN("verbs: rank %d: unknown control message 0x%x "
+				HOP_PROV_WARN(prov->pctx, "rank %d: unknown control message 0x%x "
 					 "from rank %d", prov->rank, what, p->rank);
 			}
 		} else {
@@ -243,7 +243,7 @@ int vrb_poll(struct hop_prov *prov, struct hop_cqe *cqe, int max)
 	int n = 0, rc;
 
 	if (max <= 0 || !cqe)
-		return hop_set_error(prov->comm, HOP_ERR_INVALID_ARG,
+		return prov->pctx->error(prov->pctx, HOP_ERR_INVALID_ARG,
 				     "verbs: poll(%p, %d)", (void *)cqe, max);
 	if (prov->nready)
 		n = deliver_ready(prov, cqe, max);
@@ -259,7 +259,7 @@ int vrb_poll(struct hop_prov *prov, struct hop_cqe *cqe, int max)
 		int got = ibv_poll_cq(prov->cq, want, wc);
 
 		if (got < 0)
-			return hop_comm_fail(prov->comm, HOP_ERR_TRANSPORT,
+			return prov->pctx->fail_comm(prov->pctx, HOP_ERR_TRANSPORT,
 					     "verbs: rank %d: ibv_poll_cq on %s failed (%d)",
 					     prov->rank, prov->devname, got);
 		for (int i = 0; i < got; i++)
@@ -324,8 +324,8 @@ void vrb_wait(struct hop_prov *prov, int timeout_us)
 	if (now - prov->last_event_ns < VRB_BUSY_NS ||
 	    now - prov->last_small_ns < VRB_BUSY_SMALL_NS) {
 		uint64_t end = now + (uint64_t)timeout_us * 1000u;
-		int yield = prov->comm->cfg.yield_us > 0 ||
-			    prov->comm->cfg.spin_count == 0;
+		int yield = prov->cfg.yield_us > 0 ||
+			    prov->cfg.spin_count == 0;
 
 		do {
 			got = ibv_poll_cq(prov->cq, (int)(sizeof(prov->stash) /

@@ -129,12 +129,12 @@ size_t vrb_max_inline(const struct hop_prov *prov)
 static int check_peer(struct hop_prov *prov, int peer, struct vrb_peer **out)
 {
 	struct vrb_peer *p;
-	int failed = atomic_load_explicit(&prov->comm->failed, memory_order_relaxed);
+	int failed = prov->pctx->failed(prov->pctx);
 
 	if (failed)
 		return failed;  /* the cause is in the comm's message */
 	if (peer < 0 || peer >= prov->nranks)
-		return hop_set_error(prov->comm, HOP_ERR_INVALID_ARG,
+		return prov->pctx->error(prov->pctx, HOP_ERR_INVALID_ARG,
 				     "verbs: rank %d: post to rank %d, not in 0..%d",
 				     prov->rank, peer, prov->nranks - 1);
 	p = &prov->peers[peer];
@@ -228,7 +228,7 @@ static int post_split(struct hop_prov *prov, struct vrb_peer *p, uint32_t lkey,
 	int rc;
 
 	if (k + 1 > p->sq.depth / 2)
-		return hop_set_error(prov->comm, HOP_ERR_INVALID_ARG,
+		return prov->pctx->error(prov->pctx, HOP_ERR_INVALID_ARG,
 				     "verbs: write of %zu bytes to rank %d: more than "
 				     "%u x max_msg_sz %llu", len, p->rank,
 				     p->sq.depth / 2 - 1, (unsigned long long)prov->max_msg);
@@ -284,7 +284,7 @@ int vrb_post_write(struct hop_prov *prov, int peer, struct hop_prov_mr *lmr,
 	if ((rc = check_peer(prov, peer, &p)))
 		return rc;
 	if (len && !laddr)
-		return hop_set_error(prov->comm, HOP_ERR_INVALID_ARG,
+		return prov->pctx->error(prov->pctx, HOP_ERR_INVALID_ARG,
 				     "verbs: write of %zu bytes to rank %d from NULL",
 				     len, peer);
 	inl = len && len <= prov->max_inline;
@@ -294,13 +294,13 @@ int vrb_post_write(struct hop_prov *prov, int peer, struct hop_prov_mr *lmr,
 		const char *a = laddr, *base;
 
 		if (!m || m->magic != VRB_MR_MAGIC || !m->mr)
-			return hop_set_error(prov->comm, HOP_ERR_INVALID_ARG,
+			return prov->pctx->error(prov->pctx, HOP_ERR_INVALID_ARG,
 					     "verbs: write of %zu bytes to rank %d needs a "
 					     "registered source (max inline %u)", len,
 					     peer, prov->max_inline);
 		base = m->pub.addr;
 		if (a < base || len > m->pub.len || (size_t)(a - base) > m->pub.len - len)
-			return hop_set_error(prov->comm, HOP_ERR_OUT_OF_BOUNDS,
+			return prov->pctx->error(prov->pctx, HOP_ERR_OUT_OF_BOUNDS,
 					     "verbs: write source [%p, +%zu) to rank %d "
 					     "is outside its region [%p, +%zu)", laddr,
 					     len, peer, m->pub.addr, m->pub.len);
@@ -336,7 +336,7 @@ int vrb_post_send(struct hop_prov *prov, int peer, const void *buf,
 	if ((rc = check_peer(prov, peer, &p)))
 		return rc;
 	if (len > HOP_PROV_SEND_MAX || (len && !buf))
-		return hop_set_error(prov->comm, HOP_ERR_INVALID_ARG,
+		return prov->pctx->error(prov->pctx, HOP_ERR_INVALID_ARG,
 				     "verbs: send of %zu bytes to rank %d (%s)", len,
 				     peer, len > HOP_PROV_SEND_MAX ? "more than 64" :
 				     "NULL buffer");

@@ -44,9 +44,28 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
-#include "hop_autoconf.h"       /* HOP_HAVE_VERBS: declares hop_prov_verbs */
-#include "core/core.h"
-#include "transport/provider.h"
+#include "hop_autoconf.h"       /* HOP_HAVE_VERBS */
+#include <hop/provider.h>
+
+#include "transport/prov_common.h"
+
+extern const struct hop_prov_ops hop_prov_verbs;
+
+/*
+ * struct vrb_cfg - hop's settings the provider reads (docs/config.md),
+ * taken once through ctx->setting() (vrb_cfg_load()).
+ */
+struct vrb_cfg {
+	char ib_device[64];     /* HOP_IB_DEVICE, "" = first ACTIVE */
+	char ib_cm[16];         /* HOP_IB_CM rdmacm|oob */
+	char socket_ifname[64]; /* HOP_SOCKET_IFNAME (rdma_cm's address) */
+	int ib_port, ib_gid_index, ib_timeout, ib_retry_cnt, ib_mtu;
+	int ib_signal_every, ib_liveness_ms;
+	int yield_us, spin_count, timeout_ms;
+};
+
+/* Fill @cfg from @ctx; settings this hop lacks keep their defaults. */
+void vrb_cfg_load(const struct hop_prov_ctx *ctx, struct vrb_cfg *cfg);
 
 /* ------------------------------------------------------------------ */
 /* Pure logic (no device needed)                                      */
@@ -238,7 +257,8 @@ struct vrb_mr {
 #define VRB_MR_MAGIC 0x76726d72u /* "vrmr" */
 
 struct hop_prov {
-	struct hop_comm *comm;
+	const struct hop_prov_ctx *pctx; /* hop's services (hop/provider.h) */
+	struct vrb_cfg cfg;
 	int rank, nranks;
 	int use_cm;             /* HOP_IB_CM=rdmacm */
 	/* device */
@@ -321,11 +341,9 @@ void vrb_qp_attr_rts(const struct hop_prov *prov, struct ibv_qp_attr *a,
 		     int *mask, uint32_t psn);
 
 /* cm.c */
-int vrb_cm_listen(struct hop_prov *prov, struct hop_bootstrap *bs);
-int vrb_cm_connect_all(struct hop_prov *prov, struct hop_bootstrap *bs,
-		       uint64_t deadline_ns);
-int vrb_oob_connect_all(struct hop_prov *prov, struct hop_bootstrap *bs,
-			uint64_t deadline_ns);
+int vrb_cm_listen(struct hop_prov *prov);
+int vrb_cm_connect_all(struct hop_prov *prov, uint64_t deadline_ns);
+int vrb_oob_connect_all(struct hop_prov *prov);
 /* Non-blocking: handle CM events after set-up (DISCONNECTED). */
 int vrb_cm_progress(struct hop_prov *prov);
 void vrb_cm_close(struct hop_prov *prov);
