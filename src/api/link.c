@@ -8,19 +8,25 @@
 #include <hop/model.h>
 
 #include "model/model.h"
+#include "transport/provider.h"
 
 int hop_link_estimate(const char *transport, hop_link_estimate_t *out)
 {
 	const char *profile = getenv("HOP_PROFILE");
+	const struct hop_prov_ops *ops;
 	struct hop_model_link l;
 	int ret;
 
 	if (!out)
 		return HOP_ERR_INVALID_ARG;
 	memset(out, 0, sizeof(*out));
-	ret = hop_model_link_load(profile, transport, &l, out->detail,
-				  sizeof(out->detail), out->detail,
-				  sizeof(out->detail));
+	if (!transport || !*transport || !strcmp(transport, "auto"))
+		transport = "tcp";
+	ops = hop_prov_find(transport);
+	ret = hop_model_link_load(profile, transport,
+				  ops ? hop_prov_caps_of(ops) : NULL, &l,
+				  out->detail, sizeof(out->detail),
+				  out->detail, sizeof(out->detail));
 	if (ret)
 		return ret;
 	out->alpha_us = l.alpha * 1e6;

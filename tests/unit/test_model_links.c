@@ -193,7 +193,7 @@ static void test_links_profile(void **state)
 	assert_non_null(strstr(est.detail, path));
 	unsetenv("HOP_PROFILE");
 	assert_int_equal(hop_link_estimate("tcp", &est), 0);
-	assert_int_equal(hop_model_link_default("tcp", &tcp), 0);
+	assert_int_equal(hop_model_link_default(caps_of("tcp"), &tcp), 0);
 	EQ(est.alpha_us, tcp.alpha * 1e6);
 	assert_int_equal(est.from_profile, 0);
 	assert_non_null(strstr(est.detail, "built-in tcp"));
