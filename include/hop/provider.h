@@ -4,8 +4,8 @@
  * providers (verbs, tcp, shm) implement exactly this table; a provider built
  * outside hop is a shared object libhop-provider-NAME.so that exports one
  * struct hop_prov_plugin named hop_provider_plugin (HOP_PROV_PLUGIN()), found
- * through HOP_PLUGIN_PATH when HOP_TRANSPORT=NAME. docs/providers.md,
- * "Writing a provider plugin", walks through examples/provider/.
+ * through HOP_PLUGIN_PATH when HOP_TRANSPORT=NAME. docs/provider-plugins.md
+ * walks through examples/provider/.
  *
  * The table is shaped like verbs on a reliable connected QP, so verbs is a
  * thin mapping and software providers emulate it:
