@@ -72,11 +72,13 @@ link_back() { # bring eth0 up and wait until the RoCE port is ACTIVE again
 # ~10 s of silence, so link runs get longer (docs/security.md)
 timeout_of() { if [ "$1" = link ]; then echo "${PD_LINK_TIMEOUT:-20}"; else echo "${PD_TIMEOUT:-10}"; fi; }
 
-# one group of runs: mode, runs; PORT counts the bootstrap ports used so far
-PORT=0
+# one group of runs: mode, runs; PORT counts the bootstrap ports used so
+# far, GROUP the groups (barrier names stay unique when a mode repeats)
+PORT=0 GROUP=0
 group() {
 	local MODE=$1 RUNS=$2 i victim lk delay rc t
 	t=$(timeout_of "$MODE")
+	GROUP=$((GROUP + 1))
 	echo "PDMODE $MODE"
 	for i in $(seq 0 $((RUNS - 1))); do
 		if [ "$MODE" = link ]; then
@@ -87,7 +89,7 @@ group() {
 			lk=()
 		fi
 		delay=$(( (SEED * 31 + i * 977) % 1500 + 300 ))
-		barrier "$MODE.$i" || { fails=$((fails + 1)); return 1; }
+		barrier "$GROUP.$MODE.$i" || { fails=$((fails + 1)); return 1; }
 		PORT=$((PORT + 1))
 		HOP_ADDR=$HOST:$((BASE + PORT)) timeout -k 5 $((t + 60)) "$PROG" --env \
 			--victim "$victim" --delay "$delay" --seed $((SEED * 1000 + i + 1)) \
@@ -98,7 +100,7 @@ group() {
 		if [ "$MODE" = link ] && [ "$R" = "$victim" ]; then
 			link_back || { fails=$((fails + 1)); return 1; }
 		fi
-		barrier "$MODE.$i.done" || { fails=$((fails + 1)); return 1; }
+		barrier "$GROUP.$MODE.$i.done" || { fails=$((fails + 1)); return 1; }
 	done
 }
 
