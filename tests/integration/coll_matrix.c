@@ -18,6 +18,8 @@
  *   --full    every dtype x op x counts {0, 1, 2, N-1, N+1, 1000003,
  *             16 MiB worth} x in place x roots {0, mid, last}
  *   --max-count N  skip larger counts (valgrind runs)
+ *   --big-count N  the big count instead of 1000003 (sanitizer runs: the
+ *             same multi-chunk and rendezvous paths with less data)
  *   --only KIND    only this collective's matrix (e.g. to split --full)
  *   --destroy-in-flight  destroy the comm with two collectives running
  *   --mismatch  rank 0 passes another count: some rank must get
@@ -39,6 +41,7 @@
 hop_comm_t *comm;
 int rank, nranks, failures, cases;
 static size_t max_count = SIZE_MAX; /* --max-count: for valgrind runs */
+static size_t big_count = 1000003;   /* --big-count: for sanitizer runs */
 static int only_kind = -1;           /* --only KIND: one collective */
 
 
@@ -353,7 +356,7 @@ static void matrix(int full)
 		if (only_kind >= 0 && kind != only_kind)
 			continue;
 		int rooted = kind == HOP_COLL_REDUCE || kind == HOP_COLL_BROADCAST;
-		size_t counts[8] = { 0, N - 1, N + 1, 1000003 }, nc = 4;
+		size_t counts[8] = { 0, N - 1, N + 1, big_count }, nc = 4;
 		if (full) {
 			counts[nc++] = 1;
 			counts[nc++] = 2;
@@ -364,7 +367,7 @@ static void matrix(int full)
 		for (size_t ci = 0; ci < nc; ci++) {
 			if (ci > 0 && ci < 4 && counts[ci] == counts[ci - 1])
 				continue; /* N-1 == 0 for one rank */
-			int big = counts[ci] >= 1000003 || (full && ci == nc - 1);
+			int big = counts[ci] >= big_count || (full && ci == nc - 1);
 			int npairs = full ? (red ? HOP_DTYPE_COUNT * HOP_OP_COUNT : HOP_DTYPE_COUNT)
 					  : big ? 1 : 2;
 			for (int pi = 0; pi < npairs; pi++) {
@@ -415,6 +418,14 @@ int main(int argc, char **argv)
 			destroy = 1;
 		else if (!strcmp(argv[i], "--max-count") && i + 1 < argc)
 			max_count = strtoull(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--big-count") && i + 1 < argc) {
+			big_count = strtoull(argv[++i], NULL, 0);
+			if (big_count < 65536) {
+				fprintf(stderr, "coll_matrix: --big-count %zu: "
+					"below 65536 it is no big case\n", big_count);
+				return 2;
+			}
+		}
 		else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
 			const char *name = argv[++i];
 			for (int kk = 0; kk < HOP_COLL_KIND_COUNT; kk++)
@@ -429,7 +440,7 @@ int main(int argc, char **argv)
 		else {
 			fprintf(stderr, "usage: coll_matrix [--full|--mismatch|"
 				"--destroy-in-flight] "
-				"[--max-count N] [--only KIND]\n");
+				"[--max-count N] [--big-count N] [--only KIND]\n");
 			return 2;
 		}
 	}

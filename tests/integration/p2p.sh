@@ -6,7 +6,9 @@
 # with 2, where blocking receives must have taken some straight from the
 # slot.
 # P2P_TRANSPORTS overrides the list (e.g. "verbs" in the SoftRoCE VMs);
-# P2P_RANKS the rank counts. Fails if any rank of any run fails.
+# P2P_RANKS the rank counts; P2P_BIG the ring test's bytes on every run
+# (scripts/test's sanitizer run: 4 MiB, still several rendezvous chunks).
+# Fails if any rank of any run fails.
 set -u
 b=${top_builddir:?run through make check or set top_builddir}
 run=$b/tools/hop-run
@@ -30,6 +32,7 @@ for t in ${P2P_TRANSPORTS:-tcp shm}; do
 		# 64 MiB around the ring on every run but the 8-rank ones
 		# (there 4 MiB keeps the memory of the test modest)
 		[ "$n" -ge 8 ] && args="--big 4194304"
+		[ -z "${P2P_BIG:-}" ] || args="--big $P2P_BIG"
 		out=$(HOP_TRANSPORT=$t "$run" -n "$n" --timeout 300 -- "$prog" $args 2>&1)
 		rc=$? ok=0
 		[ $rc = 0 ] && grep -q "all checks passed" <<< "$out" && ok=1

@@ -3,35 +3,38 @@
 # tests/reliability/vm/run.sh through scripts/softroce-cluster, once per
 # rank, in the build directory:
 #
-#   peer_death_vm.sh kill|link RUNS
+#   peer_death_vm.sh kill|link RUNS [kill|link RUNS]...
 #
+# The groups run in order in one boot; a link group comes last and has one
+# run (rdma_cm cannot connect a VM again in the boot whose link was cut).
+# Each group starts with a line "PDMODE <mode>" (run.sh sorts the lines of
+# a shared boot by it).
 # kill: per run, a victim rank (the same on every rank, from PD_SEED and the
 #       run number) is SIGKILLed by its own driver after a random delay of
 #       looping over collectives and p2p (tests/reliability/peer_death --env).
 # link: instead, the victim's VM runs "ip link set eth0 down" (its rxe0
 #       loses the link); afterwards it brings eth0 back and waits until its
 #       RoCE port is ACTIVE again.
-# Every survivor must return an error naming the victim within PD_TIMEOUT
-# (HOP_TIMEOUT, default 10 s; run.sh passes 20 s for link runs, as the
-# liveness probe names a cut link only after ~10 s) plus grace. Each run starts together on every
+# Every survivor must return an error naming the victim within HOP_TIMEOUT:
+# PD_TIMEOUT (default 10 s) for kill runs, PD_LINK_TIMEOUT (default 20 s) for
+# link runs, as the liveness probe names a cut link only after ~10 s; plus
+# grace. Each run starts together on every
 # rank (a barrier through files in the job folder all VMs share) and uses
 # its own bootstrap port. Prints per run and rank:
 #   PDRUN <mode> <run> rank <r> victim <v> rc <rc>   (rc 0: named in time)
 # plus peer_death's own "PD ..." line; exits non-zero when any run failed.
 set -u
-MODE=${1:?kill|link}
-RUNS=${2:-10}
+[ $# -ge 2 ] && [ $(($# % 2)) = 0 ] || { echo "usage: peer_death_vm.sh kill|link RUNS [kill|link RUNS]..."; exit 2; }
 B=$(pwd)
 R=${HOP_RANK:?}
 N=${HOP_SIZE:?}
 HOST=${HOP_ADDR%:*}
 BASE=${HOP_ADDR##*:}
 SEED=${PD_SEED:-4242}
-T=${PD_TIMEOUT:-10}
 SYNC=${SOFTROCE_RUN:-/tmp}/pd-sync
 PROG=$B/tests/reliability/peer_death
-[ -x "$PROG" ] || { echo "PDRUN $MODE - rank $R: $PROG not built"; exit 1; }
-[ "$N" -ge 2 ] || { echo "PDRUN $MODE - rank $R: needs 2 ranks or more"; exit 1; }
+[ -x "$PROG" ] || { echo "PDRUN $1 - rank $R: $PROG not built"; exit 1; }
+[ "$N" -ge 2 ] || { echo "PDRUN $1 - rank $R: needs 2 ranks or more"; exit 1; }
 mkdir -p "$SYNC"
 fails=0
 
@@ -65,25 +68,45 @@ link_back() { # bring eth0 up and wait until the RoCE port is ACTIVE again
 	return 1
 }
 
-for i in $(seq 0 $((RUNS - 1))); do
-	if [ "$MODE" = link ]; then
-		victim=$(( 1 + (SEED + i) % (N - 1) ))   # not rank 0: its VM holds the next rendezvous
-		lk=(--link "ip link set eth0 down")
-	else
-		victim=$(( (SEED * 7 + i * 5) % N ))
-		lk=()
-	fi
-	delay=$(( (SEED * 31 + i * 977) % 1500 + 300 ))
-	barrier "$MODE.$i" || { fails=$((fails + 1)); break; }
-	HOP_ADDR=$HOST:$((BASE + 1 + i)) timeout -k 5 $((T + 60)) "$PROG" --env \
-		--victim "$victim" --delay "$delay" --seed $((SEED * 1000 + i + 1)) \
-		--timeout "$T" "${lk[@]}"
-	rc=$?
-	echo "PDRUN $MODE $i rank $R victim $victim rc $rc"
-	[ $rc = 0 ] || fails=$((fails + 1))
-	if [ "$MODE" = link ] && [ "$R" = "$victim" ]; then
-		link_back || { fails=$((fails + 1)); break; }
-	fi
-	barrier "$MODE.$i.done" || { fails=$((fails + 1)); break; }
+# HOP_TIMEOUT of a run: the liveness probe names a cut link only after
+# ~10 s of silence, so link runs get longer (docs/security.md)
+timeout_of() { if [ "$1" = link ]; then echo "${PD_LINK_TIMEOUT:-20}"; else echo "${PD_TIMEOUT:-10}"; fi; }
+
+# one group of runs: mode, runs; PORT counts the bootstrap ports used so
+# far, GROUP the groups (barrier names stay unique when a mode repeats)
+PORT=0 GROUP=0
+group() {
+	local MODE=$1 RUNS=$2 i victim lk delay rc t
+	t=$(timeout_of "$MODE")
+	GROUP=$((GROUP + 1))
+	echo "PDMODE $MODE"
+	for i in $(seq 0 $((RUNS - 1))); do
+		if [ "$MODE" = link ]; then
+			victim=$(( 1 + (SEED + i) % (N - 1) ))   # not rank 0: its VM holds the next rendezvous
+			lk=(--link "ip link set eth0 down")
+		else
+			victim=$(( (SEED * 7 + i * 5) % N ))
+			lk=()
+		fi
+		delay=$(( (SEED * 31 + i * 977) % 1500 + 300 ))
+		barrier "$GROUP.$MODE.$i" || { fails=$((fails + 1)); return 1; }
+		PORT=$((PORT + 1))
+		HOP_ADDR=$HOST:$((BASE + PORT)) timeout -k 5 $((t + 60)) "$PROG" --env \
+			--victim "$victim" --delay "$delay" --seed $((SEED * 1000 + i + 1)) \
+			--timeout "$t" "${lk[@]}"
+		rc=$?
+		echo "PDRUN $MODE $i rank $R victim $victim rc $rc"
+		[ $rc = 0 ] || fails=$((fails + 1))
+		if [ "$MODE" = link ] && [ "$R" = "$victim" ]; then
+			link_back || { fails=$((fails + 1)); return 1; }
+		fi
+		barrier "$GROUP.$MODE.$i.done" || { fails=$((fails + 1)); return 1; }
+	done
+}
+
+while [ $# -ge 2 ]; do
+	case $1 in kill|link) ;; *) echo "PDRUN $1 - rank $R: unknown mode"; exit 2;; esac
+	group "$1" "$2" || break
+	shift 2
 done
 [ $fails = 0 ]

@@ -7,8 +7,9 @@
 # Boots N VMs (default 3, one rank each) with scripts/softroce-cluster and
 # runs tests/reliability/vm/peer_death_vm.sh in them: K runs (default 10)
 # where a random rank is SIGKILLed at a random moment of a loop of
-# collectives and p2p, then L runs (default 5, one boot each) where one
-# VM's link is cut (ip link set eth0 down inside it). Every survivor must
+# collectives and p2p, then L runs (default 5) where one VM's link is cut
+# (ip link set eth0 down inside it): the first in the same boot after the
+# kills, every further one in a boot of its own. Every survivor must
 # name the victim within HOP_TIMEOUT: PD_TIMEOUT (default 10 s) for kills,
 # PD_LINK_TIMEOUT (default 20 s) for cuts, which the liveness probe names
 # after HOP_IB_LIVENESS_MS + 8 x HOP_IB_TIMEOUT's 1.07 s = 9.6 s of silence
@@ -26,7 +27,7 @@ while [ $# -gt 0 ]; do
 	--kill-runs) KILL=${2:-}; shift 2;;
 	--link-runs) LINK=${2:-}; shift 2;;
 	--timeout) TIMEOUT=${2:-}; shift 2;;
-	-h|--help) sed -n '3,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0;;
+	-h|--help) sed -n '3,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0;;
 	-*) echo "run.sh: unknown option $1" >&2; exit 2;;
 	*) break;;
 	esac
@@ -43,37 +44,63 @@ mkdir -p "$LOGS"
 RC=0
 SEED=${PD_SEED:-$(( $(date +%s) % 100000 ))}
 
-# one cluster boot: mode, runs, log, seed
+# one cluster boot: log, seed, then peer_death_vm.sh's groups (mode runs ...)
 boot() {
-	local t=${PD_TIMEOUT:-10}
-
-	# a cut link is only named once the probe's retries ran out (~9.6 s)
-	[ "$1" = link ] && t=${PD_LINK_TIMEOUT:-20}
+	local log=$1 seed=$2
+	shift 2
 	(cd "$B" && "$S/scripts/softroce-cluster" -n "$NODES" -r 1 --timeout "$TIMEOUT" \
-		-e PD_SEED="$4" -e PD_TIMEOUT="$t" -- \
-		"$S/tests/reliability/vm/peer_death_vm.sh" "$1" "$2") > "$3" 2>&1
+		-e PD_SEED="$seed" -e PD_TIMEOUT="${PD_TIMEOUT:-10}" \
+		-e PD_LINK_TIMEOUT="${PD_LINK_TIMEOUT:-20}" -- \
+		"$S/tests/reliability/vm/peer_death_vm.sh" "$@") > "$log" 2>&1
 	local rc=$?
 	# a fault of the VMs (softroce-cluster ran the job again): say so
-	grep '^softroce-cluster: VMFAULT' "$3" | sed 's/^softroce-cluster: /  /'
+	grep '^softroce-cluster: VMFAULT' "$log" | sed 's/^softroce-cluster: /  /'
 	return $rc
 }
 
-# kill: every run in one boot; link: one boot per run (after a cut and a
-# restore, rdma_cm cannot connect the VM again in the same boot)
-run_mode() { # mode runs
-	local mode=$1 runs=$2 log=$LOGS/peer_death-$1.log rc=0 j
+# the lines of one mode from a boot's log: each rank's lines carry its
+# "[nN rR] " prefix, and "PDMODE <mode>" starts a group of runs; lines
+# without a prefix (softroce-cluster's) belong to every mode
+of_mode() { # mode log
+	awk -v m="$1" '
+		match($0, /^\[n[0-9]+ r[0-9]+\] /) {
+			p = substr($0, 1, RLENGTH)
+			if ($0 ~ /\] PDMODE /) { cur[p] = $NF; next }
+			if (cur[p] == m) print
+			next
+		}
+		{ print }' "$2"
+}
+
+# The kill runs and the first link run share one boot (the link run last:
+# after a cut and a restore rdma_cm cannot connect the VM again in the same
+# boot); every further link run boots its own cluster. Boot j gets seed
+# SEED + j.
+KLOG=$LOGS/peer_death-kill.log LLOG=$LOGS/peer_death-link.log
+KRC=0 LRC=0
+: > "$KLOG"; : > "$LLOG"
+first=()
+[ "$KILL" -gt 0 ] && first=(kill "$KILL")
+[ "$LINK" -gt 0 ] && first+=(link 1)
+echo "== peer death on verbs: $NODES VMs x 1 rank, $KILL kill runs, $LINK link runs, $(( LINK > 1 ? LINK : 1 )) boot(s) (seed $SEED) =="
+if [ ${#first[@]} -gt 0 ]; then
+	boot "$LOGS/peer_death-boot1.log" $((SEED + 1)) "${first[@]}" || { KRC=1; LRC=1; }
+	of_mode kill "$LOGS/peer_death-boot1.log" > "$KLOG"
+	of_mode link "$LOGS/peer_death-boot1.log" > "$LLOG"
+	rm -f "$LOGS/peer_death-boot1.log"
+	# a failed boot counts against a mode only when that mode did not finish
+	[ $KRC = 0 ] || [ "$KILL" = 0 ] || grep -q "PDRUN kill $((KILL - 1)) rank" "$KLOG" && KRC=0
+fi
+for j in $(seq 2 "$LINK"); do
+	boot "$LLOG.$j" $((SEED + j)) link 1 || LRC=1
+	of_mode link "$LLOG.$j" | sed "s/PDRUN link 0 /PDRUN link $((j - 1)) /" >> "$LLOG"
+	rm -f "$LLOG.$j"
+done
+
+# the counts of one mode: runs, survivors that named the victim, hangs
+summary() { # mode runs log rc
+	local mode=$1 runs=$2 log=$3 rc=$4
 	[ "$runs" -gt 0 ] || return 0
-	echo "== peer death on verbs, $mode: $NODES VMs x 1 rank, $runs runs (seed $SEED) =="
-	if [ "$mode" = kill ]; then
-		boot kill "$runs" "$log" "$SEED" || rc=1
-	else
-		: > "$log"
-		for j in $(seq 1 "$runs"); do
-			boot link 1 "$log.$j" $((SEED + j)) || rc=1
-			sed "s/PDRUN link 0 /PDRUN link $((j - 1)) /" "$log.$j" >> "$log"
-			rm -f "$log.$j"
-		done
-	fi
 	# survivors print "PD rank R victim V: CODE after T ms, names rank V: yes|NO (...)"
 	awk -v mode="$mode" -v runs="$runs" '
 		/PD rank [0-9]+ victim [0-9]+: / {
@@ -97,6 +124,6 @@ run_mode() { # mode runs
 		echo "  -- $mode failed; details in $log"
 	fi
 }
-run_mode kill "$KILL"
-run_mode link "$LINK"
+summary kill "$KILL" "$KLOG" $KRC
+summary link "$LINK" "$LLOG" $LRC
 exit $RC
