@@ -7,9 +7,12 @@
 
 #include "p2p/p2p_priv.h"
 
-static inline uint64_t user_tag(int tag)
+/* @tag of @comm's user traffic: its communicator id keeps communicators
+ * sharing channels apart (split, dup). */
+static inline uint64_t user_tag(const struct hop_comm *comm, int tag)
 {
-	return HOP_TAG(HOP_CTX_USER, 0, (uint32_t)tag);
+	return HOP_TAG_WITH_COMM(HOP_TAG(HOP_CTX_USER, 0, (uint32_t)tag),
+				 comm->comm_id);
 }
 
 static int check_xfer(struct hop_comm *comm, const char *fn, const void *buf,
@@ -37,15 +40,17 @@ static int send_run(struct hop_comm *comm, const void *buf, size_t len,
 		    int peer, int tag)
 {
 	struct hop_p2p_req r;
-	int ret;
+	int ret, q;
 
 	if ((ret = check_xfer(comm, "hop_send", buf, len, peer, tag)))
 		return ret;
-	if ((ret = p2p_direct_send(comm, peer, user_tag(tag), buf, len)))
+	q = hop_comm_peer(comm, peer);
+	if ((ret = p2p_direct_send(comm, q, user_tag(comm, tag), buf, len)))
 		return ret < 0 ? ret : 0;
 	r.cb = NULL;
 	r.cb_arg = NULL;
-	if ((ret = hop_p2p_isend(comm, &r, peer, user_tag(tag), buf, len, 0)))
+	if ((ret = hop_p2p_isend(comm, &r, q, user_tag(comm, tag), buf, len,
+				 0)))
 		return ret;
 	return r.done ? r.status : hop_p2p_wait(comm, &r);
 }
@@ -61,17 +66,18 @@ static int recv_run(struct hop_comm *comm, void *buf, size_t len, int peer,
 {
 	struct hop_p2p_req r;
 	size_t got = 0;
-	int ret;
+	int ret, q;
 
 	if ((ret = check_xfer(comm, "hop_recv", buf, len, peer, tag)))
 		return ret;
-	ret = p2p_direct_recv(comm, peer, user_tag(tag), buf, len, &got);
+	q = hop_comm_peer(comm, peer);
+	ret = p2p_direct_recv(comm, q, user_tag(comm, tag), buf, len, &got);
 	if (ret < 0)
 		return ret;
 	if (!ret) {
 		r.cb = NULL;
 		r.cb_arg = NULL;
-		if ((ret = hop_p2p_irecv(comm, &r, peer, user_tag(tag), buf,
+		if ((ret = hop_p2p_irecv(comm, &r, q, user_tag(comm, tag), buf,
 					 len, 0)))
 			return ret;
 		ret = r.done ? r.status : hop_p2p_wait(comm, &r);
@@ -109,9 +115,10 @@ static int start(hop_comm_t *comm, const char *fn, int send, void *buf,
 		return HOP_ERR_NO_MEMORY;
 	r->p2p.cb = NULL;
 	r->p2p.cb_arg = NULL;
-	ret = send ? hop_p2p_isend(comm, &r->p2p, peer, user_tag(tag), buf,
+	peer = hop_comm_peer(comm, peer);
+	ret = send ? hop_p2p_isend(comm, &r->p2p, peer, user_tag(comm, tag), buf,
 				   len, 0)
-		   : hop_p2p_irecv(comm, &r->p2p, peer, user_tag(tag), buf,
+		   : hop_p2p_irecv(comm, &r->p2p, peer, user_tag(comm, tag), buf,
 				   len, 0);
 	if (ret) {
 		hop_request_put(r);
@@ -143,6 +150,8 @@ static int put_run(struct hop_comm *comm, hop_mr_t *local_mr,
 		   const void *src, size_t len, const hop_rkey_t *rkey,
 		   uint64_t offset, uint32_t imm)
 {
+	if (hop_comm_derived(comm))
+		return hop_comm_derived_refuse(comm, "hop_put");
 	if (!rkey)
 		return hop_set_error(comm, HOP_ERR_INVALID_ARG,
 				     "hop_put: rkey is NULL");
@@ -205,6 +214,8 @@ int hop_put(hop_comm_t *comm, hop_mr_t *local_mr, const void *src,
 static int wait_imm_run(struct hop_comm *comm, int peer, uint32_t *imm,
 			int *source, size_t *bytes)
 {
+	if (hop_comm_derived(comm))
+		return hop_comm_derived_refuse(comm, "hop_wait_imm");
 	if (!imm)
 		return hop_set_error(comm, HOP_ERR_INVALID_ARG,
 				     "hop_wait_imm: imm is NULL");

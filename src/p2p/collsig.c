@@ -25,9 +25,11 @@
 
 enum { CS_EMPTY, CS_SEEN, CS_BEGUN };
 
-static struct p2p_collsig *slot_of(struct hop_p2p *p, uint32_t seq)
+/* @key: HOP_TAG_COLL_KEY, a communicator's id and its sequence number
+ * (collectives of communicators sharing channels are told apart). */
+static struct p2p_collsig *slot_of(struct hop_p2p *p, uint32_t key)
 {
-	return &p->collsig[seq % P2P_COLLSIG_SLOTS];
+	return &p->collsig[(key + (key >> 26) * 7u) % P2P_COLLSIG_SLOTS];
 }
 
 /* Tell the sender too: it may have nothing left to receive from us. */
@@ -50,7 +52,7 @@ static void nak_sender(struct hop_p2p *p, int peer, uint64_t tag,
 void p2p_collsig_unexpected(struct hop_p2p *p, int peer, uint64_t tag,
 			    uint64_t len, uint32_t sig)
 {
-	uint32_t seq = HOP_TAG_HI24(tag);
+	uint32_t seq = HOP_TAG_COLL_KEY(tag);
 	struct p2p_collsig *cs = slot_of(p, seq);
 	char t[48];
 
@@ -92,8 +94,12 @@ void p2p_collsig_unexpected(struct hop_p2p *p, int peer, uint64_t tag,
 int hop_p2p_coll_begin(struct hop_comm *comm, uint32_t seq, uint32_t sig)
 {
 	struct hop_p2p *p = comm->p2p;
-	struct p2p_collsig *cs = slot_of(p, seq);
-	struct p2p_collsig seen = *cs;
+	struct p2p_collsig *cs;
+	struct p2p_collsig seen;
+
+	seq = (seq & 0xffffffu) | (uint32_t)comm->comm_id << 26;
+	cs = slot_of(p, seq);
+	seen = *cs;
 
 	*cs = (struct p2p_collsig){ seq, sig, p->rank, CS_BEGUN, 0, 0 };
 	if (seen.state != CS_SEEN || seen.seq != seq || seen.sig == sig)
@@ -130,8 +136,8 @@ int p2p_collsig_probe(struct hop_p2p *p)
 			continue;
 		p->probe[q].cb = NULL;
 		if (!hop_p2p_isend(p->comm, &p->probe[q], q,
-				   HOP_TAG(HOP_CTX_COLL, HOP_TAG_HI24(r->tag),
-					   PROBE_STEP), NULL, 0, r->sig))
+				   (r->tag & ~0xffffffffull) | PROBE_STEP,
+				   NULL, 0, r->sig))
 			sent++;
 	}
 	return sent;

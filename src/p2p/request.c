@@ -89,7 +89,8 @@ static int req_finish(hop_request_t **reqp, hop_status_t *status)
 	if (r->kind == HOP_REQ_P2P) {
 		ret = r->p2p.status;
 		if (status) {
-			status->source = r->p2p.peer;
+			status->source = hop_comm_rank_of(r->comm,
+							  r->p2p.peer);
 			status->tag = (int)(uint32_t)r->p2p.tag;
 			status->bytes = r->p2p.bytes;
 		}

@@ -79,7 +79,7 @@ struct sel_rec {
 };
 
 /* Identity of this host (same for every process of one boot of one host). */
-static uint64_t host_identity(void)
+uint64_t hop_prov_host_identity(void)
 {
 	uint64_t h = HOP_FNV1A64_INIT;
 	char buf[256];
@@ -135,7 +135,7 @@ static void sel_local(struct hop_comm *comm, struct sel_rec *rec,
 	const char *t = comm->cfg.transport;
 
 	memset(rec, 0, sizeof(*rec));
-	rec->host = host_identity();
+	rec->host = hop_prov_host_identity();
 	for (int i = 0; i < SEL_N; i++) {
 		const struct hop_prov_ops *ops = sel_ops(i);
 		const size_t cut = sizeof(rec->why[i]);

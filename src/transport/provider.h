@@ -65,6 +65,10 @@ const struct hop_prov_ops *hop_prov_find(const char *name);
 int hop_prov_select(struct hop_comm *comm, struct hop_bootstrap *bs,
 		    const struct hop_prov_ops **out);
 
+/* The identity of this host: equal for every process of one boot of one
+ * host (boot id and host name), the test of "same host" for shm. */
+uint64_t hop_prov_host_identity(void);
+
 /* hop_prov_open() - comm->prov_ops->open() with comm->prov_ctx. */
 int hop_prov_open(struct hop_comm *comm);
 
