@@ -25,6 +25,9 @@
 
 enum { CS_EMPTY, CS_SEEN, CS_BEGUN };
 
+/* The sequence number of a key (what messages name). */
+#define SEQ(key) ((key) & 0xffffffu)
+
 /* @key: HOP_TAG_COLL_KEY, a communicator's id and its sequence number
  * (collectives of communicators sharing channels are told apart). */
 static struct p2p_collsig *slot_of(struct hop_p2p *p, uint32_t key)
@@ -72,7 +75,7 @@ void p2p_collsig_unexpected(struct hop_p2p *p, int peer, uint64_t tag,
 				      "mismatched collectives: rank %d, still "
 				      "waiting in collective #%u with signature "
 				      "0x%08x, asked rank %d, which ran it with "
-				      "signature 0x%08x", peer, seq, sig,
+				      "signature 0x%08x", peer, SEQ(seq), sig,
 				      p->rank, cs->sig);
 		else
 			hop_comm_fail(p->comm, HOP_ERR_MISMATCH, "p2p: "
@@ -80,14 +83,14 @@ void p2p_collsig_unexpected(struct hop_p2p *p, int peer, uint64_t tag,
 				      "collective #%u with signature 0x%08x, "
 				      "rank %d sent it a message (tag %s, %llu "
 				      "B) of a collective with signature "
-				      "0x%08x", p->rank, seq, cs->sig, peer, t,
+				      "0x%08x", p->rank, SEQ(seq), cs->sig, peer, t,
 				      (unsigned long long)len, sig);
 	} else {
 		hop_comm_fail(p->comm, HOP_ERR_MISMATCH, "p2p: mismatched "
 			      "collectives: rank %d sent rank %d a message of "
 			      "collective #%u with signature 0x%08x, rank %d "
 			      "one (tag %s) with signature 0x%08x", cs->peer,
-			      p->rank, seq, cs->sig, peer, t, sig);
+			      p->rank, SEQ(seq), cs->sig, peer, t, sig);
 	}
 }
 
@@ -97,7 +100,7 @@ int hop_p2p_coll_begin(struct hop_comm *comm, uint32_t seq, uint32_t sig)
 	struct p2p_collsig *cs;
 	struct p2p_collsig seen;
 
-	seq = (seq & 0xffffffu) | (uint32_t)comm->comm_id << 26;
+	seq = SEQ(seq) | (uint32_t)comm->comm_id << 26;
 	cs = slot_of(p, seq);
 	seen = *cs;
 
@@ -108,7 +111,7 @@ int hop_p2p_coll_begin(struct hop_comm *comm, uint32_t seq, uint32_t sig)
 	return hop_comm_fail(comm, HOP_ERR_MISMATCH, "p2p: mismatched "
 			     "collectives: rank %d began collective #%u with "
 			     "signature 0x%08x, rank %d had sent it a message "
-			     "of one with signature 0x%08x", p->rank, seq, sig,
+			     "of one with signature 0x%08x", p->rank, SEQ(seq), sig,
 			     seen.peer, seen.sig);
 }
 
