@@ -8,6 +8,7 @@
  *                      a child, destroying parents first, errors;
  *   split_test peer-abort   rank 0 aborts a dup the others wait in: they
  *                      time out (HOP_TIMEOUT) alone, the parent works on;
+ *                      then the root's abort fails a dup of it;
  *   split_test plan    prints "PLAN <line>" for each hop_coll_plan(), the
  *                      line HOP_DEBUG=info logs for the collective run
  *                      after it (the script compares them);
@@ -355,6 +356,15 @@ static void peer_abort(void)
 	if (!done)
 		FAIL("the parent's allreduce did not complete in 30 s");
 	ar_check(&b);
+	OK(hop_comm_destroy(dup));
+	/* the root's abort fails the endpoints: every derived one fails */
+	OK(hop_comm_dup(comm, &dup));
+	OK(hop_comm_abort(comm));
+	CHECK_RC(hop_allreduce(dup, &x, &x, 1, HOP_INT32, HOP_SUM),
+		 HOP_ERR_COMM_FAILED);
+	if (!strstr(hop_comm_last_error(dup), "endpoints this one shares") ||
+	    !strstr(hop_comm_last_error(dup), "hop_comm_abort"))
+		FAIL("dup of an aborted root: %s", hop_comm_last_error(dup));
 	OK(hop_comm_destroy(dup));
 }
 
