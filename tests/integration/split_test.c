@@ -180,13 +180,15 @@ static void interleaved(void)
 		ar_start(grand, &a[2], gcolor, 1001, 50 + round, &req[2]);
 		ar_start(dup, &a[3], NULL, 7, 60 + round, &req[3]);
 		/* a blocking one on the kid while all four run */
+		int kr = hop_comm_size(kid) - 1;
+
 		for (int i = 0; i < 1000; i++)
-			bc[i] = hop_comm_rank(kid) == 1 ? val(rank, (size_t)i, 70)
-							: -1;
-		OK(hop_broadcast(kid, bc, 1000, HOP_INT32, 1));
+			bc[i] = hop_comm_rank(kid) == kr ? val(rank, (size_t)i, 70)
+							 : -1;
+		OK(hop_broadcast(kid, bc, 1000, HOP_INT32, kr));
 		for (int i = 0; i < 1000; i++)
 			if (bc[i] != val(member(parity, reversed, parity[rank],
-						1), (size_t)i, 70))
+						kr), (size_t)i, 70))
 				FAIL("broadcast on the kid: element %d", i);
 		for (int i = 3; i >= 0; i--) {
 			OK(hop_wait(&req[i], NULL));
