@@ -138,6 +138,55 @@ HOP_EXPORT int hop_ireducescatter(hop_comm_t *comm, const void *sendbuf,
 				  hop_request_t **req);
 HOP_EXPORT int hop_ibarrier(hop_comm_t *comm, hop_request_t **req);
 
+/**
+ * enum hop_kind - the collectives hop_coll_plan() describes.
+ */
+typedef enum hop_kind {
+	HOP_KIND_BROADCAST = 0,
+	HOP_KIND_REDUCE,
+	HOP_KIND_ALLREDUCE,
+	HOP_KIND_ALLGATHER,
+	HOP_KIND_REDUCESCATTER,
+	HOP_KIND_BARRIER,
+} hop_coll_kind_t;
+
+/**
+ * struct hop_coll_plan - how a collective runs on a communicator.
+ * @algo:         algorithm name as HOP_ALGO spells it ("ring", "tree",
+ *                ...); a static string.
+ * @chunk_bytes:  bytes per pipelined message.
+ * @depth:        messages in flight per peer (HOP_PIPELINE_DEPTH).
+ * @predicted_us: time the cost model predicts for it, in microseconds.
+ * @forced:       1 when HOP_ALGO chose @algo rather than the model.
+ */
+typedef struct hop_coll_plan {
+	const char *algo;
+	size_t chunk_bytes;
+	int depth;
+	double predicted_us;
+	int forced;
+} hop_coll_plan_t;
+
+/**
+ * hop_coll_plan() - The algorithm, chunk and predicted time a collective
+ * of @kind with @count elements of @dtype would use on @comm now: the
+ * same decision, by the same code, as the collective itself makes.
+ * Local: nothing is sent.
+ * @comm:  communicator.
+ * @kind:  the collective.
+ * @count: elements as the collective takes them (per rank for
+ *         allgather, per block for reducescatter; ignored for barrier).
+ * @dtype: element type (ignored for barrier).
+ * @plan:  receives the plan.
+ * Return: 0; HOP_ERR_INVALID_HANDLE (NULL or destroyed @comm),
+ * HOP_ERR_INVALID_ARG (NULL @plan, unknown @kind or @dtype, @count times
+ * size times ranks overflowing, another thread inside a call on @comm),
+ * HOP_ERR_COMM_FAILED.
+ */
+HOP_EXPORT int hop_coll_plan(hop_comm_t *comm, hop_coll_kind_t kind,
+			     size_t count, hop_dtype_t dtype,
+			     hop_coll_plan_t *plan);
+
 #ifdef __cplusplus
 }
 #endif

@@ -130,7 +130,10 @@ HOP_EXPORT const char *hop_last_init_error(void);
  * @comm: a communicator; NULL is accepted and ignored.
  *
  * Not collective: it does not wait for peers. Outstanding requests are
- * cancelled. Memory regions still registered are deregistered.
+ * cancelled. Memory regions still registered are deregistered. The
+ * endpoints a communicator made by init shares with those derived from
+ * it (hop_comm_split(), hop_comm_dup()) stay open until the last of them
+ * is destroyed, in any order; each handle is invalid once destroyed.
  * Return: 0; HOP_ERR_INVALID_HANDLE when @comm was already destroyed;
  * HOP_ERR_INVALID_ARG (nothing destroyed) while another thread is inside a
  * call on @comm.
@@ -144,10 +147,69 @@ HOP_EXPORT int hop_comm_destroy(hop_comm_t *comm);
  * Every call waiting on @comm returns HOP_ERR_ABORTED promptly, and every
  * later call returns HOP_ERR_COMM_FAILED. Peers notice through their own
  * deadlines or the transport's disconnect. The communicator must still be
- * destroyed with hop_comm_destroy().
+ * destroyed with hop_comm_destroy(). Aborting a derived communicator
+ * fails it alone; aborting one made by init fails every communicator
+ * sharing its endpoints (docs/comm.md).
  * Return: 0 or HOP_ERR_INVALID_ARG.
  */
 HOP_EXPORT int hop_comm_abort(hop_comm_t *comm);
+
+/** Color of hop_comm_split() for a rank that joins no new communicator. */
+#define HOP_UNDEFINED (-1)
+
+/**
+ * hop_comm_split() - Partition @comm into communicators by @color.
+ * @comm:    the parent; every rank of it calls hop_comm_split().
+ * @color:   ranks with the same color form one communicator; from 0, or
+ *           HOP_UNDEFINED to join none.
+ * @key:     orders the ranks of the new communicator; equal keys keep the
+ *           order of their ranks in @comm.
+ * @newcomm: receives the new communicator; NULL with HOP_UNDEFINED and on
+ *           failure.
+ *
+ * Collective over @comm (one allgather of it, in its order among @comm's
+ * collectives). The new communicator opens no connection: it shares the
+ * endpoints of the communicator made by init that @comm descends from,
+ * with a tag space, rank numbering, collective sequence and error state
+ * of its own. Its traffic never matches @comm's or another's. Point to
+ * point, collectives and hop_coll_plan() work on it; one-sided calls
+ * (hop_mem_register(), hop_put(), hop_wait_imm()) and hop_relay() return
+ * HOP_ERR_NOT_SUPPORTED. At most 63 derived communicators live at once on
+ * a rank (per communicator made by init). Failure, abort and destruction
+ * across a family: docs/comm.md.
+ * Return: 0; HOP_ERR_INVALID_HANDLE (NULL or destroyed @comm),
+ * HOP_ERR_INVALID_ARG (NULL @newcomm, a negative @color other than
+ * HOP_UNDEFINED, another thread inside a call on @comm or on a
+ * communicator sharing its endpoints), HOP_ERR_NO_MEMORY (out of memory,
+ * or no communicator id free on every member: the message says which),
+ * HOP_ERR_COMM_FAILED, and the errors of hop_allgather() on @comm
+ * (HOP_ERR_MISMATCH when other ranks run another collective,
+ * HOP_ERR_TIMEOUT, HOP_ERR_PEER_FAILED, HOP_ERR_ABORTED).
+ */
+HOP_EXPORT int hop_comm_split(hop_comm_t *comm, int color, int key,
+			      hop_comm_t **newcomm);
+
+/**
+ * hop_comm_split_host() - Split @comm into one communicator per host,
+ * ranks in @comm's order.
+ * @comm:    the parent; every rank of it calls this.
+ * @newcomm: receives the ranks of @comm on this host.
+ *
+ * A host is what the providers treat as one for shared memory (one boot
+ * of one machine, by boot id and host name). As hop_comm_split().
+ * Return: as hop_comm_split().
+ */
+HOP_EXPORT int hop_comm_split_host(hop_comm_t *comm, hop_comm_t **newcomm);
+
+/**
+ * hop_comm_dup() - A communicator of the same ranks, in the same order,
+ * with a tag space of its own (a library's traffic kept apart from the
+ * caller's).
+ * @comm:    the parent; every rank of it calls this.
+ * @newcomm: receives the copy.
+ * Return: as hop_comm_split().
+ */
+HOP_EXPORT int hop_comm_dup(hop_comm_t *comm, hop_comm_t **newcomm);
 
 /** hop_comm_rank() - This rank in @comm, or -1 when @comm is NULL or
  * destroyed. */

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "api/split.h"
 #include "coll/coll.h"
 #include "core/comm_agree.h"
 #include "core/core.h"
@@ -133,6 +134,9 @@ int hop_comm_init_rank_with(hop_comm_t **commp, int nranks,
 	}
 	comm->rank = rank;
 	comm->nranks = nranks;
+	comm->root = comm;
+	comm->ids_live = 1;
+	comm->family = 1;
 	if ((ret = hop_config_load_with(&comm->cfg, settings, msg,
 					sizeof(msg)))) {
 		stage = "configuration";
@@ -221,8 +225,21 @@ int hop_comm_init_env(hop_comm_t **commp)
 	return hop_comm_init_rank(commp, job.nranks, job.id, job.rank);
 }
 
+/* The last communicator sharing @root's endpoints is gone: close them. */
+static void family_end(struct hop_comm *root)
+{
+	hop_coll_fini(root);
+	relay_env_free(root);
+	hop_p2p_fini(root);
+	hop_prov_close(root);
+	hop_bootstrap_close(root->bs);
+	root->bs = NULL;
+	hop_comm_release(root);
+}
+
 int hop_comm_destroy(hop_comm_t *comm)
 {
+	struct hop_comm *root;
 	int ret;
 
 	if (!comm)
@@ -230,13 +247,18 @@ int hop_comm_destroy(hop_comm_t *comm)
 	/* a failed comm is destroyed all the same: no hop_comm_check() */
 	if ((ret = hop_comm_claim(comm, "hop_comm_destroy")))
 		return ret;
-	hop_coll_fini(comm);
-	relay_env_free(comm);
-	hop_p2p_fini(comm);
-	hop_prov_close(comm);
-	hop_bootstrap_close(comm->bs);
-	comm->bs = NULL;
-	hop_comm_release(comm);
+	root = comm->root;
+	if (hop_comm_derived(comm)) {
+		hop_split_destroy(comm);
+	} else if (root->family > 1) {
+		/* derived communicators still use the endpoints: retire the
+		 * handle, keep the storage they point to until the last goes */
+		hop_p2p_cancel_comm(root, HOP_ERR_ABORTED);
+		atomic_store(&root->magic, 0);
+		atomic_store(&root->busy, NULL);
+	}
+	if (--root->family == 0)
+		family_end(root);
 	return 0;
 }
 

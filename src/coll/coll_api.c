@@ -218,10 +218,9 @@ static int coll_run(struct hop_comm *comm, struct call *c,
 				     "collectives not initialised", c->fn);
 	if ((ret = check_args(comm, c, &inplace)))
 		return ret;
-	size_t es = c->kind == HOP_COLL_BARRIER ? 1 : hop_dtype_size(c->dtype);
-	hop_coll_select(c->kind, c->count * es, comm->nranks, &comm->coll->tune,
-			&ch);
-	log_choice(comm, c, &ch, c->count * es);
+	hop_coll_choose(comm, c->kind, c->count, c->dtype, &ch);
+	log_choice(comm, c, &ch, hop_coll_call_bytes(c->kind, c->count,
+						     c->dtype));
 	memset(&a, 0, sizeof(a));
 	a.kind = c->kind;
 	a.algo = ch.algo;

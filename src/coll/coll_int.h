@@ -81,6 +81,16 @@ void hop_coll_select(int kind, size_t bytes, int nranks,
 		     struct hop_coll_tune *tune,
 		     struct hop_coll_choice *out);
 
+/*
+ * hop_coll_choose() - The choice for a call of @kind with @count elements
+ * of @dtype on @comm: what the collective runs (coll_api.c) and what
+ * hop_coll_plan() reports, through this one function. The bytes it
+ * prices are hop_coll_call_bytes() (0 for a barrier).
+ */
+void hop_coll_choose(struct hop_comm *comm, int kind, size_t count,
+		     hop_dtype_t dtype, struct hop_coll_choice *out);
+size_t hop_coll_call_bytes(int kind, size_t count, hop_dtype_t dtype);
+
 /* Load the cost model's link into @tune: the HOP_PROFILE file @profile
  * (NULL/"" = none) else the built-in link in the @caps of @provider.
  * HOP_ERR_PARSE / HOP_ERR_SYSTEM / ... with @err naming the file and

@@ -102,6 +102,23 @@ static void reap_zombies(struct hop_coll *c)
 	}
 }
 
+/* Move the ops of @list with requests in flight to @to's zombies. */
+static void adopt_busy(struct hop_coll *to, struct hop_coll_op **list)
+{
+	while (*list) {
+		struct hop_coll_op *op = *list;
+
+		if (op->outstanding <= 0) {
+			list = &op->next;
+			continue;
+		}
+		*list = op->next;
+		op->state = OP_ZOMBIE;
+		op->next = to->zombies;
+		to->zombies = op;
+	}
+}
+
 void hop_coll_fini(struct hop_comm *comm)
 {
 	struct hop_coll *c = comm ? comm->coll : NULL;
@@ -121,6 +138,12 @@ void hop_coll_fini(struct hop_comm *comm)
 			      "destroyed with a collective in flight",
 			      comm->rank);
 		hop_p2p_progress(comm);
+	}
+	if (hop_comm_derived(comm) && comm->root->coll) {
+		/* rendezvous transfers the cancel could not stop write into
+		 * these ops: the root keeps them until they end (or it goes) */
+		adopt_busy(comm->root->coll, &c->active);
+		adopt_busy(comm->root->coll, &c->zombies);
 	}
 	while ((op = c->active)) {
 		c->active = op->next;
@@ -214,7 +237,9 @@ static int op_start_step(void *ctx, struct hop_sched *s, int idx)
 	struct hop_coll_op *op = ctx;
 	const struct hop_step *st = &s->steps[idx];
 	struct hop_p2p_req *req = &op->reqs[idx];
-	uint64_t tag = HOP_TAG(HOP_CTX_COLL, op->seq, st->tag);
+	uint64_t tag = HOP_TAG_WITH_COMM(HOP_TAG(HOP_CTX_COLL, op->seq,
+						 st->tag), op->comm->comm_id);
+	int peer = hop_comm_peer(op->comm, st->peer);
 	int ret;
 
 	req->cb = op_req_done;
@@ -222,11 +247,11 @@ static int op_start_step(void *ctx, struct hop_sched *s, int idx)
 	op->posted[idx] = 1;
 	op->outstanding++;
 	if (st->kind == HOP_STEP_SEND)
-		ret = hop_p2p_isend(op->comm, req, st->peer, tag,
+		ret = hop_p2p_isend(op->comm, req, peer, tag,
 				    hop_step_src(s, idx), st->len,
 				    op->sig);
 	else
-		ret = hop_p2p_irecv(op->comm, req, st->peer, tag,
+		ret = hop_p2p_irecv(op->comm, req, peer, tag,
 				    hop_step_dst(s, idx), st->len,
 				    op->sig);
 	if (ret && op->posted[idx]) {

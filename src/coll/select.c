@@ -210,3 +210,15 @@ void hop_coll_select(int kind, size_t bytes, int nranks,
 		m->choice = *out;
 	}
 }
+
+size_t hop_coll_call_bytes(int kind, size_t count, hop_dtype_t dtype)
+{
+	return kind == HOP_COLL_BARRIER ? 0 : count * hop_dtype_size(dtype);
+}
+
+void hop_coll_choose(struct hop_comm *comm, int kind, size_t count,
+		     hop_dtype_t dtype, struct hop_coll_choice *out)
+{
+	hop_coll_select(kind, hop_coll_call_bytes(kind, count, dtype),
+			comm->nranks, &comm->coll->tune, out);
+}

@@ -85,6 +85,28 @@ int hop_comm_fail_async(struct hop_comm *comm, int code, const char *fmt, ...)
 	return ret;
 }
 
+int hop_comm_inherit_failure(struct hop_comm *comm)
+{
+	struct hop_comm *root = comm->root;
+	int f;
+
+	if (!hop_comm_derived(comm) ||
+	    (f = atomic_load_explicit(&root->failed, memory_order_acquire)) >= 0)
+		return 0;
+	return hop_comm_fail_async(comm, f, "rank %d: the communicator whose "
+				   "endpoints this one shares (split, dup) "
+				   "failed: %.*s", root->rank,
+				   HOP_MSG_LEN - 128, root->fail_msg);
+}
+
+int hop_comm_derived_refuse(struct hop_comm *comm, const char *fn)
+{
+	return hop_set_error(comm, HOP_ERR_NOT_SUPPORTED, "%s on rank %d: not "
+			     "supported on a communicator made by "
+			     "hop_comm_split() or hop_comm_dup(); use the one "
+			     "made by init", fn, comm->rank);
+}
+
 int hop_comm_check(struct hop_comm *comm)
 {
 	int failed;
@@ -97,6 +119,7 @@ int hop_comm_check(struct hop_comm *comm)
 				       "is not a live communicator "
 				       "(destroyed)", (void *)comm);
 	hop_comm_refusal_clear(comm);
+	hop_comm_inherit_failure(comm);
 	/* hop_comm_abort() records itself as the failure (first cause
 	 * kept): the call that was waiting returns ABORTED from its wait
 	 * loop, every later call COMM_FAILED (comm.h) */

@@ -145,6 +145,17 @@ int hop_comm_claim(struct hop_comm *comm, const char *fn)
 		return hop_comm_refuse(comm, HOP_ERR_INVALID_HANDLE, "%s: comm "
 				       "%p was destroyed", fn, (void *)comm);
 	}
+	/* communicators sharing endpoints share the progress engine: one
+	 * thread at a time in all of them (the root's claim stands for it) */
+	if (hop_comm_derived(comm) &&
+	    !atomic_compare_exchange_strong(&comm->root->busy, &none, fn)) {
+		atomic_store(&comm->busy, NULL);
+		return hop_comm_refuse(comm, HOP_ERR_INVALID_ARG, "%s on rank "
+				       "%d: %s is running in another thread on "
+				       "a communicator this one shares "
+				       "endpoints with (split, dup)", fn,
+				       comm->rank, none);
+	}
 	hop_comm_refusal_clear(comm);
 	return 0;
 }
@@ -162,5 +173,8 @@ int hop_comm_enter(struct hop_comm *comm, const char *fn)
 
 void hop_comm_leave(struct hop_comm *comm)
 {
+	if (hop_comm_derived(comm))
+		atomic_store_explicit(&comm->root->busy, NULL,
+				      memory_order_release);
 	atomic_store_explicit(&comm->busy, NULL, memory_order_release);
 }

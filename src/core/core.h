@@ -52,6 +52,21 @@ struct hop_comm {
 	 * the largest local_ranks/usable_cores of any rank (comm_agree.c) */
 	int model_ranks, model_cores;
 	uint64_t spin_min_ns;           /* auto HOP_SPIN: spin at least this long */
+	/* A derived communicator (hop_comm_split/dup, src/api/split.c)
+	 * shares the provider, channels and slots of the communicator made
+	 * by init (@root, itself for that one), under its own @comm_id in
+	 * the tag (p2p.h HOP_TAG_COMM), with ranks of its own: @peer_of maps
+	 * them to @root's ranks, @rank_of back (-1: not a member); both NULL
+	 * when the ranks are @root's. */
+	struct hop_comm *root;
+	int comm_id;
+	int *peer_of;
+	int *rank_of;
+	/* on @root: the comm ids live on this rank (bit 0: itself) and the
+	 * communicators sharing its endpoints, itself included until it is
+	 * destroyed; the endpoints go with the last of them */
+	uint64_t ids_live;
+	int family;
 	atomic_int failed;              /* 0, or the code that failed it */
 	atomic_int aborted;             /* set by hop_comm_abort() */
 	char fail_msg[HOP_MSG_LEN];     /* first cause, kept */
@@ -76,6 +91,11 @@ int hop_comm_fail(struct hop_comm *comm, int code, const char *fmt, ...)
  * call gets HOP_ERR_COMM_FAILED here, as hop/comm.h promises.
  */
 int hop_comm_check(struct hop_comm *comm);
+
+/* A derived @comm fails with the cause of its root's failure (the shared
+ * endpoints failed: a dead peer, a transport error, the root's abort).
+ * Returns the code, or 0 when the root has not failed. */
+int hop_comm_inherit_failure(struct hop_comm *comm);
 
 /*
  * Handles (comm_handle.c). hop_comm_alloc() returns zeroed storage with
@@ -127,6 +147,29 @@ static inline int hop_comm_oversubscribed(const struct hop_comm *comm)
 {
 	return comm->usable_cores > 0 && comm->local_ranks > comm->usable_cores;
 }
+
+/* @comm's rank @r as a rank of the channel layer (its root's rank). */
+static inline int hop_comm_peer(const struct hop_comm *comm, int r)
+{
+	return comm->peer_of ? comm->peer_of[r] : r;
+}
+
+/* The rank in @comm of the channel layer's rank @q, or -1. */
+static inline int hop_comm_rank_of(const struct hop_comm *comm, int q)
+{
+	return comm->rank_of && q >= 0 ? comm->rank_of[q] : q;
+}
+
+/* Shares the endpoints of another communicator (split, dup). */
+static inline int hop_comm_derived(const struct hop_comm *comm)
+{
+	return comm->root && comm->root != comm;
+}
+
+/* HOP_ERR_NOT_SUPPORTED from @fn on a derived @comm: one-sided puts,
+ * their immediates, registered regions and relays address the ranks of
+ * the communicator made by init (comm_error.c). */
+int hop_comm_derived_refuse(struct hop_comm *comm, const char *fn);
 
 /* Deadline for a blocking call that starts now (cfg.timeout_ms). */
 static inline uint64_t hop_comm_deadline(const struct hop_comm *comm)

@@ -9,9 +9,12 @@
 
 #include "p2p/group.h"
 
-static inline uint64_t user_tag(int tag)
+/* @tag of @comm's user traffic: its communicator id keeps communicators
+ * sharing channels apart (split, dup). */
+static inline uint64_t user_tag(const struct hop_comm *comm, int tag)
 {
-	return HOP_TAG(HOP_CTX_USER, 0, (uint32_t)tag);
+	return HOP_TAG_WITH_COMM(HOP_TAG(HOP_CTX_USER, 0, (uint32_t)tag),
+				 comm->comm_id);
 }
 
 /* @wild: the receive forms, which take HOP_ANY_SOURCE and HOP_ANY_TAG. */
@@ -38,13 +41,15 @@ static int check_xfer(struct hop_comm *comm, const char *fn, const void *buf,
 int p2p_user_post(struct hop_comm *comm, struct hop_p2p_req *r,
 		  const struct p2p_user_op *op)
 {
-	int peer = op->peer == HOP_ANY_SOURCE ? HOP_MATCH_ANY_PEER : op->peer;
+	int peer = op->peer == HOP_ANY_SOURCE ? HOP_MATCH_ANY_PEER
+					      : hop_comm_peer(comm, op->peer);
 
 	if (op->send)
-		return hop_p2p_isend(comm, r, op->peer, user_tag(op->tag),
+		return hop_p2p_isend(comm, r, peer, user_tag(comm, op->tag),
 				     op->buf, op->len, 0);
 	return hop_p2p_irecv_match(comm, r, peer,
-				   user_tag(op->tag == HOP_ANY_TAG ? 0 : op->tag),
+				   user_tag(comm, op->tag == HOP_ANY_TAG ? 0
+								 : op->tag),
 				   op->tag == HOP_ANY_TAG ? HOP_MATCH_ANY_TAG : 0,
 				   op->buf, op->len, 0);
 }
@@ -112,7 +117,8 @@ static int send_run(struct hop_comm *comm, const void *buf, size_t len,
 	if (p2p_group_open(comm))
 		return p2p_group_add(comm, &op, NULL);
 	if (peer != comm->rank &&
-	    (ret = p2p_direct_send(comm, peer, user_tag(tag), buf, len)))
+	    (ret = p2p_direct_send(comm, hop_comm_peer(comm, peer),
+				   user_tag(comm, tag), buf, len)))
 		return ret < 0 ? ret : 0;
 	return blocking_run(comm, &r, &op);
 }
@@ -144,20 +150,20 @@ static int recv_run(struct hop_comm *comm, void *buf, size_t len, int peer,
 	if (p2p_group_open(comm))
 		return p2p_group_add(comm, &op, status);
 	ret = direct_ok(comm, peer, tag)
-		      ? p2p_direct_recv(comm, peer, user_tag(tag), buf, len,
-					&got)
+		      ? p2p_direct_recv(comm, hop_comm_peer(comm, peer),
+					user_tag(comm, tag), buf, len, &got)
 		      : 0;
 	if (ret > 0) {
 		r.kind = P2P_KIND_RECV;
 		r.done = 1;
-		r.peer = peer;
-		r.tag = user_tag(tag);
+		r.peer = hop_comm_peer(comm, peer);
+		r.tag = user_tag(comm, tag);
 		r.bytes = got;
 		ret = 0;
 	} else if (ret == 0) {
 		ret = blocking_run(comm, &r, &op);
 	}
-	p2p_status_of(&r, ret, status);
+	p2p_status_of(comm, &r, ret, status);
 	return ret;
 }
 
@@ -215,6 +221,8 @@ static int put_run(struct hop_comm *comm, hop_mr_t *local_mr,
 		   const void *src, size_t len, const hop_rkey_t *rkey,
 		   uint64_t offset, uint32_t imm)
 {
+	if (hop_comm_derived(comm))
+		return hop_comm_derived_refuse(comm, "hop_put");
 	if (!rkey)
 		return hop_set_error(comm, HOP_ERR_INVALID_ARG,
 				     "hop_put: rkey is NULL");
@@ -277,6 +285,8 @@ int hop_put(hop_comm_t *comm, hop_mr_t *local_mr, const void *src,
 static int wait_imm_run(struct hop_comm *comm, int peer, uint32_t *imm,
 			int *source, size_t *bytes)
 {
+	if (hop_comm_derived(comm))
+		return hop_comm_derived_refuse(comm, "hop_wait_imm");
 	if (!imm)
 		return hop_set_error(comm, HOP_ERR_INVALID_ARG,
 				     "hop_wait_imm: imm is NULL");

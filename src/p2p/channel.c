@@ -490,14 +490,18 @@ int p2p_flush_backlog(struct hop_p2p *p)
 
 const char *p2p_tag_str(uint64_t tag, char *buf, size_t len)
 {
-	unsigned ctx = HOP_TAG_CTX(tag);
+	unsigned ctx = HOP_TAG_CTX(tag), id = HOP_TAG_COMM(tag);
+	int n;
 
-	if (ctx == HOP_CTX_USER && (tag >> 32) == 0)
-		snprintf(buf, len, "%u", (unsigned)tag);
+	if (ctx == HOP_CTX_USER && HOP_TAG_HI24(tag) == 0)
+		n = snprintf(buf, len, "%u", (unsigned)tag);
 	else
-		snprintf(buf, len, "%s:0x%06x:%u",
-			 ctx == HOP_CTX_COLL ? "coll" :
-			 ctx == HOP_CTX_INTERNAL ? "internal" : "ctx?",
-			 HOP_TAG_HI24(tag), HOP_TAG_LO32(tag));
+		n = snprintf(buf, len, "%s:0x%06x:%u",
+			     ctx == HOP_CTX_COLL ? "coll" :
+			     ctx == HOP_CTX_INTERNAL ? "internal" : "ctx?",
+			     HOP_TAG_HI24(tag), HOP_TAG_LO32(tag));
+	/* a derived communicator's (split, dup) */
+	if (id && n >= 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, " of comm %u", id);
 	return buf;
 }

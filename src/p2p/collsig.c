@@ -25,9 +25,14 @@
 
 enum { CS_EMPTY, CS_SEEN, CS_BEGUN };
 
-static struct p2p_collsig *slot_of(struct hop_p2p *p, uint32_t seq)
+/* The sequence number of a key (what messages name). */
+#define SEQ(key) ((key) & 0xffffffu)
+
+/* @key: HOP_TAG_COLL_KEY, a communicator's id and its sequence number
+ * (collectives of communicators sharing channels are told apart). */
+static struct p2p_collsig *slot_of(struct hop_p2p *p, uint32_t key)
 {
-	return &p->collsig[seq % P2P_COLLSIG_SLOTS];
+	return &p->collsig[(key + (key >> 26) * 7u) % P2P_COLLSIG_SLOTS];
 }
 
 /* Tell the sender too: it may have nothing left to receive from us. */
@@ -50,7 +55,7 @@ static void nak_sender(struct hop_p2p *p, int peer, uint64_t tag,
 void p2p_collsig_unexpected(struct hop_p2p *p, int peer, uint64_t tag,
 			    uint64_t len, uint32_t sig)
 {
-	uint32_t seq = HOP_TAG_HI24(tag);
+	uint32_t seq = HOP_TAG_COLL_KEY(tag);
 	struct p2p_collsig *cs = slot_of(p, seq);
 	char t[48];
 
@@ -70,7 +75,7 @@ void p2p_collsig_unexpected(struct hop_p2p *p, int peer, uint64_t tag,
 				      "mismatched collectives: rank %d, still "
 				      "waiting in collective #%u with signature "
 				      "0x%08x, asked rank %d, which ran it with "
-				      "signature 0x%08x", peer, seq, sig,
+				      "signature 0x%08x", peer, SEQ(seq), sig,
 				      p->rank, cs->sig);
 		else
 			hop_comm_fail(p->comm, HOP_ERR_MISMATCH, "p2p: "
@@ -78,22 +83,26 @@ void p2p_collsig_unexpected(struct hop_p2p *p, int peer, uint64_t tag,
 				      "collective #%u with signature 0x%08x, "
 				      "rank %d sent it a message (tag %s, %llu "
 				      "B) of a collective with signature "
-				      "0x%08x", p->rank, seq, cs->sig, peer, t,
+				      "0x%08x", p->rank, SEQ(seq), cs->sig, peer, t,
 				      (unsigned long long)len, sig);
 	} else {
 		hop_comm_fail(p->comm, HOP_ERR_MISMATCH, "p2p: mismatched "
 			      "collectives: rank %d sent rank %d a message of "
 			      "collective #%u with signature 0x%08x, rank %d "
 			      "one (tag %s) with signature 0x%08x", cs->peer,
-			      p->rank, seq, cs->sig, peer, t, sig);
+			      p->rank, SEQ(seq), cs->sig, peer, t, sig);
 	}
 }
 
 int hop_p2p_coll_begin(struct hop_comm *comm, uint32_t seq, uint32_t sig)
 {
 	struct hop_p2p *p = comm->p2p;
-	struct p2p_collsig *cs = slot_of(p, seq);
-	struct p2p_collsig seen = *cs;
+	struct p2p_collsig *cs;
+	struct p2p_collsig seen;
+
+	seq = SEQ(seq) | (uint32_t)comm->comm_id << 26;
+	cs = slot_of(p, seq);
+	seen = *cs;
 
 	*cs = (struct p2p_collsig){ seq, sig, p->rank, CS_BEGUN, 0, 0 };
 	if (seen.state != CS_SEEN || seen.seq != seq || seen.sig == sig)
@@ -102,7 +111,7 @@ int hop_p2p_coll_begin(struct hop_comm *comm, uint32_t seq, uint32_t sig)
 	return hop_comm_fail(comm, HOP_ERR_MISMATCH, "p2p: mismatched "
 			     "collectives: rank %d began collective #%u with "
 			     "signature 0x%08x, rank %d had sent it a message "
-			     "of one with signature 0x%08x", p->rank, seq, sig,
+			     "of one with signature 0x%08x", p->rank, SEQ(seq), sig,
 			     seen.peer, seen.sig);
 }
 
@@ -130,8 +139,8 @@ int p2p_collsig_probe(struct hop_p2p *p)
 			continue;
 		p->probe[q].cb = NULL;
 		if (!hop_p2p_isend(p->comm, &p->probe[q], q,
-				   HOP_TAG(HOP_CTX_COLL, HOP_TAG_HI24(r->tag),
-					   PROBE_STEP), NULL, 0, r->sig))
+				   (r->tag & ~0xffffffffull) | PROBE_STEP,
+				   NULL, 0, r->sig))
 			sent++;
 	}
 	return sent;

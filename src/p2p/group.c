@@ -142,7 +142,7 @@ static int collect(struct hop_comm *comm, struct p2p_group *g)
 		struct p2p_group_op *o = &g->ops[i];
 
 		if (o->status)
-			p2p_status_of(&o->req, o->req.status, o->status);
+			p2p_status_of(comm, &o->req, o->req.status, o->status);
 		if (o->req.status && !first) {
 			first = o->req.status;
 			at = i;

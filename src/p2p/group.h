@@ -26,8 +26,8 @@ int p2p_user_post(struct hop_comm *comm, struct hop_p2p_req *r,
 /* The public status of request @r whose outcome is @ret: one never
  * started or not finished has source and tag -1, a wildcard receive that
  * no message matched -1 for what it left open. */
-void p2p_status_of(const struct hop_p2p_req *r, int ret,
-		   hop_status_t *status);
+void p2p_status_of(const struct hop_comm *comm, const struct hop_p2p_req *r,
+		   int ret, hop_status_t *status);
 
 /* A queued operation; @req is posted in place by hop_group_end(). */
 struct p2p_group_op {

@@ -108,7 +108,9 @@ int hop_mem_register(hop_comm_t *comm, void *buf, size_t len,
 		     unsigned access, hop_mr_t **mrp)
 {
 	HOP_ENTERED(comm, "hop_mem_register",
-		    mem_register(comm, buf, len, access, mrp));
+		    hop_comm_derived(comm)
+			    ? hop_comm_derived_refuse(comm, "hop_mem_register")
+			    : mem_register(comm, buf, len, access, mrp));
 }
 
 /* Claimed without the failed-state check: releasing must always work. */

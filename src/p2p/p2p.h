@@ -29,9 +29,25 @@ enum hop_p2p_ctx {
 	 (uint64_t)(uint32_t)(lo32))
 /* The parts of a HOP_TAG: context, the middle 24 bits (a collective's
  * sequence number), the low 32 (its step). */
-#define HOP_TAG_CTX(tag) ((unsigned)((uint64_t)(tag) >> 56))
+#define HOP_TAG_CTX(tag) ((unsigned)((uint64_t)(tag) >> 56) & 3u)
 #define HOP_TAG_HI24(tag) ((uint32_t)((uint64_t)(tag) >> 32) & 0xffffffu)
 #define HOP_TAG_LO32(tag) ((uint32_t)(tag))
+/*
+ * The top 6 bits of the context byte name the communicator: 0 for one made
+ * by init, 1..HOP_TAG_COMM_MAX for those derived from it (split, dup),
+ * which share its channels. Every member of a communicator uses the same
+ * id, unique among the communicators live on each member, so traffic of
+ * two communicators never matches. Wildcard matching restricted to one
+ * communicator compares the upper 32 bits (context, id, middle 24).
+ */
+#define HOP_TAG_COMM_MAX 63
+#define HOP_TAG_COMM(tag) ((unsigned)((uint64_t)(tag) >> 58))
+#define HOP_TAG_WITH_COMM(tag, id)                                            \
+	(((uint64_t)(tag) & ~(0x3full << 58)) | ((uint64_t)(id) << 58))
+/* The collective a message of HOP_CTX_COLL belongs to: its communicator
+ * id (bits 26..31) and sequence number (bits 0..23). */
+#define HOP_TAG_COLL_KEY(tag)                                                 \
+	((uint32_t)((uint64_t)(tag) >> 32) & ~(3u << 24))
 
 struct hop_p2p_req;
 typedef void (*hop_p2p_cb)(struct hop_p2p_req *req, void *arg);
@@ -92,6 +108,16 @@ int hop_p2p_irecv(struct hop_comm *comm, struct hop_p2p_req *req, int peer,
  * already sent a message of another collective #seq.
  */
 int hop_p2p_coll_begin(struct hop_comm *comm, uint32_t seq, uint32_t sig);
+
+/*
+ * hop_p2p_cancel_comm() - Complete with @code the requests of @comm (its
+ * tag space, HOP_TAG_COMM) that no peer knows of yet: posted receives and
+ * sends still queued; drop the messages of @comm that no receive took.
+ * Rendezvous transfers already under way are left to finish (the peer
+ * writes into their buffers). For a derived communicator that failed, was
+ * aborted or is destroyed: the others sharing the channels go on.
+ */
+void hop_p2p_cancel_comm(struct hop_comm *comm, int code);
 
 /* Poll the provider once and advance every protocol. Returns >= 0 (events
  * handled) or the comm's failure code. */

@@ -115,6 +115,66 @@ void p2p_fail_all(struct hop_p2p *p, int code)
 	}
 }
 
+/* Complete @l's requests of communicator @id with @code; @sends: those
+ * of a send queue (a rendezvous one holds a send id). */
+static void cancel_list(struct hop_p2p *p, struct hop_rlist *l, unsigned id,
+			int sends, int code)
+{
+	struct hop_p2p_req *r = l->head, *n;
+
+	for (; r; r = n) {
+		n = r->next;
+		if (HOP_TAG_COMM(r->tag) != id)
+			continue;
+		hop_rlist_remove(l, r);
+		if (sends && r->len > p->eager_size)
+			hop_idtab_free(&p->sids, (uint32_t)RQ_ID(r));
+		p2p_complete(p, r, code);
+	}
+}
+
+/* Drop @pp's unexpected messages of communicator @id. */
+static void cancel_unexp(struct hop_p2p *p, struct p2p_peer *pp, unsigned id,
+			 int code)
+{
+	struct hop_ux *ux, *keep = NULL, **tail = &keep;
+
+	while ((ux = hop_match_take_unexp_any(&pp->mq))) {
+		if (HOP_TAG_COMM(ux->tag) != id) {
+			*tail = ux;
+			tail = &ux->next;
+			continue;
+		}
+		if (ux->kind == HOP_UX_SELF)
+			p2p_complete(p, ux->sreq, code);
+		hop_ux_put(&p->uxpool, ux);
+	}
+	while ((ux = keep)) {
+		keep = ux->next;
+		hop_match_add_unexp(&pp->mq, ux);
+	}
+}
+
+void hop_p2p_cancel_comm(struct hop_comm *comm, int code)
+{
+	struct hop_p2p *p = comm->p2p;
+	unsigned id = (unsigned)comm->comm_id;
+
+	if (!p || p->fail_code)
+		return;         /* every request was completed already */
+	p->post_depth++;        /* callbacks after the walk */
+	for (int q = 0; q < p->nranks; q++) {
+		struct p2p_peer *pp = &p->peers[q];
+
+		cancel_list(p, &pp->mq.posted, id, 0, code);
+		cancel_list(p, &pp->sendq, id, 1, code);
+		cancel_unexp(p, pp, id, code);
+	}
+	p->post_depth--;
+	if (!p->post_depth)
+		run_deferred(p);
+}
+
 static int dispatch_write(struct hop_p2p *p, const struct hop_cqe *c)
 {
 	switch (WR_KIND(c->wr_id)) {
@@ -314,8 +374,15 @@ int hop_p2p_progress(struct hop_comm *comm)
 		return HOP_ERR_INVALID_HANDLE;
 	if (p->post_depth)      /* called from a completion callback */
 		return 0;
-	if ((ret = p2p_failed(comm)))
+	if ((ret = p2p_failed(p->comm))) {
+		hop_comm_inherit_failure(comm);
 		return progress_fail(p, ret);
+	}
+	if (comm != p->comm && (ret = p2p_failed(comm))) {
+		/* a derived comm failed alone: the others go on */
+		hop_p2p_cancel_comm(comm, ret);
+		return ret;
+	}
 	if (p->deferred.head)
 		run_deferred(p);
 	/* Memory-polled messages (eager_ll.c) are taken only after a CQ poll
@@ -445,9 +512,12 @@ int p2p_wait_loop(struct hop_comm *comm, int (*done)(void *), void *arg,
 	}
 	describe(darg, what, sizeof(what));
 	ret = hop_comm_fail(comm, HOP_ERR_TIMEOUT, "rank %d: %s not completed "
-			    "within %g s (HOP_TIMEOUT)", p->rank, what,
+			    "within %g s (HOP_TIMEOUT)", comm->rank, what,
 			    comm->cfg.timeout_ms / 1000.0);
-	p2p_fail_all(p, ret);
+	if (comm == p->comm)
+		p2p_fail_all(p, ret);
+	else
+		hop_p2p_cancel_comm(comm, ret);
 	return ret;
 }
 

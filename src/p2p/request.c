@@ -82,8 +82,8 @@ static struct hop_request *req_check(hop_request_t **reqp, int *ret)
 	return r;
 }
 
-void p2p_status_of(const struct hop_p2p_req *r, int ret,
-		   hop_status_t *status)
+void p2p_status_of(const struct hop_comm *comm, const struct hop_p2p_req *r,
+		   int ret, hop_status_t *status)
 {
 	/* never started (kind 0) or not finished: nothing to report */
 	int none = !r->done || !r->kind;
@@ -91,7 +91,7 @@ void p2p_status_of(const struct hop_p2p_req *r, int ret,
 
 	if (!status)
 		return;
-	status->source = none ? -1 : r->peer;
+	status->source = none ? -1 : hop_comm_rank_of(comm, r->peer);
 	status->tag = none || unmatched ? -1 : (int)HOP_TAG_LO32(r->tag);
 	status->bytes = none ? 0 : r->bytes;
 	status->error = ret;
@@ -105,7 +105,7 @@ static int req_finish(hop_request_t **reqp, int ret, hop_status_t *status)
 
 	if (r->kind == HOP_REQ_P2P) {
 		ret = r->p2p.status;
-		p2p_status_of(&r->p2p, ret, status);
+		p2p_status_of(r->comm, &r->p2p, ret, status);
 	} else if (status) {
 		status->source = -1;
 		status->tag = -1;

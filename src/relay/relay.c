@@ -285,6 +285,9 @@ static int relay_call(struct hop_comm *comm, void *buf, size_t len, int src,
 int hop_relay(hop_comm_t *comm, void *buf, size_t len, int src, int dst,
 	      const int *path, int npath, const hop_relay_opts_t *opts)
 {
-	HOP_ENTERED(comm, "hop_relay", relay_call(comm, buf, len, src, dst, path,
-						  npath, opts));
+	HOP_ENTERED(comm, "hop_relay",
+		    hop_comm_derived(comm)
+			    ? hop_comm_derived_refuse(comm, "hop_relay")
+			    : relay_call(comm, buf, len, src, dst, path, npath,
+					 opts));
 }

@@ -12,7 +12,7 @@ build=$(cd "${1:-$top/build}" && pwd) || exit 2
 cluster=$top/scripts/hop-cluster
 export HOP_BUILD=$build
 [ "$(id -u)" = 0 ] || { echo "FAIL: tests/cluster must run as root (it makes namespaces)"; exit 1; }
-for p in tools/hop-run tools/hop-p2p-bench tests/integration/coll_matrix tests/integration/coll_order; do
+for p in tools/hop-run tools/hop-p2p-bench tests/integration/coll_matrix tests/integration/coll_order tests/integration/split_test; do
 	[ -x "$build/$p" ] || { echo "FAIL: $build/$p is not built (make, make check)"; exit 1; }
 done
 fail=0 tag=ct$$ ids=""

@@ -87,6 +87,18 @@ collectives() { # "placement options" prog args: every rank must pass
 
 # streaming bandwidth between hosts 0 and 1 at >= 1 MiB: at least half
 # of the link's rate (tcp/IP headers and this 2-core machine take the rest)
+# hop_comm_split_host() with cyclic placement: each rank's host
+# communicator holds the 2 ranks of its host, none of another
+split_host() {
+	local out r
+	out=$(HOP_TRANSPORT=tcp run --map cyclic -n 6 --timeout 60 -- \
+		"$build/tests/integration/split_test" host 2>&1) || { echo "$out"; return 1; }
+	for r in 0 1 2 3 4 5; do
+		grep -qx "\[$r\] split_test: rank $r: 2 ranks on host $(host $((r % 3)))" <<< "$out" ||
+			{ echo "rank $r:"; echo "$out"; return 1; }
+	done
+}
+
 bandwidth() {
 	local out bw floor
 	out=$(HOP_TRANSPORT=tcp run --map cyclic -n 2 --timeout 120 -- "$build/tools/hop-p2p-bench" \
@@ -120,6 +132,7 @@ check "coll_matrix, 3 hosts x 2 ranks, tcp" collectives "--ppn 2" \
 	"$build/tests/integration/coll_matrix" --max-count 70000
 check "coll_order, 3 hosts x 2 ranks cyclic, tcp" collectives "--map cyclic -n 6" \
 	"$build/tests/integration/coll_order"
+check "hop_comm_split_host, 3 hosts x 2 ranks cyclic, tcp" split_host
 check "shaped bandwidth >= half the link" bandwidth
 check "a failing rank on host 2 fails the job" fails_fast
 check "--timeout across hosts" times_out

@@ -107,6 +107,28 @@ static void test_two_peers_disagree_before_begin(void **state)
 	assert_non_null(strstr(f->comm.fail_msg, "rank 3"));
 }
 
+/* A derived communicator (split, dup) has its own sequence numbers: #4
+ * of comm id 3 is not #4 of the root, and is still checked. */
+static void test_derived_comm_apart(void **state)
+{
+	struct fx *f = *state;
+	struct hop_comm kid = { .rank = 0, .nranks = 2, .p2p = &f->p2p,
+				.root = &f->comm, .comm_id = 3 };
+	uint64_t ktag = HOP_TAG_WITH_COMM(ctag(4, 1), 3);
+
+	assert_int_equal(hop_p2p_coll_begin(&f->comm, 4, 0x1111), 0);
+	p2p_collsig_unexpected(&f->p2p, 1, ktag, 8, 0x2222);
+	assert_int_equal(hop_p2p_coll_begin(&kid, 4, 0x2222), 0);
+	p2p_collsig_unexpected(&f->p2p, 2, ctag(4, 1), 8, 0x1111);
+	assert_int_equal(failed(f), 0);
+	assert_int_equal(atomic_load(&kid.failed), 0);
+	p2p_collsig_unexpected(&f->p2p, 1, ktag, 8, 0x3333);
+	assert_int_equal(failed(f), HOP_ERR_MISMATCH);
+	assert_non_null(strstr(f->comm.fail_msg, "collective #4 with "
+				"signature 0x00002222"));
+	assert_non_null(strstr(f->comm.fail_msg, "of comm 3"));
+}
+
 static void test_begin_after_other_message(void **state)
 {
 	struct fx *f = *state;
@@ -157,6 +179,8 @@ int main(void)
 			test_other_collective_after_begin, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_two_peers_disagree_before_begin, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_derived_comm_apart, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_begin_after_other_message,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_probe_names_the_waiter,
