@@ -226,8 +226,8 @@ static void ring_send(struct hop_bootstrap *bs, struct ring *g)
 		if (n < 0) {
 			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
 				ring_err(g, HOP_ERR_BOOTSTRAP, "rank %d: bootstrap "
-					 "allgather: sending to rank %d: %s (did "
-					 "it exit or fail?)", bs->rank, right,
+					 "allgather: rank %d closed its ring link "
+					 "(sending: %s)", bs->rank, right,
 					 strerror(errno));
 			return;
 		}
@@ -351,6 +351,27 @@ static int root_heard(struct hop_bootstrap *bs, struct ring *g, int ep)
 	return 0;
 }
 
+/*
+ * Other ranks: rank 0 speaks mid-ring only to abort. Its connection
+ * closing is not a failure: rank 0 may have every block and leave before
+ * this rank has them; a rank 0 that died breaks its neighbours' links.
+ */
+static int peer_heard(struct hop_bootstrap *bs, uint64_t until, int *watch)
+{
+	char c;
+	ssize_t n = recv(bs->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	if (n <= 0) {
+		*watch = -1;
+		return 0;
+	}
+	hop_bs_peer_recv(bs, HOP_BS_FAIL, NULL, 0, until, "bootstrap allgather");
+	return bs->failed ? bs->failed : hop_bs_fail(bs, HOP_ERR_PROTOCOL,
+		"rank %d: bootstrap allgather: rank 0 sent FAIL", bs->rank);
+}
+
 /* A rank other than 0 found the ring broken: tell rank 0 and report its
  * verdict, or this rank's own reason when none comes. */
 static int peer_fail(struct hop_bootstrap *bs, struct ring *g, uint64_t until)
@@ -391,13 +412,14 @@ int hop_bs_ring_allgather(struct hop_bootstrap *bs, uint8_t *all, size_t len,
 	uint64_t until = bs->rank ? deadline + HOP_BS_GRACE_MS * 1000000ull
 				  : deadline;
 	int ep = bs->rank ? -1 : root_watch(bs), ret = 0;
+	int watch = bs->rank ? bs->fd : ep;
 
 	if (!bs->rank && ep < 0)
 		return ep;
 	while ((g.ntx < bs->nranks - 1 || g.nrx < bs->nranks - 1) && !g.code) {
 		int sending = g.ntx < bs->nranks - 1 && g.ntx <= g.nrx;
 		struct pollfd pfd[3] = {
-			{ .fd = bs->rank ? bs->fd : ep, .events = POLLIN },
+			{ .fd = watch, .events = POLLIN },
 			{ .fd = g.nrx < bs->nranks - 1 ? bs->left : -1,
 			  .events = POLLIN },
 			{ .fd = sending ? bs->right : -1, .events = POLLOUT },
@@ -415,13 +437,12 @@ int hop_bs_ring_allgather(struct hop_bootstrap *bs, uint8_t *all, size_t len,
 		}
 		if (n <= 0)
 			continue;
-		if (pfd[0].revents) {
-			/* rank 0 speaks mid-ring only to abort */
-			ret = bs->rank ? hop_bs_peer_recv(bs, HOP_BS_FAIL, NULL, 0,
-							  until, "bootstrap allgather")
-				       : root_heard(bs, &g, ep);
-			if (ret || bs->failed)
+		if (pfd[0].revents && bs->rank) {
+			ret = peer_heard(bs, until, &watch);
+			if (ret)
 				goto out;
+		} else if (pfd[0].revents && (ret = root_heard(bs, &g, ep))) {
+			goto out;
 		}
 		if (pfd[2].revents)
 			ring_send(bs, &g);
