@@ -6,7 +6,11 @@
  *   ranks, data checked byte for byte; rank 0's bytes may grow about 4x,
  *   not 16x as when it sent every rank every block;
  * - a rank that dies while the ring runs: every other rank fails with
- *   HOP_ERR_BOOTSTRAP naming it, well within the timeout.
+ *   HOP_ERR_BOOTSTRAP naming it, well within the timeout;
+ * - strangers at a ring listener (wrong secret, wrong rank, silence) are
+ *   dropped and the job still completes: the last rank, about to open its
+ *   link to rank 0, first connects them there (hop_bs_ring_link is wrapped
+ *   at link time).
  */
 #include <errno.h>
 #include <poll.h>
@@ -34,6 +38,49 @@ struct job {
 	int nranks;
 	int dying;              /* rank that leaves mid-ring, or -1 */
 };
+
+static int g_strangers;         /* the last rank sends strangers first */
+
+int __real_hop_bs_ring_link(struct hop_bootstrap *bs, uint64_t deadline);
+int __wrap_hop_bs_ring_link(struct hop_bootstrap *bs, uint64_t deadline);
+
+/* A connection to the successor's ring listener sending a LINK from
+ * @rank with @secret (no LINK at all when @secret is NULL). */
+static int stranger(struct hop_bootstrap *bs, uint32_t rank,
+		    const uint8_t *secret)
+{
+	uint8_t link[HOP_BS_LINK_LEN];
+	int fd = -1;
+
+	if (hop_bs_connect(bs, &bs->right_addr, "a stranger's target",
+			   hop_deadline_after(5000), &fd))
+		return -1;
+	hop_put_be32(link, HOP_BS_VERSION);
+	hop_put_be32(link + 4, (uint32_t)bs->nranks);
+	if (secret) {
+		memcpy(link + 8, secret, HOP_SECRET_BYTES);
+		hop_bs_send(fd, HOP_BS_LINK, 0, rank, link, sizeof(link),
+			    hop_deadline_after(5000), 0, NULL);
+	}
+	return fd;
+}
+
+int __wrap_hop_bs_ring_link(struct hop_bootstrap *bs, uint64_t deadline)
+{
+	uint8_t wrong[HOP_SECRET_BYTES] = { 0 };
+	int fds[3] = { -1, -1, -1 }, ret;
+
+	if (g_strangers && bs->rank == bs->nranks - 1) {
+		fds[0] = stranger(bs, (uint32_t)bs->rank, wrong);
+		fds[1] = stranger(bs, 1, bs->secret); /* not rank 0's left */
+		fds[2] = stranger(bs, 0, NULL);       /* silent */
+	}
+	ret = __real_hop_bs_ring_link(bs, deadline);
+	for (int i = 0; i < 3; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	return ret;
+}
 
 static uint8_t pat(int rank, int round, size_t i)
 {
@@ -181,9 +228,24 @@ static void test_rank_dies_in_ring(void **state)
 	}
 }
 
+static void test_ring_strangers(void **state)
+{
+	struct job j = { .nranks = 4, .dying = -1 };
+
+	(void)state;
+	g_strangers = 1;
+	run_job(&j);
+	g_strangers = 0;
+	for (int r = 0; r < j.nranks; r++)
+		if (cf_res[r].ret || !cf_res[r].done)
+			fail_msg("rank %d: %s '%s'", r, hop_err_name(cf_res[r].ret),
+				 cf_res[r].msg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_ring_strangers, setup),
 		cmocka_unit_test_setup(test_root_bytes_linear, setup),
 		cmocka_unit_test_setup(test_rank_dies_in_ring, setup),
 	};
