@@ -9,7 +9,7 @@
  *  - a schedule that is not a rotation (tree, a ring whose count N does
  *    not divide) is refused with HOP_ERR_INVALID_ARG naming the rank, as
  *    are data, a topology or a trace.
- * HOP_SIM_ROTATE_LONG=1 adds N = 1024, 2048 and 4096 (minutes, GBs).
+ * HOP_TEST_SIM_ROTATE_LONG=1 adds N = 1024, 2048 and 4096 (minutes, GBs).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -83,7 +83,7 @@ static void test_ring_identical(void **state)
 {
 	(void)state;
 	sweep(256);
-	if (getenv("HOP_SIM_ROTATE_LONG"))
+	if (getenv("HOP_TEST_SIM_ROTATE_LONG"))
 		for (int n = 1024; n <= 4096; n *= 2)
 			same(HOP_COLL_ALLREDUCE, n, (size_t)n * 16, 1, 8192,
 			     0.1e-9);
