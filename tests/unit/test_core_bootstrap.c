@@ -135,9 +135,7 @@ static int clear_env(void **state)
 {
 	(void)state;
 	cf_setup();
-	setenv("HOP_SOCKET_IFNAME", "lo", 1);
-	setenv("HOP_DEBUG", "warn", 1);
-	unsetenv("HOP_BOOTSTRAP_FD");
+	cf_local_env();
 	hop_log_init();
 	return 0;
 }
