@@ -1,8 +1,9 @@
 /*
  * bootstrap.c - joining the rendezvous at rank 0 (rank 0's side is in
  * bootstrap_root.c): other ranks connect, retrying every 10-50 ms while
- * rank 0 is not listening yet, say HELLO with the id's secret and wait for
- * rank 0's verdict. Rank 0 is the judge: on a timeout it names the missing
+ * rank 0 is not listening yet, say HELLO with the id's secret and the port
+ * of their ring listener, and wait for rank 0's verdict, which carries the
+ * address of the next rank's ring listener. Rank 0 is the judge: on a timeout it names the missing
  * ranks and sends that reason to everyone connected, so every rank fails
  * with the same message.
  */
@@ -16,30 +17,31 @@
 
 #include "bs_int.h"
 #include "core_int.h"
+#include "wire.h"
 
-static int peer_connect(struct hop_bootstrap *bs, uint64_t deadline)
+int hop_bs_connect(struct hop_bootstrap *bs, const struct sockaddr_in *addr,
+		   const char *who, uint64_t deadline, int *out)
 {
 	char where[32], secs[32];
 	int last = ECONNREFUSED, attempts = 0;
 
-	hop_sockaddr_str(&bs->root_addr, where, sizeof(where));
+	hop_sockaddr_str(addr, where, sizeof(where));
 	for (;;) {
 		int fd, e = 0;
 
 		if (attempts++ && hop_deadline_passed(deadline)) {
 			hop_bs_secs(bs->timeout_ms, secs, sizeof(secs));
 			return hop_bs_fail(bs, HOP_ERR_TIMEOUT, "rank %d could not "
-					   "connect to rank 0 at %s within %s s "
+					   "connect to %s at %s within %s s "
 					   "(%d attempts; last: %s)", bs->rank,
-					   where, secs, attempts - 1,
+					   who, where, secs, attempts - 1,
 					   strerror(last));
 		}
 		fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 		if (fd < 0)
 			return hop_bs_fail(bs, HOP_ERR_SYSTEM, "rank %d: socket: "
 					   "%s", bs->rank, strerror(errno));
-		if (connect(fd, (struct sockaddr *)&bs->root_addr,
-			    sizeof(bs->root_addr)) < 0) {
+		if (connect(fd, (const struct sockaddr *)addr, sizeof(*addr)) < 0) {
 			e = errno;
 			if (e == EINPROGRESS) {
 				struct pollfd pfd = { .fd = fd, .events = POLLOUT };
@@ -54,16 +56,16 @@ static int peer_connect(struct hop_bootstrap *bs, uint64_t deadline)
 		}
 		if (e == 0) {
 			hop_bs_nodelay(fd);
-			bs->fd = fd;
+			*out = fd;
 			return 0;
 		}
 		close(fd);
 		last = e;
 		if (e == EACCES || e == EPERM || e == EAFNOSUPPORT)
 			return hop_bs_fail(bs, HOP_ERR_BOOTSTRAP, "rank %d cannot "
-					   "connect to rank 0 at %s: %s",
-					   bs->rank, where, strerror(e));
-		/* rank 0 not listening yet: try again in 10-50 ms */
+					   "connect to %s at %s: %s", bs->rank,
+					   who, where, strerror(e));
+		/* not listening yet: try again in 10-50 ms */
 		int nap = 10 + (int)(hop_now_ns() / 1000 % 41);
 		int left = hop_deadline_ms_left(deadline);
 
@@ -74,33 +76,46 @@ static int peer_connect(struct hop_bootstrap *bs, uint64_t deadline)
 static int peer_open(struct hop_bootstrap *bs, uint64_t deadline)
 {
 	uint8_t hello[HOP_BS_HELLO_LEN] = { 0 };
-	uint32_t v[3] = { HOP_BS_VERSION, (uint32_t)bs->nranks,
-			  (uint32_t)getpid() };
+	uint8_t ready[HOP_BS_READY_LEN];
 	struct sockaddr_in sa;
 	socklen_t slen = sizeof(sa);
 	char where[32];
 	int ret;
 
-	if ((ret = peer_connect(bs, deadline)))
+	if ((ret = hop_bs_connect(bs, &bs->root_addr, "rank 0", deadline,
+				  &bs->fd)))
 		return ret;
-	for (int i = 0; i < 3; i++)
-		for (int b = 0; b < 4; b++)
-			hello[4 * i + b] = (uint8_t)(v[i] >> (24 - 8 * b));
+	if (getsockname(bs->fd, (struct sockaddr *)&sa, &slen) == 0)
+		bs->local_addr = sa.sin_addr;
+	if ((ret = hop_bs_ring_listen(bs)))
+		return ret;
+	slen = sizeof(sa);
+	if (getsockname(bs->lfd, (struct sockaddr *)&sa, &slen) < 0)
+		return hop_bs_fail(bs, HOP_ERR_SYSTEM, "rank %d: getsockname of "
+				   "the ring listener: %s", bs->rank,
+				   strerror(errno));
+	hop_put_be32(hello, HOP_BS_VERSION);
+	hop_put_be32(hello + 4, (uint32_t)bs->nranks);
+	hop_put_be32(hello + 8, (uint32_t)getpid());
+	hop_put_be32(hello + 12, ntohs(sa.sin_port));
 	memcpy(hello + 16, bs->secret, HOP_SECRET_BYTES);
-	ret = hop_bs_send(bs->fd, HOP_BS_HELLO, 0, (uint32_t)bs->rank, hello,
-			  sizeof(hello), deadline, 1, NULL);
+	ret = hop_bs_send_counted(bs, bs->fd, HOP_BS_HELLO, (uint32_t)bs->rank,
+				  hello, sizeof(hello), deadline, 1);
 	if (ret < 0) {
 		hop_sockaddr_str(&bs->root_addr, where, sizeof(where));
 		return hop_bs_fail(bs, HOP_ERR_BOOTSTRAP, "rank %d: sending "
 				   "HELLO to rank 0 at %s: %s", bs->rank, where,
 				   strerror(-ret));
 	}
-	if (getsockname(bs->fd, (struct sockaddr *)&sa, &slen) == 0)
-		bs->local_addr = sa.sin_addr;
 	/* rank 0 decides; give its verdict time to arrive */
-	return hop_bs_peer_recv(bs, HOP_BS_READY, NULL, 0,
-				deadline + HOP_BS_GRACE_MS * 1000000ull,
-				"rendezvous");
+	if ((ret = hop_bs_peer_recv(bs, HOP_BS_READY, ready, sizeof(ready),
+				    deadline + HOP_BS_GRACE_MS * 1000000ull,
+				    "rendezvous")))
+		return ret;
+	bs->right_addr.sin_family = AF_INET;
+	memcpy(&bs->right_addr.sin_addr.s_addr, ready, 4);
+	memcpy(&bs->right_addr.sin_port, ready + 4, 2);
+	return 0;
 }
 
 static int open_err(char *err, size_t errlen, int code, const char *msg)
@@ -139,7 +154,7 @@ int hop_bootstrap_open(const hop_unique_id_t *id, int rank, int nranks,
 	}
 	bs->rank = rank;
 	bs->nranks = nranks;
-	bs->fd = -1;
+	bs->fd = bs->lfd = bs->left = bs->right = -1;
 	for (int r = 0; rank == 0 && r < nranks; r++)
 		bs->peers[r].fd = -1;
 	bs->root_addr = info.addr;
@@ -149,6 +164,8 @@ int hop_bootstrap_open(const hop_unique_id_t *id, int rank, int nranks,
 
 	ret = rank == 0 ? hop_bs_root_open(bs, &info, deadline_ns)
 			: peer_open(bs, deadline_ns);
+	if (!ret && nranks > 1)
+		ret = hop_bs_ring_link(bs, deadline_ns);
 	if (ret) {
 		open_err(err, errlen, ret, bs->err);
 		hop_bootstrap_close(bs);
@@ -174,12 +191,23 @@ struct in_addr hop_bootstrap_local_addr(const struct hop_bootstrap *bs)
 	return bs->local_addr;
 }
 
+uint64_t hop_bootstrap_bytes_sent(const struct hop_bootstrap *bs)
+{
+	return bs ? bs->tx_bytes : 0;
+}
+
 void hop_bootstrap_close(struct hop_bootstrap *bs)
 {
 	if (!bs)
 		return;
-	if (bs->fd >= 0)
-		close(bs->fd);
+	HOP_INFO("bootstrap: rank %d of %d sent %llu bytes in %u operations",
+		 bs->rank, bs->nranks, (unsigned long long)bs->tx_bytes,
+		 (unsigned)bs->seq);
+	int fds[] = { bs->fd, bs->lfd, bs->left, bs->right };
+
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
 	for (int r = 1; bs->peers && r < bs->nranks; r++)
 		if (bs->peers[r].fd >= 0)
 			close(bs->peers[r].fd);

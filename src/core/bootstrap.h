@@ -52,6 +52,8 @@ int hop_bootstrap_open(const hop_unique_id_t *id, int rank, int nranks,
  * hop_bootstrap_allgather() - Every rank contributes @len bytes; @all
  * receives nranks * @len bytes, rank r's at r * @len. @len must be equal on
  * every rank (checked: HOP_ERR_MISMATCH naming the rank that differs).
+ * Rank 0 checks every rank's entry, then the blocks travel a ring: every
+ * rank sends (nranks - 1) * @len bytes, rank 0 O(nranks) more.
  */
 int hop_bootstrap_allgather(struct hop_bootstrap *bs, const void *mine,
 			    void *all, size_t len, uint64_t deadline_ns);
@@ -68,7 +70,10 @@ const uint8_t *hop_bootstrap_secret(const struct hop_bootstrap *bs);
 /* The local IPv4 address of the chosen interface (providers listen there). */
 struct in_addr hop_bootstrap_local_addr(const struct hop_bootstrap *bs);
 
-/* Close every socket; safe on NULL. */
+/* Bytes this rank has sent on bootstrap sockets (headers included). */
+uint64_t hop_bootstrap_bytes_sent(const struct hop_bootstrap *bs);
+
+/* Close every socket (logging the bytes sent at info level); safe on NULL. */
 void hop_bootstrap_close(struct hop_bootstrap *bs);
 
 /*

@@ -1,9 +1,11 @@
 /*
- * bootstrap_coll.c - allgather and barrier over the bootstrap star: every
- * rank sends its block to rank 0, rank 0 checks each header (type, rank,
- * operation number, length) before reading a byte of payload, then sends
- * the whole array back. Any failure at rank 0 is broadcast as ABORT with
- * its reason, so every rank reports the same cause.
+ * bootstrap_coll.c - the entry of allgather and barrier over the bootstrap
+ * star: every rank tells rank 0 which operation it entered (and the
+ * allgather's length), rank 0 checks each header (type, rank, operation
+ * number, length) and each length, then releases every rank: a barrier is
+ * then done, an allgather's blocks go around the ring (bootstrap_ring.c).
+ * Any failure at rank 0 is broadcast as ABORT with its reason, so every
+ * rank reports the same cause.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -15,6 +17,7 @@
 
 #include "bs_int.h"
 #include "core_int.h"
+#include "wire.h"
 
 static const char *op_name(uint16_t type)
 {
@@ -34,6 +37,8 @@ static int root_check_hdr(struct hop_bootstrap *bs, int r, uint16_t type,
 				    msg, sizeof(msg))))
 		return hop_bs_root_abort(bs, ret, "bootstrap %s: from rank %d: "
 					 "%s", op_name(type), r, msg);
+	if (h.type == HOP_BS_FAIL) /* its ring broke after ours was done */
+		return hop_bs_root_failmsg(bs, r, &h);
 	if (h.type != type && (h.type == HOP_BS_GATHER || h.type == HOP_BS_BARRIER))
 		return hop_bs_root_abort(bs, HOP_ERR_MISMATCH, "rank %d entered "
 					 "bootstrap %s while rank 0 is in "
@@ -49,10 +54,26 @@ static int root_check_hdr(struct hop_bootstrap *bs, int r, uint16_t type,
 					 "bootstrap operation #%u, rank 0 at #%u",
 					 r, (unsigned)h.flags, (unsigned)bs->seq);
 	if (h.len != len)
-		return hop_bs_root_abort(bs, HOP_ERR_MISMATCH, "bootstrap "
-					 "allgather: rank %d contributed %u "
-					 "bytes, rank 0 %zu (every rank must "
-					 "pass the same len)", r, h.len, len);
+		return hop_bs_root_abort(bs, HOP_ERR_PROTOCOL, "bootstrap %s: "
+					 "rank %d sent %u bytes, not %zu",
+					 op_name(type), r, h.len, len);
+	return 0;
+}
+
+/* Every rank announced the allgather's length: is it rank 0's? */
+static int root_check_lens(struct hop_bootstrap *bs, const uint8_t *lens,
+			   size_t len)
+{
+	for (int r = 1; r < bs->nranks; r++) {
+		uint32_t l = hop_get_be32(lens + 4 * (size_t)r);
+
+		if (l != len)
+			return hop_bs_root_abort(bs, HOP_ERR_MISMATCH, "bootstrap "
+						 "allgather: rank %d contributed "
+						 "%u bytes, rank 0 %zu (every rank "
+						 "must pass the same len)", r, l,
+						 len);
+	}
 	return 0;
 }
 
@@ -150,18 +171,18 @@ static int root_collect(struct hop_bootstrap *bs, uint16_t type, uint8_t *all,
 static int root_release(struct hop_bootstrap *bs, uint16_t type,
 			const uint8_t *all, size_t total, uint64_t deadline)
 {
-	uint16_t reply = type == HOP_BS_GATHER ? HOP_BS_ALLDATA : HOP_BS_RELEASE;
+	uint16_t reply = type == HOP_BS_GATHER ? HOP_BS_START : HOP_BS_RELEASE;
 
 	for (int r = 1; r < bs->nranks; r++) {
 		struct hop_bs_peer *p = &bs->peers[r];
-		size_t sent = 0;
-		int e = hop_bs_send(p->fd, reply, bs->seq, 0, all, total,
-				    deadline, 0, &sent);
+		uint64_t before = bs->tx_bytes;
+		int e = hop_bs_send_counted(bs, p->fd, reply, 0, all, total,
+					    deadline, 0);
 
 		if (e) {
 			char who[32];
 
-			p->tx_broken = sent > 0;
+			p->tx_broken = bs->tx_bytes > before;
 			hop_sockaddr_str(&p->addr, who, sizeof(who));
 			return hop_bs_root_abort(bs, e == -ETIMEDOUT ?
 						 HOP_ERR_TIMEOUT : HOP_ERR_BOOTSTRAP,
@@ -173,11 +194,75 @@ static int root_release(struct hop_bootstrap *bs, uint16_t type,
 	return 0;
 }
 
+/* Rank 0: wait for every rank to enter @type (announcing @ann bytes each
+ * into @anns), then release them all. */
+static int root_enter(struct hop_bootstrap *bs, uint16_t type, uint8_t *anns,
+		      size_t ann, size_t len, uint64_t deadline)
+{
+	int ret = root_collect(bs, type, anns, ann, deadline);
+
+	if (!ret && type == HOP_BS_GATHER)
+		ret = root_check_lens(bs, anns, len);
+	return ret ? ret : root_release(bs, type, NULL, 0, deadline);
+}
+
+/* Other ranks: tell rank 0 we entered @type, wait until it releases us. */
+static int peer_enter(struct hop_bootstrap *bs, uint16_t type,
+		      const uint8_t *ann, size_t alen, uint64_t late)
+{
+	uint16_t reply = type == HOP_BS_GATHER ? HOP_BS_START : HOP_BS_RELEASE;
+	char root[32];
+	int ret = hop_bs_send_counted(bs, bs->fd, type, (uint32_t)bs->rank, ann,
+				      alen, late, 1);
+
+	if (ret < 0) {
+		hop_sockaddr_str(&bs->root_addr, root, sizeof(root));
+		return hop_bs_fail(bs, ret == -ETIMEDOUT ? HOP_ERR_TIMEOUT
+				   : HOP_ERR_BOOTSTRAP, "rank %d: bootstrap %s: "
+				   "sending to rank 0 (%s): %s", bs->rank,
+				   op_name(type), root, strerror(-ret));
+	}
+	/* ret == 1: rank 0 spoke before taking all our data: ABORT */
+	int early = ret == 1;
+
+	ret = hop_bs_peer_recv(bs, reply, NULL, 0, late,
+			       type == HOP_BS_GATHER ? "bootstrap allgather"
+			       : "bootstrap barrier");
+	if (!ret && early)
+		ret = hop_bs_fail(bs, HOP_ERR_PROTOCOL, "rank %d: bootstrap %s: "
+				  "rank 0 replied before receiving our data",
+				  bs->rank, op_name(type));
+	return ret;
+}
+
+static int bs_enter(struct hop_bootstrap *bs, uint16_t type, size_t len,
+		    uint64_t deadline)
+{
+	uint8_t ann[4];
+	uint8_t *anns;
+	size_t alen = type == HOP_BS_GATHER ? sizeof(ann) : 0;
+	int ret;
+
+	if (bs->nranks == 1)
+		return 0;
+	if (bs->rank) {
+		/* rank 0 is the judge of deadlines: wait a bit past ours */
+		hop_put_be32(ann, (uint32_t)len);
+		return peer_enter(bs, type, ann, alen,
+				  deadline + HOP_BS_GRACE_MS * 1000000ull);
+	}
+	if (!(anns = calloc((size_t)bs->nranks, sizeof(ann))))
+		return hop_bs_root_abort(bs, HOP_ERR_NO_MEMORY, "bootstrap %s: "
+					 "out of memory for %d ranks",
+					 op_name(type), bs->nranks);
+	ret = root_enter(bs, type, anns, alen, len, deadline);
+	free(anns);
+	return ret;
+}
+
 static int bs_gather(struct hop_bootstrap *bs, uint16_t type, const void *mine,
 		     void *all, size_t len, uint64_t deadline)
 {
-	uint16_t reply = type == HOP_BS_GATHER ? HOP_BS_ALLDATA : HOP_BS_RELEASE;
-	size_t total;
 	int ret;
 
 	if (!bs)
@@ -195,39 +280,11 @@ static int bs_gather(struct hop_bootstrap *bs, uint16_t type, const void *mine,
 			 "%u bytes", len, bs->nranks, HOP_BS_MAX_MSG);
 		return HOP_ERR_INVALID_ARG;
 	}
-	total = len * (size_t)bs->nranks;
-	if (bs->rank == 0) {
-		if (len)
-			memmove(all, mine, len);
-		ret = bs->nranks > 1 ? root_collect(bs, type, all, len, deadline) : 0;
-		if (!ret && bs->nranks > 1)
-			ret = root_release(bs, type, all, total, deadline);
-	} else {
-		/* rank 0 is the judge of deadlines: wait a bit past ours */
-		uint64_t late = deadline + HOP_BS_GRACE_MS * 1000000ull;
-		char root[32];
-
-		ret = hop_bs_send(bs->fd, type, bs->seq, (uint32_t)bs->rank, mine,
-				  len, late, 1, NULL);
-		if (ret < 0) {
-			hop_sockaddr_str(&bs->root_addr, root, sizeof(root));
-			return hop_bs_fail(bs, ret == -ETIMEDOUT ? HOP_ERR_TIMEOUT
-					   : HOP_ERR_BOOTSTRAP, "rank %d: "
-					   "bootstrap %s: sending to rank 0 (%s): "
-					   "%s", bs->rank, op_name(type), root,
-					   strerror(-ret));
-		}
-		/* ret == 1: rank 0 spoke before taking all our data: ABORT */
-		int early = ret == 1;
-
-		ret = hop_bs_peer_recv(bs, reply, all, total, late,
-				       type == HOP_BS_GATHER ? "bootstrap allgather"
-				       : "bootstrap barrier");
-		if (!ret && early)
-			ret = hop_bs_fail(bs, HOP_ERR_PROTOCOL, "rank %d: bootstrap "
-					  "%s: rank 0 replied before receiving "
-					  "our data", bs->rank, op_name(type));
-	}
+	if (len)
+		memmove((uint8_t *)all + (size_t)bs->rank * len, mine, len);
+	ret = bs_enter(bs, type, len, deadline);
+	if (!ret && type == HOP_BS_GATHER && bs->nranks > 1)
+		ret = hop_bs_ring_allgather(bs, all, len, deadline);
 	if (!ret)
 		bs->seq++;
 	return ret;

@@ -212,7 +212,7 @@ static int hello_read(struct hop_bootstrap *bs, struct pending *pc, int ep)
 	const uint8_t *pl = pc->buf + HOP_BS_HDR_LEN;
 	size_t want = pc->got < HOP_BS_HDR_LEN ? HOP_BS_HDR_LEN : sizeof(pc->buf);
 	ssize_t n = recv(pc->fd, pc->buf + pc->got, want - pc->got, 0);
-	uint32_t version, nranks, pid;
+	uint32_t version, nranks, pid, port;
 	struct hop_bs_peer *p;
 
 	hop_sockaddr_str(&pc->addr, who, sizeof(who));
@@ -242,6 +242,7 @@ static int hello_read(struct hop_bootstrap *bs, struct pending *pc, int ep)
 	version = hop_get_be32(pl);
 	nranks = hop_get_be32(pl + 4);
 	pid = hop_get_be32(pl + 8);
+	port = hop_get_be32(pl + 12);
 	if (!hop_ct_equal(pl + 16, bs->secret, HOP_SECRET_BYTES)) {
 		reject(pc, HOP_ERR_AUTH, h.rank, pid, "wrong secret");
 		return 0;
@@ -274,9 +275,16 @@ static int hello_read(struct hop_bootstrap *bs, struct pending *pc, int ep)
 		reject(pc, HOP_ERR_BOOTSTRAP, h.rank, pid, msg);
 		return 0;
 	}
+	if (port == 0 || port > 65535) {
+		snprintf(msg, sizeof(msg), "ring listener port %u is invalid",
+			 port);
+		reject(pc, HOP_ERR_BOOTSTRAP, h.rank, pid, msg);
+		return 0;
+	}
 	p->fd = pc->fd;
 	p->addr = pc->addr;
 	p->pid = pid;
+	p->ring_port = (uint16_t)port;
 	p->tx_broken = 0;
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP,
 				  .data.u64 = EV(EV_PEER, h.rank) };
@@ -426,6 +434,54 @@ static int root_timeout(struct hop_bootstrap *bs, const struct admit *a)
 				 secs, where, bs->nranks - n, bs->nranks, note);
 }
 
+/* Where rank @r's ring listener is (rank 0's is bs->lfd). */
+static void ring_addr(const struct hop_bootstrap *bs, int r,
+		      struct sockaddr_in *out)
+{
+	socklen_t slen = sizeof(*out);
+
+	if (r == 0) {
+		getsockname(bs->lfd, (struct sockaddr *)out, &slen);
+		return;
+	}
+	*out = bs->peers[r].addr;
+	out->sin_port = htons(bs->peers[r].ring_port);
+}
+
+/* Everyone is here: release each rank with its ring successor's address. */
+static int send_ready(struct hop_bootstrap *bs, uint64_t deadline)
+{
+	int ret;
+
+	if ((ret = hop_bs_ring_listen(bs)))
+		return hop_bs_root_abort(bs, ret, "%s", bs->err);
+	ring_addr(bs, 1, &bs->right_addr);
+	for (int r = 1; r < bs->nranks; r++) {
+		struct hop_bs_peer *p = &bs->peers[r];
+		uint8_t ready[HOP_BS_READY_LEN] = { 0 };
+		struct sockaddr_in next;
+		int e;
+
+		ring_addr(bs, (r + 1) % bs->nranks, &next);
+		memcpy(ready, &next.sin_addr.s_addr, 4);
+		memcpy(ready + 4, &next.sin_port, 2);
+		e = hop_bs_send_counted(bs, p->fd, HOP_BS_READY, 0, ready,
+					sizeof(ready), deadline, 0);
+		if (e) {
+			char who[32];
+
+			p->tx_broken = 1;
+			hop_sockaddr_str(&p->addr, who, sizeof(who));
+			return hop_bs_root_abort(bs, e == -ETIMEDOUT ?
+						 HOP_ERR_TIMEOUT : HOP_ERR_BOOTSTRAP,
+						 "rank %d (%s) was lost at the end "
+						 "of the rendezvous: %s", r, who,
+						 strerror(-e));
+		}
+	}
+	return 0;
+}
+
 int hop_bs_root_open(struct hop_bootstrap *bs, const struct hop_id_info *info,
 		     uint64_t deadline)
 {
@@ -515,25 +571,8 @@ int hop_bs_root_open(struct hop_bootstrap *bs, const struct hop_id_info *info,
 		if (!a->armed && a->nfree > 0 && hop_now_ns() >= a->pause_until)
 			arm_listener(a, 1);
 	}
-	/* everyone is here: release them */
-	for (int r = 1; r < bs->nranks; r++) {
-		struct hop_bs_peer *p = &bs->peers[r];
-		int e = hop_bs_send(p->fd, HOP_BS_READY, 0, 0, NULL, 0, deadline,
-				    0, NULL);
-
-		if (e) {
-			char who[32];
-
-			p->tx_broken = 1;
-			hop_sockaddr_str(&p->addr, who, sizeof(who));
-			ret = hop_bs_root_abort(bs, e == -ETIMEDOUT ?
-						HOP_ERR_TIMEOUT : HOP_ERR_BOOTSTRAP,
-						"rank %d (%s) was lost at the end "
-						"of the rendezvous: %s", r, who,
-						strerror(-e));
-			goto out;
-		}
-	}
+	if ((ret = send_ready(bs, deadline)))
+		goto out;
 out:
 	if (a) {
 		char note[160];

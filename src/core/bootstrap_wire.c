@@ -21,8 +21,10 @@ static const char *const type_names[] = {
 	[0] = "?",
 	[HOP_BS_HELLO] = "HELLO",     [HOP_BS_READY] = "READY",
 	[HOP_BS_REJECT] = "REJECT",   [HOP_BS_ABORT] = "ABORT",
-	[HOP_BS_GATHER] = "GATHER",   [HOP_BS_ALLDATA] = "ALLDATA",
+	[HOP_BS_GATHER] = "GATHER",   [HOP_BS_START] = "START",
 	[HOP_BS_BARRIER] = "BARRIER", [HOP_BS_RELEASE] = "RELEASE",
+	[HOP_BS_LINK] = "LINK",       [HOP_BS_BLOCK] = "BLOCK",
+	[HOP_BS_FAIL] = "FAIL",
 };
 
 const char *hop_bs_type_name(unsigned type)
@@ -96,6 +98,27 @@ void hop_bs_nodelay(int fd)
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
+ssize_t hop_bs_sendv(int fd, const uint8_t *hdr, const void *payload,
+		     size_t len, size_t done)
+{
+	struct iovec iov[2];
+	struct msghdr mh = { .msg_iov = iov };
+
+	if (done < HOP_BS_HDR_LEN) {
+		iov[0].iov_base = (uint8_t *)(uintptr_t)hdr + done;
+		iov[0].iov_len = HOP_BS_HDR_LEN - done;
+		iov[1].iov_base = (void *)(uintptr_t)payload;
+		iov[1].iov_len = len;
+		mh.msg_iovlen = len ? 2 : 1;
+	} else {
+		iov[0].iov_base = (uint8_t *)(uintptr_t)payload +
+				  (done - HOP_BS_HDR_LEN);
+		iov[0].iov_len = HOP_BS_HDR_LEN + len - done;
+		mh.msg_iovlen = 1;
+	}
+	return sendmsg(fd, &mh, MSG_NOSIGNAL);
+}
+
 int hop_bs_send(int fd, uint16_t type, uint16_t seq, uint32_t rank,
 		const void *payload, size_t len, uint64_t deadline_ns,
 		int watch_in, size_t *sent)
@@ -107,25 +130,10 @@ int hop_bs_send(int fd, uint16_t type, uint16_t seq, uint32_t rank,
 	if (sent)
 		*sent = 0;
 	while (done < total) {
-		struct iovec iov[2];
-		struct msghdr mh = { .msg_iov = iov };
 		struct pollfd pfd = { .fd = fd, .events = POLLOUT };
-		ssize_t n;
+		ssize_t n = hop_bs_sendv(fd, hdr, payload, len, done);
 		int r;
 
-		if (done < HOP_BS_HDR_LEN) {
-			iov[0].iov_base = hdr + done;
-			iov[0].iov_len = HOP_BS_HDR_LEN - done;
-			iov[1].iov_base = (void *)(uintptr_t)payload;
-			iov[1].iov_len = len;
-			mh.msg_iovlen = len ? 2 : 1;
-		} else {
-			iov[0].iov_base = (uint8_t *)(uintptr_t)payload +
-					  (done - HOP_BS_HDR_LEN);
-			iov[0].iov_len = total - done;
-			mh.msg_iovlen = 1;
-		}
-		n = sendmsg(fd, &mh, MSG_NOSIGNAL);
 		if (n > 0) {
 			done += (size_t)n;
 			if (sent)
@@ -147,6 +155,18 @@ int hop_bs_send(int fd, uint16_t type, uint16_t seq, uint32_t rank,
 			return 1;
 	}
 	return 0;
+}
+
+int hop_bs_send_counted(struct hop_bootstrap *bs, int fd, uint16_t type,
+			uint32_t rank, const void *payload, size_t len,
+			uint64_t deadline_ns, int watch_in)
+{
+	size_t sent = 0;
+	int ret = hop_bs_send(fd, type, bs->seq, rank, payload, len,
+			      deadline_ns, watch_in, &sent);
+
+	bs->tx_bytes += sent;
+	return ret;
 }
 
 int hop_bs_recv(int fd, void *buf, size_t len, uint64_t deadline_ns)
@@ -276,8 +296,8 @@ int hop_bs_root_abort(struct hop_bootstrap *bs, int code, const char *fmt, ...)
 
 		if (p->fd < 0 || p->tx_broken)
 			continue;
-		if (hop_bs_send(p->fd, HOP_BS_ABORT, bs->seq, 0, payload, plen,
-				deadline, 0, NULL))
+		if (hop_bs_send_counted(bs, p->fd, HOP_BS_ABORT, 0, payload,
+					plen, deadline, 0))
 			p->tx_broken = 1;
 	}
 	return hop_bs_fail(bs, code, "%s", reason);
@@ -317,6 +337,7 @@ int hop_bs_peer_recv(struct hop_bootstrap *bs, uint16_t type, void *buf,
 					   "rank 0 (%s) failed the bootstrap",
 					   bs->rank, what, root);
 		ret = hop_bs_reason_unpack(rbuf, h.len, msg, sizeof(msg));
+		bs->aborted = 1;
 		if (h.type == HOP_BS_REJECT)
 			return hop_bs_fail(bs, ret, "rank %d: rank 0 (%s) "
 					   "rejected us: %s", bs->rank, root, msg);

@@ -1,17 +1,24 @@
 /*
  * bs_int.h - the bootstrap's private state and wire format, shared by
- * bootstrap.c (rendezvous), bootstrap_coll.c (allgather, barrier) and
+ * bootstrap.c (rendezvous), bootstrap_coll.c (allgather, barrier),
+ * bootstrap_ring.c (the ring the allgather's data travel on) and
  * bootstrap_wire.c (header codec, socket I/O with deadlines).
  *
  * Wire: every message is a 16-byte header (struct hop_bs_hdr, big-endian:
  * magic, type, flags = operation sequence number, sender rank, payload
  * length) followed by exactly len payload bytes. Ranks form a star around
- * rank 0:
- *   peer -> 0  HELLO   {version, nranks, pid, 0, secret[16]}
- *   0 -> peer  READY   {} once every rank arrived, or REJECT {code, reason}
- *   peer -> 0  GATHER  {len bytes}     |  BARRIER {}
- *   0 -> peer  ALLDATA {nranks * len}  |  RELEASE {}
+ * rank 0 for control, and a ring (rank r -> rank r + 1 mod n) for data:
+ *   peer -> 0  HELLO   {version, nranks, pid, ring port, secret[16]}
+ *   0 -> peer  READY   {ipv4, port of rank r + 1's ring listener} once
+ *                      every rank arrived, or REJECT {code, reason}
+ *   r -> r+1   LINK    {version, nranks, secret[16]}: opens the ring link
+ *   peer -> 0  GATHER  {u32 len}       |  BARRIER {}
+ *   0 -> peer  START   {}              |  RELEASE {}
+ *   r -> r+1   BLOCK   {len bytes of rank hdr.rank}, n - 1 per allgather
+ *   peer -> 0  FAIL    {code, reason}: the ring broke here
  *   0 -> peer  ABORT   {code, reason}  instead of any reply when failing
+ * Rank 0 thus sends and receives O(n) bytes per operation (plus its own
+ * ring traffic, (n - 1) len), where every rank sends (n - 1) len.
  */
 #ifndef HOP_CORE_BS_INT_H
 #define HOP_CORE_BS_INT_H
@@ -19,14 +26,17 @@
 #include <netinet/in.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "bootstrap.h"
 #include "core.h"
 
 #define HOP_BS_MAGIC 0x484f5042u   /* "HOPB" */
-#define HOP_BS_VERSION 1u
+#define HOP_BS_VERSION 2u
 #define HOP_BS_HDR_LEN 16
 #define HOP_BS_HELLO_LEN 32
+#define HOP_BS_READY_LEN 8
+#define HOP_BS_LINK_LEN 24
 #define HOP_BS_REASON_MAX 400       /* text of REJECT / ABORT */
 #define HOP_BS_GRACE_MS 2000        /* peers wait this much past their
 				       deadline for rank 0's verdict */
@@ -46,10 +56,13 @@ enum hop_bs_type {
 	HOP_BS_REJECT,
 	HOP_BS_ABORT,
 	HOP_BS_GATHER,
-	HOP_BS_ALLDATA,
+	HOP_BS_START,
 	HOP_BS_BARRIER,
 	HOP_BS_RELEASE,
-	HOP_BS_TYPE_MAX = HOP_BS_RELEASE,
+	HOP_BS_LINK,
+	HOP_BS_BLOCK,
+	HOP_BS_FAIL,
+	HOP_BS_TYPE_MAX = HOP_BS_FAIL,
 };
 
 /* rank 0's view of another rank */
@@ -57,6 +70,7 @@ struct hop_bs_peer {
 	int fd;                         /* -1 until it arrived */
 	struct sockaddr_in addr;        /* for messages */
 	uint32_t pid;                   /* from its HELLO, for messages */
+	uint16_t ring_port;             /* its ring listener, from its HELLO */
 	int tx_broken;                  /* a send stopped mid-message */
 	size_t got;                     /* gather: bytes received */
 	uint8_t hdr[HOP_BS_HDR_LEN];
@@ -69,9 +83,14 @@ struct hop_bootstrap {
 	struct sockaddr_in root_addr;
 	struct in_addr local_addr;
 	uint8_t secret[HOP_SECRET_BYTES];
+	int lfd;                        /* ring listener until linked, or -1 */
+	int left, right;                /* ring links from r - 1, to r + 1 */
+	struct sockaddr_in right_addr;  /* rank r + 1's ring listener */
 	int timeout_ms;                 /* cfg.timeout_ms, for messages */
 	uint16_t seq;                   /* operations done, mod 2^16 */
+	uint64_t tx_bytes;              /* bytes this rank sent, headers too */
 	int failed;                     /* sticky error code, 0 if none */
+	int aborted;                    /* the failure is rank 0's verdict */
 	char err[HOP_MSG_LEN];
 };
 
@@ -93,6 +112,16 @@ const char *hop_bs_type_name(unsigned type);
 int hop_bs_send(int fd, uint16_t type, uint16_t seq, uint32_t rank,
 		const void *payload, size_t len, uint64_t deadline_ns,
 		int watch_in, size_t *sent);
+
+/* hop_bs_send() counting what it wrote in @bs->tx_bytes. */
+int hop_bs_send_counted(struct hop_bootstrap *bs, int fd, uint16_t type,
+			uint32_t rank, const void *payload, size_t len,
+			uint64_t deadline_ns, int watch_in);
+
+/* One sendmsg() of header @hdr + @len bytes of @payload from byte @done
+ * of the message: bytes written, or -1 with errno. */
+ssize_t hop_bs_sendv(int fd, const uint8_t *hdr, const void *payload,
+		     size_t len, size_t done);
 
 /* Read exactly @len bytes before @deadline_ns. Return: 0, -ETIMEDOUT,
  * -ECONNRESET (closed or reset) or -errno. */
@@ -120,6 +149,28 @@ int hop_bs_peer_recv(struct hop_bootstrap *bs, uint16_t type, void *buf,
 /* Rank 0's half of hop_bootstrap_open() (bootstrap_root.c). */
 int hop_bs_root_open(struct hop_bootstrap *bs, const struct hop_id_info *info,
 		     uint64_t deadline_ns);
+
+/* Ring (bootstrap_ring.c). Listen on the local address for rank r - 1's
+ * link (bs->lfd); then connect to rank r + 1 and accept rank r - 1, each
+ * proving it holds the secret. */
+int hop_bs_ring_listen(struct hop_bootstrap *bs);
+int hop_bs_ring_link(struct hop_bootstrap *bs, uint64_t deadline_ns);
+
+/* Pass every rank's @len-byte block around the ring into @all (this
+ * rank's already in place) once rank 0 said START. A broken ring is
+ * reported to rank 0, whose verdict every rank reports. */
+int hop_bs_ring_allgather(struct hop_bootstrap *bs, uint8_t *all, size_t len,
+			  uint64_t deadline_ns);
+
+/* Rank 0: rank @r sent FAIL (header @h): read its reason and abort every
+ * rank with it. */
+int hop_bs_root_failmsg(struct hop_bootstrap *bs, int r,
+			const struct hop_bs_hdr *h);
+
+/* Connect a non-blocking socket to @addr before @deadline_ns, retrying
+ * while nobody listens there yet; @who names the target in messages. */
+int hop_bs_connect(struct hop_bootstrap *bs, const struct sockaddr_in *addr,
+		   const char *who, uint64_t deadline_ns, int *out);
 
 /* TCP_NODELAY: bootstrap messages are small and latency-bound. */
 void hop_bs_nodelay(int fd);

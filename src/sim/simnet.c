@@ -316,6 +316,11 @@ static int post(struct hop_simnet *net, const struct ent *e)
 	int me = e->a, idx = e->b, is_send = e->is_send;
 	int src = is_send ? me : e->peer, dst = is_send ? e->peer : me;
 
+	if (net->rotate) { /* key by the offset from sender to receiver */
+		src = 0;
+		dst = is_send ? e->peer : (net->nranks - e->peer) % net->nranks;
+	}
+
 	if (e->peer < 0 || e->peer >= net->nranks || e->peer == me) {
 		snprintf(net->err, sizeof(net->err), "rank %d step %d: bad "
 			 "peer %d", me, idx, e->peer);
@@ -333,6 +338,12 @@ static int post(struct hop_simnet *net, const struct ent *e)
 
 /* ---- the run ---- */
 
+/* Schedules (and port pairs) simulated: one when rotated. */
+static int nsched(const struct hop_simnet *net)
+{
+	return net->rotate ? 1 : net->nranks;
+}
+
 static int setup(struct hop_simnet *net)
 {
 	int n = net->nranks;
@@ -344,7 +355,13 @@ static int setup(struct hop_simnet *net)
 			 n, net->beta, net->alpha);
 		return HOP_ERR_INVALID_ARG;
 	}
+	if (net->rotate && (net->topo || net->trace)) {
+		snprintf(net->err, sizeof(net->err), "simnet: a rotated run "
+			 "needs uniform links and no trace");
+		return HOP_ERR_INVALID_ARG;
+	}
 	hop_simnet_free(net);
+	n = nsched(net);
 	net->tx = calloc((size_t)n, sizeof(*net->tx));
 	net->rx = calloc((size_t)n, sizeof(*net->rx));
 	net->events = calloc(1, sizeof(*net->events));
@@ -401,7 +418,7 @@ int hop_simnet_run(struct hop_simnet *net)
 	int ret = setup(net);
 	double now = 0;
 
-	for (int r = 0; !ret && r < net->nranks; r++)
+	for (int r = 0; !ret && r < nsched(net); r++)
 		ret = advance(net, r);
 	while (!ret && (net->events->n || net->ndirty)) {
 		/* an instant is over: its freed ports pick their next message */
@@ -418,7 +435,7 @@ int hop_simnet_run(struct hop_simnet *net)
 	}
 	if (ret)
 		return ret;
-	for (int r = 0; r < net->nranks; r++) {
+	for (int r = 0; r < nsched(net); r++) {
 		const struct hop_sched *s = &net->s[r];
 
 		if (!s->finished) {
@@ -433,7 +450,7 @@ int hop_simnet_run(struct hop_simnet *net)
 
 void hop_simnet_free(struct hop_simnet *net)
 {
-	for (int r = 0; r < net->nranks; r++) {
+	for (int r = 0; r < nsched(net); r++) {
 		if (net->tx)
 			free(net->tx[r].q.e);
 		if (net->rx)

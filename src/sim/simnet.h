@@ -24,6 +24,13 @@
  *
  * Bytes really move between the ranks' buffers unless the buffers are
  * NULL (timing only), so a run can be checked bit for bit.
+ *
+ * Rotated (rotate set): when every rank's schedule is rank 0's with each
+ * peer shifted by the rank (a ring), every rank does the same thing at the
+ * same instants on uniform links, so rank 0's schedule alone is run: its
+ * SEND to d meets its own RECV from n - d, the image of rank d's RECV from
+ * 0, and each message holds rank 0's send and receive ports, the images
+ * of the sender's and the receiver's. Memory and time are one rank's.
  */
 #ifndef HOP_SIM_SIMNET_H
 #define HOP_SIM_SIMNET_H
@@ -54,6 +61,12 @@ struct hop_simnet {
 	const struct hop_topo *topo; /* per-link alpha/beta, or NULL */
 	FILE *trace;            /* one line per message (start end src -> dst
 				 * tag bytes), or NULL */
+	int rotate;             /* s holds rank 0's schedule alone, and every
+				 * rank r runs its rotation (peer d -> r + d):
+				 * a message rank 0 -> d stands for all r ->
+				 * r + d, which by symmetry start and end
+				 * together; uniform links only (no topo,
+				 * trace), and no data */
 	/* results */
 	double time;            /* virtual seconds to the last completion */
 	uint64_t messages, bytes, events_run;

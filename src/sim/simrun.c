@@ -65,6 +65,9 @@ static int check_args(struct hop_simrun *r)
 			 r->depth, HOP_SCHED_MAX_DEPTH);
 	else if (hop_model_link_check(&r->link, lerr, sizeof(lerr)))
 		snprintf(r->err, sizeof(r->err), "%s", lerr);
+	else if (r->rotate && (r->verify || r->topo || r->trace))
+		snprintf(r->err, sizeof(r->err), "a rotated run moves no data "
+			 "and needs uniform links: no verify, topology or trace");
 	else
 		return 0;
 	return HOP_ERR_INVALID_ARG;
@@ -167,6 +170,50 @@ static int build_rank(struct hop_simrun *r, int rk, struct hop_sched *s,
 	return 0;
 }
 
+/* Is rank @rk's schedule rank 0's @s0 with every peer shifted by @rk? */
+static int rotation_of(const struct hop_sched *s0, const struct hop_sched *sr,
+		       int rk, int n)
+{
+	if (s0->nsteps != sr->nsteps)
+		return 0;
+	for (int i = 0; i < s0->nsteps; i++) {
+		struct hop_step a = s0->steps[i], b = sr->steps[i];
+		int comm = a.kind == HOP_STEP_SEND || a.kind == HOP_STEP_RECV;
+
+		if (comm)
+			a.peer = (a.peer + rk) % n;
+		if (memcmp(a.deps, b.deps, sizeof(a.deps)) || a.kind != b.kind ||
+		    a.flags != b.flags || a.dbuf != b.dbuf || a.sbuf != b.sbuf ||
+		    a.tag != b.tag || a.len != b.len || (comm && a.peer != b.peer))
+			return 0;
+	}
+	return 1;
+}
+
+/* Rotated run: are the schedules of a few ranks rotations of rank 0's? */
+static int check_rotation(struct hop_simrun *r, const struct hop_sched *s0)
+{
+	int n = r->nranks, probe[3] = { 1, n / 2, n - 1 }, ret = 0;
+
+	for (int i = 0; i < 3 && !ret && n > 1; i++) {
+		struct hop_sched s;
+		struct bufs b = { 0 };
+
+		hop_sched_init(&s);
+		if (!(ret = build_rank(r, probe[i], &s, &b)) &&
+		    !rotation_of(s0, &s, probe[i], n)) {
+			snprintf(r->err, sizeof(r->err), "rotated run: rank %d's "
+				 "schedule is not rank 0's shifted by %d (the "
+				 "ring with the count a multiple of n is)",
+				 probe[i], probe[i]);
+			ret = HOP_ERR_INVALID_ARG;
+		}
+		r->steps -= (uint64_t)s.nsteps;
+		hop_sched_free(&s);
+	}
+	return ret;
+}
+
 /* Reference element @i of the whole result vector (for reducescatter the
  * vector of all N blocks), from the inputs alone. */
 static float ref_at(const struct hop_simrun *r, size_t cnt, size_t i)
@@ -241,8 +288,10 @@ int hop_simrun(struct hop_simrun *r)
 	s = calloc((size_t)n, sizeof(*s));
 	b = calloc((size_t)n, sizeof(*b));
 	ret = s && b ? 0 : HOP_ERR_NO_MEMORY;
-	for (int rk = 0; !ret && rk < n; rk++)
+	for (int rk = 0; !ret && rk < (r->rotate ? 1 : n); rk++)
 		ret = build_rank(r, rk, &s[rk], &b[rk]);
+	if (!ret && r->rotate)
+		ret = check_rotation(r, &s[0]);
 	if (ret)
 		goto out;
 	net.nranks = n;
@@ -253,6 +302,7 @@ int hop_simrun(struct hop_simrun *r)
 	net.eager = r->link.eager;
 	net.topo = r->topo;
 	net.trace = r->trace;
+	net.rotate = r->rotate;
 	if ((ret = hop_simnet_run(&net))) {
 		snprintf(r->err, sizeof(r->err), "simulation: %s", net.err);
 		goto out;
@@ -261,6 +311,11 @@ int hop_simrun(struct hop_simrun *r)
 	r->messages = net.messages;
 	r->moved = net.bytes;
 	r->events = net.events_run;
+	if (r->rotate) { /* rank 0 stood for every rank */
+		r->messages *= (uint64_t)n;
+		r->moved *= (uint64_t)n;
+		r->steps *= (uint64_t)n;
+	}
 	if (r->verify && (r->wrong = verify(r, s)) == (size_t)-1)
 		ret = HOP_ERR_NO_MEMORY;
 out:

@@ -31,6 +31,12 @@ struct hop_simrun {
 	struct hop_model_link link;  /* alpha, beta, gamma (duplex: 1) */
 	const struct hop_topo *topo; /* per-link alpha/beta, or NULL */
 	int verify;             /* move real data and check it */
+	int rotate;             /* run rank 0's schedule as every rank's
+				 * rotation (simnet.h): needs verify 0, no
+				 * topo or trace, and schedules that are
+				 * rotations of each other (checked on ranks
+				 * 1, n/2 and n - 1; HOP_ERR_INVALID_ARG
+				 * otherwise) */
 	FILE *trace;            /* every message (simnet.h), or NULL */
 	/* out */
 	double sim_time;        /* virtual seconds */

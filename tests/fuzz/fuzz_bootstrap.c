@@ -5,9 +5,11 @@
  * id (hop_id_decode_msg and hop_unique_id_from_string, the id arriving by
  * environment) and the missing-rank list printed on a timeout.
  *
- * The HELLO payload itself is decoded inline in bootstrap.c's hello_read()
- * (fixed 32 bytes behind a header whose length must equal 32): the header
- * check that guards it is what this harness drives.
+ * The HELLO payload itself is decoded inline in bootstrap_root.c's
+ * hello_read() (fixed 32 bytes behind a header whose length must equal
+ * 32), the ring's LINK in bootstrap_ring.c's link_check() (24 bytes, the
+ * same way): the header check that guards them is what this harness
+ * drives.
  */
 #include <arpa/inet.h>
 

@@ -40,6 +40,15 @@ static inline void cf_setup(void)
 	memset(cf_res, 0, sizeof(*cf_res) * CF_MAX);
 }
 
+/* Ranks of a one-host test: loopback, warnings only, no listener
+ * inherited from a launcher. */
+static inline void cf_local_env(void)
+{
+	setenv("HOP_SOCKET_IFNAME", "lo", 1);
+	setenv("HOP_DEBUG", "warn", 1);
+	unsetenv("HOP_BOOTSTRAP_FD");
+}
+
 typedef int (*cf_fn)(int slot, void *arg);
 
 /* Fork a child running fn(slot, arg); its stderr goes to @errpath if set. */

@@ -135,9 +135,7 @@ static int clear_env(void **state)
 {
 	(void)state;
 	cf_setup();
-	setenv("HOP_SOCKET_IFNAME", "lo", 1);
-	setenv("HOP_DEBUG", "warn", 1);
-	unsetenv("HOP_BOOTSTRAP_FD");
+	cf_local_env();
 	hop_log_init();
 	return 0;
 }
@@ -247,7 +245,7 @@ static int raw_hello(const struct hop_id_info *info, uint32_t rank,
 	int fd = socket(AF_INET, SOCK_STREAM, 0), code;
 	uint8_t msg[HOP_BS_HDR_LEN + HOP_BS_HELLO_LEN] = { 0 }, in[512];
 	struct hop_bs_hdr h;
-	uint32_t v[2] = { htonl(1), htonl(nranks) };
+	uint32_t v[2] = { htonl(HOP_BS_VERSION), htonl(nranks) };
 
 	for (int tries = 0; connect(fd, (const struct sockaddr *)&info->addr,
 				    sizeof(info->addr)) < 0; tries++) {

@@ -97,13 +97,13 @@ static void test_oversize(void **state)
 	assert_non_null(strstr(err, "33"));
 	assert_non_null(strstr(err, "HELLO"));
 	/* the global cap holds whatever the caller allows */
-	hop_bs_hdr_pack(b, HOP_BS_ALLDATA, 0, 0, HOP_BS_MAX_MSG + 1);
+	hop_bs_hdr_pack(b, HOP_BS_START, 0, 0, HOP_BS_MAX_MSG + 1);
 	assert_int_equal(hop_bs_hdr_parse(b, sizeof(b), UINT32_MAX, &h, err,
 					  sizeof(err)), HOP_ERR_PROTOCOL);
-	hop_bs_hdr_pack(b, HOP_BS_ALLDATA, 0, 0, 0xffffffffu);
+	hop_bs_hdr_pack(b, HOP_BS_START, 0, 0, 0xffffffffu);
 	assert_int_equal(hop_bs_hdr_parse(b, sizeof(b), UINT32_MAX, &h, err,
 					  sizeof(err)), HOP_ERR_PROTOCOL);
-	hop_bs_hdr_pack(b, HOP_BS_ALLDATA, 0, 0, HOP_BS_MAX_MSG);
+	hop_bs_hdr_pack(b, HOP_BS_START, 0, 0, HOP_BS_MAX_MSG);
 	assert_int_equal(hop_bs_hdr_parse(b, sizeof(b), UINT32_MAX, &h, err,
 					  sizeof(err)), 0);
 	assert_int_equal(h.len, HOP_BS_MAX_MSG);

@@ -30,7 +30,7 @@ static void usage(FILE *f)
 		"                 [--cores C] [--csv]\n"
 		"       hop-model route --topo FILE --from A --to C --size M [--min-chunk BYTES]\n"
 		"       hop-model sim [--coll NAME] [--algo NAME|auto|all] -n N --bytes SIZE\n"
-		"                 [--chunks K] [--depth D] [--root R] [--inplace] [--no-verify]\n"
+		"                 [--chunks K] [--depth D] [--root R] [--inplace] [--no-verify [--rotate]]\n"
 		"                 [--topo FILE] [--csv] [--trace] [link options as for predict]\n"
 		"       hop-model --help | --version\n"
 		"Predicts collective times for every algorithm and the one hop picks,\n"

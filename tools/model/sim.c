@@ -5,7 +5,7 @@
  *
  *   hop-model sim --coll allreduce --algo ring -n 4096 --bytes 1M
  *                 [--algo all] [--chunks K] [--depth D] [--root R]
- *                 [--inplace] [--no-verify] [--topo FILE] [--csv]
+ *                 [--inplace] [--no-verify [--rotate]] [--topo FILE] [--csv]
  *                 [--trace]  (every message on stderr)
  *                 [--profile FILE | --provider P] [--alpha-us ...]
  */
@@ -44,7 +44,8 @@ static int run_one(const struct sopts *o, int algo)
 		return 1;
 	}
 	double dev = r.predicted > 0 ? (r.sim_time / r.predicted - 1) * 100 : 0;
-	const char *data = !r.verify ? "not checked" : r.wrong ? "WRONG" : "exact";
+	const char *data = r.rotate ? "not checked (rotated)" : !r.verify ?
+			   "not checked" : r.wrong ? "WRONG" : "exact";
 
 	if (o->csv) {
 		printf("%s,%s,%d,%zu,%ld,%zu,%.9g,%.9g,%.3f,%llu,%llu,%.3f,%s,%zu\n",
@@ -83,6 +84,7 @@ static int parse(int argc, char **argv, struct sopts *o,
 		{ "root", required_argument, NULL, 'r' },
 		{ "inplace", no_argument, NULL, 'i' },
 		{ "no-verify", no_argument, NULL, 'V' },
+		{ "rotate", no_argument, NULL, 'R' },
 		{ "topo", required_argument, NULL, 't' },
 		{ "csv", no_argument, NULL, 'C' },
 		{ "trace", no_argument, NULL, 'T' },
@@ -109,6 +111,7 @@ static int parse(int argc, char **argv, struct sopts *o,
 		case 'b': bspec = optarg; break;
 		case 'i': o->tmpl.inplace = 1; break;
 		case 'V': o->tmpl.verify = 0; break;
+		case 'R': o->tmpl.rotate = 1; break;
 		case 't': *topo = optarg; break;
 		case 'C': o->csv = 1; break;
 		case 'T': o->tmpl.trace = stderr; break;

@@ -1,0 +1,461 @@
+/*
+ * bootstrap_ring.c - the ring the bootstrap allgather's data travel on:
+ * rank r sends to rank r + 1 and receives from rank r - 1 (mod n), so each
+ * rank, rank 0 included, sends (n - 1) blocks per allgather where a star
+ * through rank 0 made rank 0 send n blocks to each of n ranks.
+ *
+ * The links are made once, at the end of the rendezvous: every rank
+ * listens on its bootstrap address (the port travels in its HELLO), rank 0
+ * hands each rank its successor's address in READY, then every rank
+ * connects forward and accepts backward. A link opens with LINK {version,
+ * nranks, secret}: a connection that does not prove the secret or claims
+ * another rank is dropped, and the rank keeps waiting for the right one.
+ *
+ * Rank 0 stays the judge: it checks every rank's entry before the ring
+ * starts (bootstrap_coll.c). A rank whose ring breaks (a neighbour's link
+ * closed, a wrong block, no block in time) sends FAIL to rank 0, which
+ * aborts every rank with that reason; while its ring runs, rank 0 watches
+ * every rank's connection for FAIL, so each rank reports the same cause.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "bs_int.h"
+#include "core_int.h"
+#include "wire.h"
+
+int hop_bs_ring_listen(struct hop_bootstrap *bs)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_addr = bs->local_addr };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return hop_bs_fail(bs, HOP_ERR_SYSTEM, "rank %d: ring listener: "
+				   "socket: %s", bs->rank, strerror(errno));
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    listen(fd, 16) < 0) {
+		int e = errno;
+		char where[32];
+
+		close(fd);
+		hop_sockaddr_str(&sa, where, sizeof(where));
+		return hop_bs_fail(bs, HOP_ERR_BOOTSTRAP, "rank %d cannot listen "
+				   "for its bootstrap ring link on %s: %s",
+				   bs->rank, where, strerror(e));
+	}
+	bs->lfd = fd;
+	return 0;
+}
+
+/* Does @fd open the link from rank @left with the id's secret? 0 or -1
+ * with the reason in @why. */
+static int link_check(struct hop_bootstrap *bs, int fd, int left,
+		      uint64_t deadline, char *why, size_t wlen)
+{
+	uint8_t buf[HOP_BS_HDR_LEN + HOP_BS_LINK_LEN];
+	const uint8_t *pl = buf + HOP_BS_HDR_LEN;
+	struct hop_bs_hdr h;
+	int ret = hop_bs_recv(fd, buf, HOP_BS_HDR_LEN, deadline);
+
+	if (ret) {
+		snprintf(why, wlen, "no LINK message: %s", strerror(-ret));
+		return -1;
+	}
+	if (hop_bs_hdr_parse(buf, HOP_BS_HDR_LEN, HOP_BS_LINK_LEN, &h, why, wlen))
+		return -1;
+	if (h.type != HOP_BS_LINK || h.len != HOP_BS_LINK_LEN) {
+		snprintf(why, wlen, "%u-byte %s instead of a LINK", h.len,
+			 hop_bs_type_name(h.type));
+		return -1;
+	}
+	if ((ret = hop_bs_recv(fd, buf + HOP_BS_HDR_LEN, h.len, deadline))) {
+		snprintf(why, wlen, "LINK cut short: %s", strerror(-ret));
+		return -1;
+	}
+	if (!hop_ct_equal(pl + 8, bs->secret, HOP_SECRET_BYTES)) {
+		snprintf(why, wlen, "wrong secret");
+		return -1;
+	}
+	if (hop_get_be32(pl) != HOP_BS_VERSION ||
+	    hop_get_be32(pl + 4) != (uint32_t)bs->nranks || h.rank != (uint32_t)left) {
+		snprintf(why, wlen, "claims rank %u of %u (version %u); expected "
+			 "rank %d of %d", h.rank, hop_get_be32(pl + 4),
+			 hop_get_be32(pl), left, bs->nranks);
+		return -1;
+	}
+	return 0;
+}
+
+/* Accept connections on the ring listener until rank r - 1's arrives. */
+static int accept_left(struct hop_bootstrap *bs, uint64_t deadline)
+{
+	int left = (bs->rank + bs->nranks - 1) % bs->nranks;
+	char secs[32], who[32], why[200];
+
+	for (;;) {
+		struct pollfd pfd = { .fd = bs->lfd, .events = POLLIN };
+		struct sockaddr_in sa;
+		socklen_t slen = sizeof(sa);
+		int r = poll(&pfd, 1, hop_deadline_ms_left(deadline)), fd;
+
+		if (r < 0 && errno != EINTR)
+			return hop_bs_fail(bs, HOP_ERR_SYSTEM, "rank %d: ring "
+					   "listener: poll: %s", bs->rank,
+					   strerror(errno));
+		if (r <= 0 && hop_deadline_passed(deadline)) {
+			hop_bs_secs(bs->timeout_ms, secs, sizeof(secs));
+			return hop_bs_fail(bs, HOP_ERR_TIMEOUT, "rank %d: rank %d "
+					   "did not open its bootstrap ring link "
+					   "within %s s", bs->rank, left, secs);
+		}
+		if (r <= 0)
+			continue;
+		fd = accept4(bs->lfd, (struct sockaddr *)&sa, &slen,
+			     SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0)
+			continue; /* EAGAIN, ECONNABORTED: poll again */
+		uint64_t soon = hop_deadline_after(1000);
+
+		if (link_check(bs, fd, left, soon < deadline ? soon : deadline,
+			       why, sizeof(why)) == 0) {
+			hop_bs_nodelay(fd);
+			bs->left = fd;
+			return 0;
+		}
+		hop_sockaddr_str(&sa, who, sizeof(who));
+		HOP_WARN_LIMITED("rank %d: dropped a bootstrap ring connection "
+				 "from %s: %s", bs->rank, who, why);
+		close(fd);
+	}
+}
+
+int hop_bs_ring_link(struct hop_bootstrap *bs, uint64_t deadline)
+{
+	int right = (bs->rank + 1) % bs->nranks, ret;
+	uint8_t link[HOP_BS_LINK_LEN];
+	char who[48];
+
+	snprintf(who, sizeof(who), "rank %d's ring listener", right);
+	if ((ret = hop_bs_connect(bs, &bs->right_addr, who, deadline,
+				  &bs->right)))
+		return ret;
+	hop_put_be32(link, HOP_BS_VERSION);
+	hop_put_be32(link + 4, (uint32_t)bs->nranks);
+	memcpy(link + 8, bs->secret, HOP_SECRET_BYTES);
+	/* the successor's backlog holds the connection: no wait on it */
+	ret = hop_bs_send_counted(bs, bs->right, HOP_BS_LINK, (uint32_t)bs->rank,
+				  link, sizeof(link), deadline, 0);
+	if (ret)
+		return hop_bs_fail(bs, HOP_ERR_BOOTSTRAP, "rank %d: opening the "
+				   "bootstrap ring link to rank %d: %s", bs->rank,
+				   right, strerror(-ret));
+	if ((ret = accept_left(bs, deadline)))
+		return ret;
+	close(bs->lfd);
+	bs->lfd = -1;
+	return 0;
+}
+
+int hop_bs_root_failmsg(struct hop_bootstrap *bs, int r,
+			const struct hop_bs_hdr *h)
+{
+	uint8_t buf[4 + HOP_BS_REASON_MAX];
+	char reason[HOP_BS_REASON_MAX + 1];
+	int code;
+
+	if (h->len > sizeof(buf) ||
+	    hop_bs_recv(bs->peers[r].fd, buf, h->len, hop_deadline_after(1000)))
+		return hop_bs_root_abort(bs, HOP_ERR_BOOTSTRAP, "rank %d reported "
+					 "a bootstrap failure it did not "
+					 "describe", r);
+	code = hop_bs_reason_unpack(buf, h->len, reason, sizeof(reason));
+	return hop_bs_root_abort(bs, code, "%s", reason);
+}
+
+/* One allgather's progress around the ring. */
+struct ring {
+	uint8_t *all;
+	size_t len;
+	int ntx, nrx;           /* blocks sent / received */
+	size_t txoff, rxoff;    /* within the current block's message */
+	uint8_t txh[HOP_BS_HDR_LEN], rxh[HOP_BS_HDR_LEN];
+	int closed;             /* rank 0: a rank whose connection closed */
+	int code;               /* this rank's failure */
+	char why[HOP_BS_REASON_MAX];
+};
+
+static int origin(const struct hop_bootstrap *bs, int k)
+{
+	return (int)(((long)bs->rank - k + bs->nranks) % bs->nranks);
+}
+
+static void ring_err(struct ring *g, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void ring_err(struct ring *g, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(g->why, sizeof(g->why), fmt, ap);
+	va_end(ap);
+	g->code = code;
+}
+
+/* Forward every block already here that the successor has not had. */
+static void ring_send(struct hop_bootstrap *bs, struct ring *g)
+{
+	int right = (bs->rank + 1) % bs->nranks;
+
+	while (g->ntx < bs->nranks - 1 && g->ntx <= g->nrx) {
+		int o = origin(bs, g->ntx);
+		ssize_t n;
+
+		if (g->txoff == 0)
+			hop_bs_hdr_pack(g->txh, HOP_BS_BLOCK, bs->seq,
+					(uint32_t)o, (uint32_t)g->len);
+		n = hop_bs_sendv(bs->right, g->txh, g->all + (size_t)o * g->len,
+				 g->len, g->txoff);
+		if (n < 0) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+				ring_err(g, HOP_ERR_BOOTSTRAP, "rank %d: bootstrap "
+					 "allgather: rank %d closed its ring link "
+					 "(sending: %s)", bs->rank, right,
+					 strerror(errno));
+			return;
+		}
+		bs->tx_bytes += (size_t)n;
+		g->txoff += (size_t)n;
+		if (g->txoff == HOP_BS_HDR_LEN + g->len) {
+			g->txoff = 0;
+			g->ntx++;
+		}
+	}
+}
+
+/* The header of the next block from the predecessor is in: is it it? */
+static void ring_check(struct hop_bootstrap *bs, struct ring *g, int left)
+{
+	struct hop_bs_hdr h;
+	char msg[200];
+	int o = origin(bs, g->nrx + 1);
+
+	if (hop_bs_hdr_parse(g->rxh, HOP_BS_HDR_LEN, HOP_BS_MAX_MSG, &h, msg,
+			     sizeof(msg)))
+		ring_err(g, HOP_ERR_PROTOCOL, "rank %d: bootstrap allgather: "
+			 "from rank %d: %s", bs->rank, left, msg);
+	else if (h.type != HOP_BS_BLOCK || h.flags != bs->seq ||
+		 h.rank != (uint32_t)o || h.len != g->len)
+		ring_err(g, HOP_ERR_PROTOCOL, "rank %d: bootstrap allgather: "
+			 "rank %d sent %s #%u of rank %u, %u bytes; expected "
+			 "BLOCK #%u of rank %d, %zu bytes", bs->rank, left,
+			 hop_bs_type_name(h.type), (unsigned)h.flags, h.rank,
+			 h.len, (unsigned)bs->seq, o, g->len);
+}
+
+static void ring_recv(struct hop_bootstrap *bs, struct ring *g)
+{
+	int left = (bs->rank + bs->nranks - 1) % bs->nranks;
+	size_t msg = HOP_BS_HDR_LEN + g->len;
+
+	while (g->nrx < bs->nranks - 1 && !g->code) {
+		uint8_t *dst = g->rxoff < HOP_BS_HDR_LEN ? g->rxh + g->rxoff :
+			g->all + (size_t)origin(bs, g->nrx + 1) * g->len +
+			(g->rxoff - HOP_BS_HDR_LEN);
+		size_t want = g->rxoff < HOP_BS_HDR_LEN ?
+			      HOP_BS_HDR_LEN - g->rxoff : msg - g->rxoff;
+		ssize_t n = recv(bs->left, dst, want, 0);
+
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK ||
+			      errno == EINTR))
+			return;
+		if (n <= 0) {
+			ring_err(g, HOP_ERR_BOOTSTRAP, "rank %d: bootstrap "
+				 "allgather: rank %d closed its ring link (%s)",
+				 bs->rank, left, n ? strerror(errno) :
+				 "exited or failed?");
+			return;
+		}
+		g->rxoff += (size_t)n;
+		if (g->rxoff == HOP_BS_HDR_LEN)
+			ring_check(bs, g, left);
+		if (g->rxoff == msg) {
+			g->rxoff = 0;
+			g->nrx++;
+		}
+	}
+}
+
+/* Rank 0: every rank's connection, to hear a FAIL while the ring runs. */
+static int root_watch(struct hop_bootstrap *bs)
+{
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+
+	if (ep < 0)
+		return hop_bs_root_abort(bs, HOP_ERR_SYSTEM, "bootstrap "
+					 "allgather: epoll_create1: %s",
+					 strerror(errno));
+	for (int r = 1; r < bs->nranks; r++) {
+		struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP,
+					  .data.u32 = (uint32_t)r };
+
+		epoll_ctl(ep, EPOLL_CTL_ADD, bs->peers[r].fd, &ev);
+	}
+	return ep;
+}
+
+/*
+ * Rank 0: a rank spoke. A FAIL aborts everyone with its reason. Anything
+ * else is its next operation (a rank that has every block may go on
+ * before rank 0 has them all), left for that operation. A closed
+ * connection is noted only: a rank that has all blocks may also leave, and
+ * one that died breaks its neighbours' links, whose FAIL names it.
+ */
+static int root_heard(struct hop_bootstrap *bs, struct ring *g, int ep)
+{
+	struct epoll_event evs[16];
+	int n = epoll_wait(ep, evs, 16, 0);
+
+	for (int i = 0; i < n; i++) {
+		int r = (int)evs[i].data.u32;
+		struct hop_bs_peer *p = &bs->peers[r];
+		uint8_t hdr[HOP_BS_HDR_LEN];
+		struct hop_bs_hdr h;
+		ssize_t got = recv(p->fd, hdr, sizeof(hdr), MSG_PEEK);
+
+		if (got < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (got <= 0) {
+			epoll_ctl(ep, EPOLL_CTL_DEL, p->fd, NULL);
+			g->closed = r;
+			continue;
+		}
+		if (got < (ssize_t)sizeof(hdr))
+			continue; /* the rest of the header is on its way */
+		if (hop_bs_hdr_parse(hdr, sizeof(hdr), HOP_BS_MAX_MSG, &h, NULL,
+				     0) || h.type != HOP_BS_FAIL) {
+			/* its next operation's entry: for that operation */
+			epoll_ctl(ep, EPOLL_CTL_DEL, p->fd, NULL);
+			continue;
+		}
+		recv(p->fd, hdr, sizeof(hdr), 0);
+		return hop_bs_root_failmsg(bs, r, &h);
+	}
+	return 0;
+}
+
+/*
+ * Other ranks: rank 0 speaks mid-ring only to abort. Its connection
+ * closing is not a failure: rank 0 may have every block and leave before
+ * this rank has them; a rank 0 that died breaks its neighbours' links.
+ */
+static int peer_heard(struct hop_bootstrap *bs, uint64_t until, int *watch)
+{
+	char c;
+	ssize_t n = recv(bs->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	if (n <= 0) {
+		*watch = -1;
+		return 0;
+	}
+	hop_bs_peer_recv(bs, HOP_BS_FAIL, NULL, 0, until, "bootstrap allgather");
+	return bs->failed ? bs->failed : hop_bs_fail(bs, HOP_ERR_PROTOCOL,
+		"rank %d: bootstrap allgather: rank 0 sent FAIL", bs->rank);
+}
+
+/* A rank other than 0 found the ring broken: tell rank 0 and report its
+ * verdict, or this rank's own reason when none comes. */
+static int peer_fail(struct hop_bootstrap *bs, struct ring *g, uint64_t until)
+{
+	uint8_t payload[4 + HOP_BS_REASON_MAX];
+	uint64_t soon = hop_deadline_after(HOP_BS_GRACE_MS);
+
+	hop_bs_send_counted(bs, bs->fd, HOP_BS_FAIL, (uint32_t)bs->rank, payload,
+			    hop_bs_reason_pack(payload, g->code, g->why),
+			    hop_deadline_after(1000), 0);
+	hop_bs_peer_recv(bs, HOP_BS_FAIL, NULL, 0, soon < until ? soon : until,
+			 "bootstrap allgather");
+	if (bs->aborted)
+		return bs->failed;
+	bs->failed = 0;
+	return hop_bs_fail(bs, g->code, "%s", g->why);
+}
+
+static void ring_timeout(struct hop_bootstrap *bs, struct ring *g)
+{
+	int left = (bs->rank + bs->nranks - 1) % bs->nranks;
+	char secs[32], note[64] = "";
+
+	hop_bs_secs(bs->timeout_ms, secs, sizeof(secs));
+	if (g->closed)
+		snprintf(note, sizeof(note), "; rank %d closed its connection",
+			 g->closed);
+	ring_err(g, HOP_ERR_TIMEOUT, "rank %d: bootstrap allgather: the ring "
+		 "stalled: no block from rank %d within %s s (%d of %d blocks "
+		 "here%s)", bs->rank, left, secs, g->nrx + 1, bs->nranks, note);
+}
+
+int hop_bs_ring_allgather(struct hop_bootstrap *bs, uint8_t *all, size_t len,
+			  uint64_t deadline)
+{
+	struct ring g = { .all = all, .len = len };
+	/* rank 0 judges the deadline; the others wait for its verdict */
+	uint64_t until = bs->rank ? deadline + HOP_BS_GRACE_MS * 1000000ull
+				  : deadline;
+	int ep = bs->rank ? -1 : root_watch(bs), ret = 0;
+	int watch = bs->rank ? bs->fd : ep;
+
+	if (!bs->rank && ep < 0)
+		return ep;
+	while ((g.ntx < bs->nranks - 1 || g.nrx < bs->nranks - 1) && !g.code) {
+		int sending = g.ntx < bs->nranks - 1 && g.ntx <= g.nrx;
+		struct pollfd pfd[3] = {
+			{ .fd = watch, .events = POLLIN },
+			{ .fd = g.nrx < bs->nranks - 1 ? bs->left : -1,
+			  .events = POLLIN },
+			{ .fd = sending ? bs->right : -1, .events = POLLOUT },
+		};
+		int n = poll(pfd, 3, hop_deadline_ms_left(until));
+
+		if (n < 0 && errno != EINTR) {
+			ring_err(&g, HOP_ERR_SYSTEM, "rank %d: bootstrap "
+				 "allgather: poll: %s", bs->rank, strerror(errno));
+			break;
+		}
+		if (n <= 0 && hop_deadline_passed(until)) {
+			ring_timeout(bs, &g);
+			break;
+		}
+		if (n <= 0)
+			continue;
+		if (pfd[0].revents && bs->rank) {
+			ret = peer_heard(bs, until, &watch);
+			if (ret)
+				goto out;
+		} else if (pfd[0].revents && (ret = root_heard(bs, &g, ep))) {
+			goto out;
+		}
+		if (pfd[2].revents)
+			ring_send(bs, &g);
+		if (pfd[1].revents && !g.code)
+			ring_recv(bs, &g);
+	}
+	if (g.code)
+		ret = bs->rank ? peer_fail(bs, &g, until)
+			       : hop_bs_root_abort(bs, g.code, "%s", g.why);
+out:
+	if (ep >= 0)
+		close(ep);
+	if (!ret && bs->failed)
+		ret = bs->failed;
+	return ret;
+}
