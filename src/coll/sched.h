@@ -82,6 +82,10 @@ struct hop_coll_args {
 	int depth;              /* lanes in flight, 1..HOP_SCHED_MAX_DEPTH */
 	int timing_only;        /* keep no offsets: the schedule runs without
 				 * buffers (a simulation that moves no data) */
+	/* alltoallv: per-peer element counts and displacements (send
+	 * counts, send displs, receive counts, receive displs), read only
+	 * while the schedule is built (the caller's arrays) */
+	const size_t *v[4];
 };
 
 struct hop_sched {
@@ -251,5 +255,7 @@ int hop_build_ring(struct hop_sched *s);         /* ring.c */
 int hop_build_recursive(struct hop_sched *s);    /* recursive.c */
 int hop_build_allgather_bruck(struct hop_sched *s); /* bruck.c */
 int hop_build_barrier(struct hop_sched *s);      /* bruck.c */
+int hop_build_alltoall_pairwise(struct hop_sched *s); /* alltoall.c */
+int hop_build_alltoall_bruck(struct hop_sched *s);    /* alltoall.c */
 
 #endif /* HOP_COLL_SCHED_H */

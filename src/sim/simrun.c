@@ -54,6 +54,9 @@ static int check_args(struct hop_simrun *r)
 	else if (r->root < 0 || r->root >= r->nranks)
 		snprintf(r->err, sizeof(r->err), "root %d: must be in [0, %d)",
 			 r->root, r->nranks);
+	else if (r->kind == HOP_COLL_ALLTOALLV)
+		snprintf(r->err, sizeof(r->err), "alltoallv: its per-peer "
+			 "counts are not simulated; simulate alltoall");
 	else if (r->kind != HOP_COLL_BARRIER && r->bytes % sizeof(float))
 		snprintf(r->err, sizeof(r->err), "bytes %zu: must be a multiple "
 			 "of 4 (float32 elements)", r->bytes);
@@ -95,8 +98,9 @@ static int rank_bufs(const struct hop_simrun *r, int rk, struct bufs *b,
 		     void *base[HOP_BUF_COUNT], int *inplace)
 {
 	size_t cnt = r->bytes / sizeof(float), n = (size_t)r->nranks;
-	size_t in_el = r->kind == HOP_COLL_REDUCESCATTER ? cnt * n : cnt;
-	size_t out_el = r->kind == HOP_COLL_ALLGATHER ? cnt * n : cnt;
+	int a2a = r->kind == HOP_COLL_ALLTOALL;
+	size_t in_el = r->kind == HOP_COLL_REDUCESCATTER || a2a ? cnt * n : cnt;
+	size_t out_el = r->kind == HOP_COLL_ALLGATHER || a2a ? cnt * n : cnt;
 	int has_out = !(r->kind == HOP_COLL_REDUCE && rk != r->root);
 
 	*inplace = r->inplace && has_out;
@@ -168,12 +172,15 @@ static int build_rank(struct hop_simrun *r, int rk, struct hop_sched *s,
 }
 
 /* Reference element @i of the whole result vector (for reducescatter the
- * vector of all N blocks), from the inputs alone. */
-static float ref_at(const struct hop_simrun *r, size_t cnt, size_t i)
+ * vector of all N blocks; for alltoall rank @rk's), from the inputs
+ * alone. */
+static float ref_at(const struct hop_simrun *r, int rk, size_t cnt, size_t i)
 {
 	long sum = 0;
 
 	switch (r->kind) {
+	case HOP_COLL_ALLTOALL: /* block q: rank q's block for rk */
+		return (float)in_val((int)(i / cnt), (size_t)rk * cnt + i % cnt);
 	case HOP_COLL_BROADCAST:
 		return (float)in_val(r->root, i);
 	case HOP_COLL_ALLGATHER:
@@ -190,7 +197,8 @@ static float ref_at(const struct hop_simrun *r, size_t cnt, size_t i)
 static size_t verify(const struct hop_simrun *r, const struct hop_sched *s)
 {
 	size_t cnt = r->bytes / sizeof(float), n = (size_t)r->nranks;
-	size_t out_el = r->kind == HOP_COLL_ALLGATHER ? cnt * n : cnt;
+	int a2a = r->kind == HOP_COLL_ALLTOALL;
+	size_t out_el = r->kind == HOP_COLL_ALLGATHER || a2a ? cnt * n : cnt;
 	size_t ref_el = r->kind == HOP_COLL_REDUCESCATTER ? cnt * n : out_el;
 	size_t wrong = 0;
 	float *ref;
@@ -199,10 +207,11 @@ static size_t verify(const struct hop_simrun *r, const struct hop_sched *s)
 		return 0;
 	if (!(ref = malloc(ref_el * sizeof(float) + 1)))
 		return (size_t)-1;
-	for (size_t i = 0; i < ref_el; i++)
-		ref[i] = ref_at(r, cnt, i);
 	for (int rk = 0; rk < r->nranks; rk++) {
 		const float *got = s[rk].base[HOP_BUF_RECV];
+
+		for (size_t i = 0; (rk == 0 || a2a) && i < ref_el; i++)
+			ref[i] = ref_at(r, rk, cnt, i);
 		const float *want = ref + (r->kind == HOP_COLL_REDUCESCATTER
 					   ? (size_t)rk * cnt : 0);
 
