@@ -3,7 +3,7 @@
  *
  * Layout (MPI's): the block for (from) peer p is at p * count elements of
  * the send (receive) buffer; for alltoallv at sdispls[p] (rdispls[p])
- * with sendcounts[p] (recvcounts[p]) elements (args.v).
+ * with sendcounts[p] (recvcounts[p]) elements (sched.v).
  *
  * Pairwise: N-1 exchanges; at step i a rank sends to one peer and
  * receives from another (rank XOR i when N is a power of two, so pairs
@@ -32,8 +32,8 @@ static void a2a_block(const struct hop_sched *s, int side, int p,
 	const struct hop_coll_args *a = &s->args;
 
 	if (a->kind == HOP_COLL_ALLTOALLV) {
-		*len = a->v[2 * side][p] * s->esize;
-		*off = a->v[2 * side + 1][p] * s->esize;
+		*len = s->v[2 * side][p] * s->esize;
+		*off = s->v[2 * side + 1][p] * s->esize;
 	} else {
 		*len = a->count * s->esize;
 		*off = (size_t)p * *len;

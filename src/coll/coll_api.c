@@ -232,12 +232,13 @@ static int coll_run(struct hop_comm *comm, struct call *c,
 	a.inplace = inplace;
 	a.chunk_bytes = ch.chunk_bytes;
 	a.depth = ch.depth;
-	return hop_coll_launch(comm, c->fn, &a, c->sendbuf, c->recvbuf, reqp);
+	return hop_coll_launch(comm, c->fn, &a, NULL, c->sendbuf, c->recvbuf,
+			       reqp);
 }
 
 int hop_coll_launch(struct hop_comm *comm, const char *fn,
-		    const struct hop_coll_args *a, const void *sendbuf,
-		    void *recvbuf, hop_request_t **reqp)
+		    const struct hop_coll_args *a, const size_t *const *v,
+		    const void *sendbuf, void *recvbuf, hop_request_t **reqp)
 {
 	struct hop_request *r = NULL;
 	struct hop_coll_op *op;
@@ -251,6 +252,8 @@ int hop_coll_launch(struct hop_comm *comm, const char *fn,
 		hop_request_put(r);
 		return HOP_ERR_NO_MEMORY;
 	}
+	for (int i = 0; i < 4; i++)
+		op->sched.v[i] = v ? v[i] : NULL;
 	if ((ret = hop_coll_op_start(op, a, sendbuf, recvbuf))) {
 		hop_request_put(r);
 		return ret;

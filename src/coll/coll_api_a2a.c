@@ -175,8 +175,8 @@ static int a2a_run(struct hop_comm *comm, void *call, hop_request_t **reqp)
 	a.inplace = inplace;
 	a.chunk_bytes = ch.chunk_bytes;
 	a.depth = ch.depth;
-	memcpy(a.v, c->v, sizeof(a.v));
-	return hop_coll_launch(comm, c->fn, &a, c->sendbuf, c->recvbuf, reqp);
+	return hop_coll_launch(comm, c->fn, &a, c->v, c->sendbuf, c->recvbuf,
+			       reqp);
 }
 
 static int a2a(hop_comm_t *comm, const char *fn, const void *sendbuf,

@@ -116,9 +116,10 @@ int hop_coll_enter_run(struct hop_comm *comm, const char *fn,
 		       void *call);
 
 /* Run the collective @a (algorithm chosen, arguments checked): blocking
- * (start and wait) when @reqp is NULL, else a request in *@reqp. */
+ * (start and wait) when @reqp is NULL, else a request in *@reqp. @v: the
+ * four arrays of a v-collective (struct hop_sched.v), else NULL. */
 int hop_coll_launch(struct hop_comm *comm, const char *fn,
-		    const struct hop_coll_args *a, const void *sendbuf,
-		    void *recvbuf, hop_request_t **reqp);
+		    const struct hop_coll_args *a, const size_t *const *v,
+		    const void *sendbuf, void *recvbuf, hop_request_t **reqp);
 
 #endif /* HOP_COLL_COLL_INT_H */

@@ -82,16 +82,16 @@ struct hop_coll_args {
 	int depth;              /* lanes in flight, 1..HOP_SCHED_MAX_DEPTH */
 	int timing_only;        /* keep no offsets: the schedule runs without
 				 * buffers (a simulation that moves no data) */
-	/* alltoallv: per-peer element counts and displacements (send
-	 * counts, send displs, receive counts, receive displs), read only
-	 * while the schedule is built (the caller's arrays) */
-	const size_t *v[4];
 };
 
 struct hop_sched {
 	/* built */
 	struct hop_coll_args args;
 	int built;              /* args valid: rebuild only when they change */
+	/* alltoallv: per-peer element counts and displacements (send
+	 * counts, send displs, receive counts, receive displs), the
+	 * caller's arrays, set before hop_sched_build() and read only by it */
+	const size_t *v[4];
 	size_t esize;           /* element size */
 	hop_op_t rop;           /* reduction op (HOP_AVG reduces with HOP_SUM) */
 	struct hop_step *steps;

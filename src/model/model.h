@@ -12,8 +12,9 @@
  * needs no translation. @bytes counts like the public API and
  * hop_coll_select(): the buffer of broadcast/reduce/allreduce, and the
  * per-rank block of allgather/reducescatter and the per-peer block of
- * alltoall (the forms use the whole vector m = N * bytes there); barrier
- * ignores it, and alltoallv, whose blocks differ, is priced at 0.
+ * alltoall(v) (the forms use the whole vector m = N * bytes there);
+ * barrier ignores it. hop_coll_select() prices alltoallv, whose blocks
+ * differ per rank, at 0 B, so that every rank chooses alike.
  */
 #ifndef HOP_MODEL_MODEL_H
 #define HOP_MODEL_MODEL_H

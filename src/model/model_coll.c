@@ -40,7 +40,7 @@ static void form_init(struct form *f, int kind, size_t bytes, int nranks,
 	f->n = nranks;
 	f->m = (double)bytes;
 	if (kind == HOP_COLL_ALLGATHER || kind == HOP_COLL_REDUCESCATTER ||
-	    kind == HOP_COLL_ALLTOALL)
+	    kind == HOP_COLL_ALLTOALL || kind == HOP_COLL_ALLTOALLV)
 		f->m *= nranks;     /* per-rank block -> the whole vector */
 	f->inplace = inplace;
 	f->l = l;
@@ -472,14 +472,14 @@ static double barrier_dissemination(const struct form *f)
 
 /* ---- alltoall (m: the whole send buffer, N blocks of m/N) ---- */
 
-/* Pairwise: N-1 exchanges of one block, HOP_A2A_WINDOW in flight, so
- * their alphas overlap; the own block's copy runs beside them. In place,
+/* Pairwise: N-1 exchanges of one block; a rank's port sends (and
+ * receives) one after the other, so up to HOP_A2A_WINDOW in flight only
+ * keep the port busy. The own block's copy runs beside them; in place,
  * the send data is first copied to scratch (g m). */
 static double alltoall_pairwise(const struct form *f)
 {
 	double blk = f->m / f->n;
-	double waves = ceil((f->n - 1) / HOP_A2A_WINDOW);
-	double xfer = waves * fa(f, blk) + (f->n - 1) * blk / f->bd;
+	double xfer = (f->n - 1) * (fa(f, blk) + blk / f->bd);
 
 	return (f->inplace ? f->g * f->m : 0) + max2(xfer, f->g * blk);
 }

@@ -54,9 +54,6 @@ static int check_args(struct hop_simrun *r)
 	else if (r->root < 0 || r->root >= r->nranks)
 		snprintf(r->err, sizeof(r->err), "root %d: must be in [0, %d)",
 			 r->root, r->nranks);
-	else if (r->kind == HOP_COLL_ALLTOALLV)
-		snprintf(r->err, sizeof(r->err), "alltoallv: its per-peer "
-			 "counts are not simulated; simulate alltoall");
 	else if (r->kind != HOP_COLL_BARRIER && r->bytes % sizeof(float))
 		snprintf(r->err, sizeof(r->err), "bytes %zu: must be a multiple "
 			 "of 4 (float32 elements)", r->bytes);
@@ -98,7 +95,7 @@ static int rank_bufs(const struct hop_simrun *r, int rk, struct bufs *b,
 		     void *base[HOP_BUF_COUNT], int *inplace)
 {
 	size_t cnt = r->bytes / sizeof(float), n = (size_t)r->nranks;
-	int a2a = r->kind == HOP_COLL_ALLTOALL;
+	int a2a = r->kind == HOP_COLL_ALLTOALL || r->kind == HOP_COLL_ALLTOALLV;
 	size_t in_el = r->kind == HOP_COLL_REDUCESCATTER || a2a ? cnt * n : cnt;
 	size_t out_el = r->kind == HOP_COLL_ALLGATHER || a2a ? cnt * n : cnt;
 	int has_out = !(r->kind == HOP_COLL_REDUCE && rk != r->root);
@@ -180,6 +177,7 @@ static float ref_at(const struct hop_simrun *r, int rk, size_t cnt, size_t i)
 
 	switch (r->kind) {
 	case HOP_COLL_ALLTOALL: /* block q: rank q's block for rk */
+	case HOP_COLL_ALLTOALLV:
 		return (float)in_val((int)(i / cnt), (size_t)rk * cnt + i % cnt);
 	case HOP_COLL_BROADCAST:
 		return (float)in_val(r->root, i);
@@ -197,7 +195,7 @@ static float ref_at(const struct hop_simrun *r, int rk, size_t cnt, size_t i)
 static size_t verify(const struct hop_simrun *r, const struct hop_sched *s)
 {
 	size_t cnt = r->bytes / sizeof(float), n = (size_t)r->nranks;
-	int a2a = r->kind == HOP_COLL_ALLTOALL;
+	int a2a = r->kind == HOP_COLL_ALLTOALL || r->kind == HOP_COLL_ALLTOALLV;
 	size_t out_el = r->kind == HOP_COLL_ALLGATHER || a2a ? cnt * n : cnt;
 	size_t ref_el = r->kind == HOP_COLL_REDUCESCATTER ? cnt * n : out_el;
 	size_t wrong = 0;
@@ -224,6 +222,21 @@ static size_t verify(const struct hop_simrun *r, const struct hop_sched *s)
 	return wrong;
 }
 
+/* alltoallv runs with alltoall's blocks: @bytes to every peer, at p *
+ * bytes (its per-pair counts take no part in the timing). */
+static int a2av_uniform(const struct hop_simrun *r, size_t **vcd)
+{
+	size_t n = (size_t)r->nranks, cnt = r->bytes / sizeof(float);
+
+	if (!(*vcd = malloc(2 * n * sizeof(size_t))))
+		return HOP_ERR_NO_MEMORY;
+	for (size_t p = 0; p < n; p++) {
+		(*vcd)[p] = cnt;
+		(*vcd)[n + p] = p * cnt;
+	}
+	return 0;
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -237,6 +250,7 @@ int hop_simrun(struct hop_simrun *r)
 	struct hop_simnet net = { 0 };
 	struct hop_sched *s = NULL;
 	struct bufs *b = NULL;
+	size_t *vcd = NULL;     /* alltoallv: counts, then displacements */
 	double t0 = now_s();
 	int ret, n;
 
@@ -250,8 +264,13 @@ int hop_simrun(struct hop_simrun *r)
 	s = calloc((size_t)n, sizeof(*s));
 	b = calloc((size_t)n, sizeof(*b));
 	ret = s && b ? 0 : HOP_ERR_NO_MEMORY;
-	for (int rk = 0; !ret && rk < n; rk++)
+	if (!ret && r->kind == HOP_COLL_ALLTOALLV)
+		ret = a2av_uniform(r, &vcd);
+	for (int rk = 0; !ret && rk < n; rk++) {
+		for (int i = 0; i < 4; i++)
+			s[rk].v[i] = vcd + (i % 2) * (size_t)n;
 		ret = build_rank(r, rk, &s[rk], &b[rk]);
+	}
 	if (ret)
 		goto out;
 	net.nranks = n;
@@ -285,6 +304,7 @@ out:
 	}
 	free(s);
 	free(b);
+	free(vcd);
 	r->wall = now_s() - t0;
 	return ret;
 }
