@@ -336,6 +336,15 @@ static const char *op_desc(struct hop_coll_op *op)
 {
 	const struct hop_coll_args *a = &op->dargs;
 
+	if (a->kind == HOP_COLL_ALLTOALLV) /* counts per pair; no op, root */
+		snprintf(op->desc, sizeof(op->desc), "alltoallv(%s, %s)",
+			 hop_coll_algo_name(a->algo), hop_dtype_name(a->dtype));
+	else if (a->kind == HOP_COLL_ALLTOALL)
+		snprintf(op->desc, sizeof(op->desc), "alltoall(%s, count %zu, "
+			 "%s)", hop_coll_algo_name(a->algo), a->count,
+			 hop_dtype_name(a->dtype));
+	if (a->kind == HOP_COLL_ALLTOALLV || a->kind == HOP_COLL_ALLTOALL)
+		return op->desc;
 	snprintf(op->desc, sizeof(op->desc), "%s(%s, count %zu, %s, %s, root "
 		 "%d)", hop_coll_kind_name(a->kind), hop_coll_algo_name(a->algo),
 		 a->count, hop_dtype_name(a->dtype), hop_op_name(a->op), a->root);

@@ -14,7 +14,8 @@
  *
  *   --mismatch KIND  KIND alltoall: rank 0 passes another count;
  *                    short / long: rank 0 expects one element more / less
- *                    from rank 1 than rank 1 sends (alltoallv).
+ *                    from rank 1 than rank 1 sends (alltoallv); short-rndv
+ *                    / long-rndv: the same with 256 KiB blocks.
  *                    Prints "coll_a2a mismatch: rank R got CODE: msg".
  *
  * Prints "coll_a2a: rank R passed C cases" and exits 0, or names the
@@ -294,25 +295,32 @@ static void argument_errors(void)
  * hangs (every rank prints its result and exits). */
 static int mismatch(const char *kind)
 {
+	/* -rndv: blocks above the eager size, so the sender learns of it */
+	size_t blk = strstr(kind, "rndv") ? 256 * 1024 : 4;
 	size_t sc[MAXN], rc[MAXN], d[MAXN];
-	uint8_t sb[MAXN * 8] = { 0 }, rb[MAXN * 8];
+	uint8_t *sb = calloc((size_t)nranks, 2 * blk);
+	uint8_t *rb = malloc((size_t)nranks * 2 * blk);
 	int ret;
 
+	if (!sb || !rb)
+		FAIL("out of memory");
 	for (int p = 0; p < nranks; p++) {
-		sc[p] = rc[p] = 4;
-		d[p] = (size_t)p * 8;
+		sc[p] = rc[p] = blk;
+		d[p] = (size_t)p * 2 * blk;
 	}
 	OK(hop_barrier(comm));
 	if (!strcmp(kind, "alltoall")) {
 		ret = hop_alltoall(comm, sb, rb, rank ? 4 : 5, HOP_UINT8);
 	} else {
 		if (rank == 0)
-			rc[1] += strcmp(kind, "short") ? -1 : 1;
+			rc[1] += strncmp(kind, "short", 5) ? -1 : 1;
 		ret = hop_alltoallv(comm, sb, sc, d, rb, rc, d, HOP_UINT8);
 	}
 	printf("coll_a2a mismatch: rank %d got %s: %s\n", rank,
 	       hop_err_name(ret), ret ? hop_comm_last_error(comm) : "");
 	fflush(stdout);
+	free(sb);
+	free(rb);
 	hop_comm_destroy(comm);
 	return 0;
 }
@@ -326,7 +334,7 @@ int main(int argc, char **argv)
 			mm = argv[++i];
 		} else {
 			fprintf(stderr, "usage: coll_a2a [--mismatch "
-				"alltoall|short|long]\n");
+				"alltoall|short|long|short-rndv|long-rndv]\n");
 			return 2;
 		}
 	}

@@ -3,7 +3,8 @@
 # 1, 2, 3, 5 and 7 ranks, then ranks that disagree on a count: rank 0
 # must fail naming what differs (HOP_ERR_MISMATCH for alltoall's count,
 # HOP_ERR_TRUNCATED naming rank 1 for an alltoallv block one element
-# longer or shorter than rank 1 sends), and no rank may hang.
+# longer or shorter than rank 1 sends, eager or rendezvous), and no rank
+# may hang.
 # A2A_TRANSPORTS and A2A_RANKS override the lists.
 set -u
 b=${top_builddir:?run through make check or set top_builddir}
@@ -24,13 +25,14 @@ for t in ${A2A_TRANSPORTS:-shm tcp}; do
 			fail=1
 		fi
 	done
-	for kind in alltoall short long; do
-		want="HOP_ERR_TRUNCATED: .*rank 1 "
-		[ $kind = alltoall ] && want="HOP_ERR_MISMATCH: .*rank [12] "
+	for kind in alltoall short long short-rndv long-rndv; do
+		# alltoallv: rank 2, whose counts agree, completes its part
+		want="HOP_ERR_TRUNCATED: .*rank 1 " bystander="rank 2 got HOP_SUCCESS"
+		[ $kind = alltoall ] && want="HOP_ERR_MISMATCH: .*rank [12] " bystander="rank 2 got"
 		out=$(HOP_TIMEOUT=10 HOP_TRANSPORT=$t "$run" -n 3 --timeout 60 -- "$prog" --mismatch $kind 2>&1)
 		rc=$?
 		if [ "$(grep -c "coll_a2a mismatch: rank [0-9]* got " <<< "$out")" = 3 ] &&
-		   grep -q "rank 0 got $want" <<< "$out"; then
+		   grep -q "rank 0 got $want" <<< "$out" && grep -q "$bystander" <<< "$out"; then
 			echo "PASS: coll_a2a $t mismatch $kind"
 		else
 			echo "FAIL: coll_a2a $t mismatch $kind (exit $rc)"
