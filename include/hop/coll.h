@@ -1,6 +1,7 @@
 /*
  * hop/coll.h - collectives: Broadcast, Reduce, AllReduce, AllGather,
- * ReduceScatter and Barrier, each blocking and nonblocking.
+ * ReduceScatter, Barrier, AllToAll and AllToAllv, each blocking and
+ * nonblocking.
  *
  * All ranks of a communicator call the same collectives in the same order
  * with matching count, dtype, op and root; ranks that disagree fail with
@@ -137,6 +138,68 @@ HOP_EXPORT int hop_ireducescatter(hop_comm_t *comm, const void *sendbuf,
 				  hop_dtype_t dtype, hop_op_t op,
 				  hop_request_t **req);
 HOP_EXPORT int hop_ibarrier(hop_comm_t *comm, hop_request_t **req);
+
+/* ---- AllToAll ---- */
+
+/**
+ * hop_alltoall() - Every rank sends a distinct block of @count elements
+ * to every rank: rank r's block for rank p (at p * @count in its
+ * @sendbuf) lands at r * @count in rank p's @recvbuf (MPI_Alltoall).
+ * @comm:    communicator.
+ * @sendbuf: N * @count elements; == @recvbuf for in place (the send data
+ *           is read before any block is received over it; pairwise then
+ *           uses a scratch copy of N * @count elements).
+ * @recvbuf: N * @count elements; rank p's block at p * @count.
+ * @count:   elements per peer, from 0; NULL buffers only when 0.
+ * @dtype:   element type (only its size matters: data is not reduced).
+ * Algorithms (HOP_ALGO=alltoall:pairwise|bruck): pairwise (N-1 exchanges)
+ * or Bruck (ceil(log2 N) rounds, for small blocks), chosen by the model.
+ * Return: 0, HOP_ERR_INVALID_ARG (NULL buffer with count > 0, bad dtype,
+ * N * count * size overflowing or over 2^56 B, buffers that overlap
+ * without being the same pointer, another thread inside a call on
+ * @comm), HOP_ERR_INVALID_HANDLE, HOP_ERR_NO_MEMORY, or an error of the
+ * run (HOP_ERR_MISMATCH, HOP_ERR_TIMEOUT, HOP_ERR_PEER_FAILED,
+ * HOP_ERR_COMM_FAILED, HOP_ERR_ABORTED).
+ */
+HOP_EXPORT int hop_alltoall(hop_comm_t *comm, const void *sendbuf,
+			    void *recvbuf, size_t count, hop_dtype_t dtype);
+
+/**
+ * hop_alltoallv() - hop_alltoall() with a block size and place per peer
+ * (MPI_Alltoallv): rank r's @sendcounts[p] elements at @sdispls[p] of its
+ * @sendbuf land at @rdispls[r] of rank p's @recvbuf, where rank p expects
+ * @recvcounts[r] elements. Counts and displacements are in elements.
+ * @sendbuf:    the send blocks; == @recvbuf for in place (every send block
+ *              is read first, through a scratch copy of the send extent).
+ * @sendcounts: N counts, from 0; @sdispls: N displacements.
+ * @recvbuf:    the receive blocks, which must not overlap each other.
+ * @recvcounts: N counts, from 0; @rdispls: N displacements.
+ * Every pair exchanges a message, zero-length ones too, so a count the
+ * two sides disagree on is an error, never a hang or an overwrite.
+ * Return: as hop_alltoall(), with HOP_ERR_INVALID_ARG also for a NULL
+ * array or a block ending past 2^56 B (the message names the array and
+ * peer), HOP_ERR_MISMATCH when @sendcounts[rank] != @recvcounts[rank],
+ * and, from the run, HOP_ERR_TRUNCATED when a peer sends more or fewer
+ * elements than this rank's @recvcounts for it (the message names the
+ * peer and both sizes; the peer may succeed or fail likewise).
+ */
+HOP_EXPORT int hop_alltoallv(hop_comm_t *comm, const void *sendbuf,
+			     const size_t *sendcounts, const size_t *sdispls,
+			     void *recvbuf, const size_t *recvcounts,
+			     const size_t *rdispls, hop_dtype_t dtype);
+
+/* Nonblocking forms, as the ones above: @req completed by hop_test() /
+ * hop_wait(). The four arrays of hop_ialltoallv() are read during the
+ * call and may be reused once it returns; the buffers stay in use until
+ * the request completes. */
+HOP_EXPORT int hop_ialltoall(hop_comm_t *comm, const void *sendbuf,
+			     void *recvbuf, size_t count, hop_dtype_t dtype,
+			     hop_request_t **req);
+HOP_EXPORT int hop_ialltoallv(hop_comm_t *comm, const void *sendbuf,
+			      const size_t *sendcounts, const size_t *sdispls,
+			      void *recvbuf, const size_t *recvcounts,
+			      const size_t *rdispls, hop_dtype_t dtype,
+			      hop_request_t **req);
 
 #ifdef __cplusplus
 }

@@ -209,13 +209,8 @@ static int coll_run(struct hop_comm *comm, struct call *c,
 {
 	struct hop_coll_args a;
 	struct hop_coll_choice ch;
-	struct hop_request *r = NULL;
-	struct hop_coll_op *op;
 	int ret, inplace;
 
-	if (!comm->coll)
-		return hop_set_error(comm, HOP_ERR_INVALID_HANDLE, "%s: "
-				     "collectives not initialised", c->fn);
 	if ((ret = check_args(comm, c, &inplace)))
 		return ret;
 	size_t es = c->kind == HOP_COLL_BARRIER ? 1 : hop_dtype_size(c->dtype);
@@ -237,16 +232,29 @@ static int coll_run(struct hop_comm *comm, struct call *c,
 	a.inplace = inplace;
 	a.chunk_bytes = ch.chunk_bytes;
 	a.depth = ch.depth;
+	return hop_coll_launch(comm, c->fn, &a, NULL, c->sendbuf, c->recvbuf,
+			       reqp);
+}
+
+int hop_coll_launch(struct hop_comm *comm, const char *fn,
+		    const struct hop_coll_args *a, const size_t *const *v,
+		    const void *sendbuf, void *recvbuf, hop_request_t **reqp)
+{
+	struct hop_request *r = NULL;
+	struct hop_coll_op *op;
+	int ret;
 
 	if (reqp && !(r = hop_request_get(comm, HOP_REQ_OP)))
 		return comm->last_error[0] ? HOP_ERR_NO_MEMORY
 			: hop_set_error(comm, HOP_ERR_NO_MEMORY, "%s: out of "
-					"memory for a request", c->fn);
-	if (!(op = hop_coll_op_get(comm, &a))) {
+					"memory for a request", fn);
+	if (!(op = hop_coll_op_get(comm, a))) {
 		hop_request_put(r);
 		return HOP_ERR_NO_MEMORY;
 	}
-	if ((ret = hop_coll_op_start(op, &a, c->sendbuf, c->recvbuf))) {
+	for (int i = 0; i < 4; i++)
+		op->sched.v[i] = v ? v[i] : NULL;
+	if ((ret = hop_coll_op_start(op, a, sendbuf, recvbuf))) {
 		hop_request_put(r);
 		return ret;
 	}
@@ -261,24 +269,38 @@ static int coll_run(struct hop_comm *comm, struct call *c,
 	return ret;
 }
 
-/* Every collective: claim the comm (hop_comm_enter()), check @reqp of an
- * i-form (@icall), run, release. */
-static int coll_call(struct hop_comm *comm, struct call *c,
-		     hop_request_t **reqp, int icall)
+int hop_coll_enter_run(struct hop_comm *comm, const char *fn,
+		       hop_request_t **reqp, int icall, hop_coll_run_fn run,
+		       void *call)
 {
 	int ret;
 
 	if (reqp)
 		*reqp = NULL;
-	if ((ret = hop_comm_enter(comm, c->fn)))
+	if ((ret = hop_comm_enter(comm, fn)))
 		return ret;
 	if (icall && !reqp)
 		ret = hop_set_error(comm, HOP_ERR_INVALID_ARG, "%s: req is NULL",
-				    c->fn);
+				    fn);
+	else if (!comm->coll)
+		ret = hop_set_error(comm, HOP_ERR_INVALID_HANDLE, "%s: "
+				    "collectives not initialised", fn);
 	else
-		ret = coll_run(comm, c, reqp);
+		ret = run(comm, call, reqp);
 	hop_comm_leave(comm);
 	return ret;
+}
+
+static int coll_run_cb(struct hop_comm *comm, void *call,
+		       hop_request_t **reqp)
+{
+	return coll_run(comm, call, reqp);
+}
+
+static int coll_call(struct hop_comm *comm, struct call *c,
+		     hop_request_t **reqp, int icall)
+{
+	return hop_coll_enter_run(comm, c->fn, reqp, icall, coll_run_cb, c);
 }
 
 #define CALL(fnname, k, cnt, dt, o, rt, sb, rb)                               \

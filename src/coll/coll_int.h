@@ -22,11 +22,14 @@ struct hop_coll_op {
 	size_t scratch_cap;
 	uint32_t seq, sig;
 	int status;                     /* first error, 0 */
+	int deferred;                   /* a size disagreement: the error
+					 * once every step ran (coll_op.c) */
 	int outstanding;                /* p2p requests in flight */
 	int state;                      /* OP_FREE / OP_ACTIVE / OP_ZOMBIE */
 	struct hop_coll_args dargs;     /* what the caller asked, for desc */
 	char desc[160];                 /* op_desc(): formatted only for a
 					 * message, not on every call */
+	char why[HOP_MSG_LEN];          /* a failed step's own message */
 	struct hop_coll_op *next;
 };
 
@@ -100,5 +103,23 @@ struct hop_coll_op *hop_coll_op_get(struct hop_comm *comm,
 /* Build, post the first steps; on failure the op is released. */
 int hop_coll_op_start(struct hop_coll_op *op, const struct hop_coll_args *a,
 		      const void *sendbuf, void *recvbuf);
+
+/* The body of a public collective, on a claimed comm; @reqp NULL for the
+ * blocking form. */
+typedef int (*hop_coll_run_fn)(struct hop_comm *comm, void *call,
+			       hop_request_t **reqp);
+
+/* Every public collective: claim @comm (hop_comm_enter()), check @reqp of
+ * an i-form (@icall) and that the layer is up, run, release. */
+int hop_coll_enter_run(struct hop_comm *comm, const char *fn,
+		       hop_request_t **reqp, int icall, hop_coll_run_fn run,
+		       void *call);
+
+/* Run the collective @a (algorithm chosen, arguments checked): blocking
+ * (start and wait) when @reqp is NULL, else a request in *@reqp. @v: the
+ * four arrays of a v-collective (struct hop_sched.v), else NULL. */
+int hop_coll_launch(struct hop_comm *comm, const char *fn,
+		    const struct hop_coll_args *a, const size_t *const *v,
+		    const void *sendbuf, void *recvbuf, hop_request_t **reqp);
 
 #endif /* HOP_COLL_COLL_INT_H */

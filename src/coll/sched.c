@@ -164,6 +164,10 @@ static int sched_prepare(struct hop_sched *s)
 static int args_equal(const struct hop_coll_args *a,
 		      const struct hop_coll_args *b)
 {
+	/* alltoallv: the counts live in the caller's arrays, not in args,
+	 * so a kept schedule is never known to match (a build is O(N)) */
+	if (a->kind == HOP_COLL_ALLTOALLV)
+		return 0;
 	return a->kind == b->kind && a->algo == b->algo &&
 	       a->rank == b->rank && a->nranks == b->nranks &&
 	       a->root == b->root && a->count == b->count &&
@@ -205,6 +209,14 @@ static int build_dispatch(struct hop_sched *s)
 		break;
 	case HOP_COLL_BARRIER:
 		return hop_build_barrier(s);
+	case HOP_COLL_ALLTOALL:
+		if (s->args.algo == HOP_ALGO_BRUCK)
+			return hop_build_alltoall_bruck(s);
+		/* fall through */
+	case HOP_COLL_ALLTOALLV:
+		if (s->args.algo == HOP_ALGO_PAIRWISE)
+			return hop_build_alltoall_pairwise(s);
+		break;
 	}
 	return HOP_ERR_NOT_SUPPORTED;
 }

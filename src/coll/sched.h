@@ -88,6 +88,10 @@ struct hop_sched {
 	/* built */
 	struct hop_coll_args args;
 	int built;              /* args valid: rebuild only when they change */
+	/* alltoallv: per-peer element counts and displacements (send
+	 * counts, send displs, receive counts, receive displs), the
+	 * caller's arrays, set before hop_sched_build() and read only by it */
+	const size_t *v[4];
 	size_t esize;           /* element size */
 	hop_op_t rop;           /* reduction op (HOP_AVG reduces with HOP_SUM) */
 	struct hop_step *steps;
@@ -251,5 +255,7 @@ int hop_build_ring(struct hop_sched *s);         /* ring.c */
 int hop_build_recursive(struct hop_sched *s);    /* recursive.c */
 int hop_build_allgather_bruck(struct hop_sched *s); /* bruck.c */
 int hop_build_barrier(struct hop_sched *s);      /* bruck.c */
+int hop_build_alltoall_pairwise(struct hop_sched *s); /* alltoall.c */
+int hop_build_alltoall_bruck(struct hop_sched *s);    /* alltoall.c */
 
 #endif /* HOP_COLL_SCHED_H */

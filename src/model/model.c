@@ -43,6 +43,9 @@ static const struct algo_ent algo_tab[] = {
 	{ HOP_COLL_REDUCESCATTER, HOP_ALGO_RING, R_BLOCK },
 	{ HOP_COLL_REDUCESCATTER, HOP_ALGO_HALVING, R_NONE },
 	{ HOP_COLL_BARRIER, HOP_ALGO_DISSEMINATION, R_NONE },
+	{ HOP_COLL_ALLTOALL, HOP_ALGO_PAIRWISE, R_NONE },
+	{ HOP_COLL_ALLTOALL, HOP_ALGO_BRUCK, R_NONE },
+	{ HOP_COLL_ALLTOALLV, HOP_ALGO_PAIRWISE, R_NONE },
 };
 #define NALGO_TAB (sizeof(algo_tab) / sizeof(algo_tab[0]))
 
@@ -53,6 +56,8 @@ static const char *const kind_names[HOP_COLL_KIND_COUNT] = {
 	[HOP_COLL_ALLGATHER] = "allgather",
 	[HOP_COLL_REDUCESCATTER] = "reducescatter",
 	[HOP_COLL_BARRIER] = "barrier",
+	[HOP_COLL_ALLTOALL] = "alltoall",
+	[HOP_COLL_ALLTOALLV] = "alltoallv",
 };
 
 /* HOP_ALGO names: the enum's suffixes in lower case. */
@@ -68,6 +73,7 @@ static const char *const algo_names[HOP_ALGO_COUNT] = {
 	[HOP_ALGO_BRUCK] = "bruck",
 	[HOP_ALGO_HALVING] = "halving",
 	[HOP_ALGO_DISSEMINATION] = "dissemination",
+	[HOP_ALGO_PAIRWISE] = "pairwise",
 };
 
 static const struct {

@@ -11,8 +11,10 @@
  * hop_coll_kind and enum hop_coll_algo in coll/sched.h), so the choice
  * needs no translation. @bytes counts like the public API and
  * hop_coll_select(): the buffer of broadcast/reduce/allreduce, and the
- * per-rank block of allgather/reducescatter (the forms use the whole
- * vector m = N * bytes there); barrier ignores it.
+ * per-rank block of allgather/reducescatter and the per-peer block of
+ * alltoall(v) (the forms use the whole vector m = N * bytes there);
+ * barrier ignores it. hop_coll_select() prices alltoallv, whose blocks
+ * differ per rank, at 0 B, so that every rank chooses alike.
  */
 #ifndef HOP_MODEL_MODEL_H
 #define HOP_MODEL_MODEL_H
@@ -23,6 +25,9 @@
 #include "core/config.h" /* HOP_EAGER_AUTO* */
 
 struct hop_profile;
+
+/* AllToAll pairwise: exchanges in flight at once (src/coll/alltoall.c). */
+#define HOP_A2A_WINDOW 4
 
 /* Upper bound of a chunk count (matches HOP_SCHED_MAX_CHUNKS). */
 #define HOP_MODEL_MAX_CHUNKS (1L << 20)

@@ -95,8 +95,9 @@ static int rank_bufs(const struct hop_simrun *r, int rk, struct bufs *b,
 		     void *base[HOP_BUF_COUNT], int *inplace)
 {
 	size_t cnt = r->bytes / sizeof(float), n = (size_t)r->nranks;
-	size_t in_el = r->kind == HOP_COLL_REDUCESCATTER ? cnt * n : cnt;
-	size_t out_el = r->kind == HOP_COLL_ALLGATHER ? cnt * n : cnt;
+	int a2a = r->kind == HOP_COLL_ALLTOALL || r->kind == HOP_COLL_ALLTOALLV;
+	size_t in_el = r->kind == HOP_COLL_REDUCESCATTER || a2a ? cnt * n : cnt;
+	size_t out_el = r->kind == HOP_COLL_ALLGATHER || a2a ? cnt * n : cnt;
 	int has_out = !(r->kind == HOP_COLL_REDUCE && rk != r->root);
 
 	*inplace = r->inplace && has_out;
@@ -168,12 +169,16 @@ static int build_rank(struct hop_simrun *r, int rk, struct hop_sched *s,
 }
 
 /* Reference element @i of the whole result vector (for reducescatter the
- * vector of all N blocks), from the inputs alone. */
-static float ref_at(const struct hop_simrun *r, size_t cnt, size_t i)
+ * vector of all N blocks; for alltoall rank @rk's), from the inputs
+ * alone. */
+static float ref_at(const struct hop_simrun *r, int rk, size_t cnt, size_t i)
 {
 	long sum = 0;
 
 	switch (r->kind) {
+	case HOP_COLL_ALLTOALL: /* block q: rank q's block for rk */
+	case HOP_COLL_ALLTOALLV:
+		return (float)in_val((int)(i / cnt), (size_t)rk * cnt + i % cnt);
 	case HOP_COLL_BROADCAST:
 		return (float)in_val(r->root, i);
 	case HOP_COLL_ALLGATHER:
@@ -190,7 +195,8 @@ static float ref_at(const struct hop_simrun *r, size_t cnt, size_t i)
 static size_t verify(const struct hop_simrun *r, const struct hop_sched *s)
 {
 	size_t cnt = r->bytes / sizeof(float), n = (size_t)r->nranks;
-	size_t out_el = r->kind == HOP_COLL_ALLGATHER ? cnt * n : cnt;
+	int a2a = r->kind == HOP_COLL_ALLTOALL || r->kind == HOP_COLL_ALLTOALLV;
+	size_t out_el = r->kind == HOP_COLL_ALLGATHER || a2a ? cnt * n : cnt;
 	size_t ref_el = r->kind == HOP_COLL_REDUCESCATTER ? cnt * n : out_el;
 	size_t wrong = 0;
 	float *ref;
@@ -199,10 +205,11 @@ static size_t verify(const struct hop_simrun *r, const struct hop_sched *s)
 		return 0;
 	if (!(ref = malloc(ref_el * sizeof(float) + 1)))
 		return (size_t)-1;
-	for (size_t i = 0; i < ref_el; i++)
-		ref[i] = ref_at(r, cnt, i);
 	for (int rk = 0; rk < r->nranks; rk++) {
 		const float *got = s[rk].base[HOP_BUF_RECV];
+
+		for (size_t i = 0; (rk == 0 || a2a) && i < ref_el; i++)
+			ref[i] = ref_at(r, rk, cnt, i);
 		const float *want = ref + (r->kind == HOP_COLL_REDUCESCATTER
 					   ? (size_t)rk * cnt : 0);
 
@@ -213,6 +220,21 @@ static size_t verify(const struct hop_simrun *r, const struct hop_sched *s)
 	}
 	free(ref);
 	return wrong;
+}
+
+/* alltoallv runs with alltoall's blocks: @bytes to every peer, at p *
+ * bytes (its per-pair counts take no part in the timing). */
+static int a2av_uniform(const struct hop_simrun *r, size_t **vcd)
+{
+	size_t n = (size_t)r->nranks, cnt = r->bytes / sizeof(float);
+
+	if (!(*vcd = malloc(2 * n * sizeof(size_t))))
+		return HOP_ERR_NO_MEMORY;
+	for (size_t p = 0; p < n; p++) {
+		(*vcd)[p] = cnt;
+		(*vcd)[n + p] = p * cnt;
+	}
+	return 0;
 }
 
 static double now_s(void)
@@ -228,6 +250,7 @@ int hop_simrun(struct hop_simrun *r)
 	struct hop_simnet net = { 0 };
 	struct hop_sched *s = NULL;
 	struct bufs *b = NULL;
+	size_t *vcd = NULL;     /* alltoallv: counts, then displacements */
 	double t0 = now_s();
 	int ret, n;
 
@@ -241,8 +264,13 @@ int hop_simrun(struct hop_simrun *r)
 	s = calloc((size_t)n, sizeof(*s));
 	b = calloc((size_t)n, sizeof(*b));
 	ret = s && b ? 0 : HOP_ERR_NO_MEMORY;
-	for (int rk = 0; !ret && rk < n; rk++)
+	if (!ret && r->kind == HOP_COLL_ALLTOALLV)
+		ret = a2av_uniform(r, &vcd);
+	for (int rk = 0; !ret && rk < n; rk++) {
+		for (int i = 0; i < 4; i++)
+			s[rk].v[i] = vcd + (i % 2) * (size_t)n;
 		ret = build_rank(r, rk, &s[rk], &b[rk]);
+	}
 	if (ret)
 		goto out;
 	net.nranks = n;
@@ -276,6 +304,7 @@ out:
 	}
 	free(s);
 	free(b);
+	free(vcd);
 	r->wall = now_s() - t0;
 	return ret;
 }

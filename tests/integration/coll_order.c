@@ -9,8 +9,10 @@
  * and when it left, and the records are allgathered. The check: every
  * rank whose result depends on L's input left after L entered. Barrier,
  * AllReduce, AllGather and ReduceScatter: every rank depends on every
- * rank. Broadcast: every rank depends on the root. Reduce: the root
- * depends on every rank. The results are checked too, against values
+ * rank, and so does AllToAll. Broadcast: every rank depends on the root.
+ * Reduce: the root depends on every rank. AllToAllv: a rank depends on
+ * the ranks that send it at least one element (a2av_count(); some pairs
+ * send none). The results are checked too, against values
  * computed here from each rank's known input.
  *
  * Usage (under hop-run): coll_order [--only barrier|allreduce|...]
@@ -31,10 +33,10 @@ static int rank, nranks;
 #include "rank_check.h"
 
 enum kind { K_BARRIER, K_BCAST, K_REDUCE, K_ALLREDUCE, K_ALLGATHER,
-	    K_REDUCESCATTER, K_COUNT };
+	    K_REDUCESCATTER, K_ALLTOALL, K_ALLTOALLV, K_COUNT };
 static const char *const kind_name[K_COUNT] = {
 	"barrier", "broadcast", "reduce", "allreduce", "allgather",
-	"reducescatter",
+	"reducescatter", "alltoall", "alltoallv",
 };
 
 static uint64_t now_ns(void)
@@ -60,6 +62,44 @@ static uint64_t input(int r, size_t i)
 }
 
 #define COUNT 4 /* elements per rank where a count is per rank */
+
+/* alltoallv: elements rank @from sends rank @to, 0 .. COUNT - 1 */
+static size_t a2av_count(int from, int to)
+{
+	return (size_t)(from * 3 + to) % COUNT;
+}
+
+/* Rank @from's element @i for rank @to: distinct per pair and element. */
+static uint64_t a2a_input(int from, int to, size_t i)
+{
+	return input(from, (size_t)to * COUNT + i);
+}
+
+/* alltoall(v): every block at p * COUNT (v: a2av_count() elements). */
+static void run_a2a(enum kind k, uint64_t *send, uint64_t *recv)
+{
+	size_t sc[64], rc[64], disp[64];
+
+	for (int p = 0; p < nranks; p++) {
+		disp[p] = (size_t)p * COUNT;
+		sc[p] = k == K_ALLTOALL ? COUNT : a2av_count(rank, p);
+		rc[p] = k == K_ALLTOALL ? COUNT : a2av_count(p, rank);
+	}
+	if (k == K_ALLTOALL)
+		OK(hop_alltoall(comm, send, recv, COUNT, HOP_UINT64));
+	else
+		OK(hop_alltoallv(comm, send, sc, disp, recv, rc, disp,
+				 HOP_UINT64));
+	for (int p = 0; p < nranks; p++)
+		for (size_t i = 0; i < COUNT; i++) {
+			uint64_t want = i < rc[p] ? a2a_input(p, rank, i) : 0;
+			if (recv[disp[p] + i] != want)
+				FAIL("%s block %d element %zu: %llu, want %llu",
+				     kind_name[k], p, i,
+				     (unsigned long long)recv[disp[p] + i],
+				     (unsigned long long)want);
+		}
+}
 
 /* Run collective @k once; fill @out with its result and check it. */
 static void run_kind(enum kind k, int root)
@@ -128,6 +168,10 @@ static void run_kind(enum kind k, int root)
 				     (unsigned long long)want);
 		}
 		return;
+	case K_ALLTOALL:
+	case K_ALLTOALLV:
+		run_a2a(k, send, recv);
+		return;
 	case K_COUNT:
 		break;
 	}
@@ -141,6 +185,8 @@ static int depends(enum kind k, int r, int late, int root)
 		return late == root;
 	case K_REDUCE:
 		return r == root;
+	case K_ALLTOALLV:
+		return a2av_count(late, r) > 0;
 	default:
 		return 1;
 	}

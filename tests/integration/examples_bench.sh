@@ -23,6 +23,10 @@ for t in shm tcp; do
 		env HOP_TRANSPORT=$t "$run" -n 3 --timeout 120 -- "$b/examples/pp_activations" --batch 2 --seq 64 --hidden 257 --microbatches 4
 	check "kv_migration $t" 'kv_migration: .*verified' \
 		env HOP_TRANSPORT=$t "$run" -n 2 --timeout 120 -- "$b/examples/kv_migration" --layers 4 --heads 2 --seq 100 --head-dim 64 --repeat 2
+	check "moe_alltoall $t 3 ranks" 'moe_alltoall: 3 ranks.*verified' \
+		env HOP_TRANSPORT=$t "$run" -n 3 --timeout 120 -- "$b/examples/moe_alltoall" --tokens 301 --hidden 97 --experts 3 --topk 2 --steps 2
+	check "hop-bench alltoall $t 3 ranks --check" 'Out of bounds values : 0 OK' \
+		env HOP_TRANSPORT=$t "$run" -n 3 --timeout 120 -- "$b/tools/hop-bench" alltoall -b 4 -e 1M -f 16 --check --iters 2 --warmup 1
 	for c in allreduce broadcast reduce allgather reducescatter; do
 		check "hop-bench $c $t 3 ranks --check" 'Out of bounds values : 0 OK' \
 			env HOP_TRANSPORT=$t "$run" -n 3 --timeout 120 -- "$b/tools/hop-bench" $c -b 4 -e 1M -f 16 --check --root 2 --iters 2 --warmup 1

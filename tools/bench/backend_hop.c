@@ -68,7 +68,8 @@ static const char *hb_supports(enum bench_coll c, enum bench_type t,
 static const char *hb_set_algo(enum bench_coll c, const char *algo)
 {
 	static const char *const names[BENCH_COLL_COUNT] = {
-		"allreduce", "broadcast", "reduce", "allgather", "reducescatter"
+		"allreduce", "broadcast", "reduce", "allgather", "reducescatter",
+		"alltoall"
 	};
 	static char spec[128];
 
@@ -91,6 +92,7 @@ static const char *hb_run(enum bench_coll c, const void *sbuf, void *rbuf,
 	case BENCH_BROADCAST: rc = hop_broadcast(comm, rbuf, count, dt, root); break;
 	case BENCH_REDUCE: rc = hop_reduce(comm, sbuf, rbuf, count, dt, op, root); break;
 	case BENCH_ALLGATHER: rc = hop_allgather(comm, sbuf, rbuf, count, dt); break;
+	case BENCH_ALLTOALL: rc = hop_alltoall(comm, sbuf, rbuf, count, dt); break;
 	default: rc = hop_reducescatter(comm, sbuf, rbuf, count, dt, op); break;
 	}
 	return rc ? hop_error(rc) : NULL;

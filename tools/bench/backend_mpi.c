@@ -120,6 +120,9 @@ static const char *mb_run(enum bench_coll c, const void *sbuf, void *rbuf,
 		/* in place: our block already sits in rbuf */
 		rc = MPI_Allgather(s, n, dt, rbuf, n, dt, MPI_COMM_WORLD);
 		break;
+	case BENCH_ALLTOALL: /* @count per peer; in place: MPI_IN_PLACE */
+		rc = MPI_Alltoall(s, n, dt, rbuf, n, dt, MPI_COMM_WORLD);
+		break;
 	default: rc = MPI_Reduce_scatter_block(sbuf, rbuf, n, dt, op, MPI_COMM_WORLD); break;
 	}
 	return rc == MPI_SUCCESS ? NULL : mpi_error(rc);

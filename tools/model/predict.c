@@ -122,7 +122,8 @@ static int parse_kinds(const char *spec, struct popts *o)
 		if (k < 0 || o->nk == HOP_COLL_KIND_COUNT) {
 			fprintf(stderr, "hop-model: --collective '%s': expected "
 				"all or a list of broadcast, reduce, allreduce, "
-				"allgather, reducescatter, barrier\n", tok);
+				"allgather, reducescatter, barrier, alltoall, "
+				"alltoallv\n", tok);
 			return -1;
 		}
 		o->kinds[o->nk++] = k;
