@@ -14,6 +14,11 @@ enum hop_coll_kind {
 	HOP_COLL_ALLGATHER,
 	HOP_COLL_REDUCESCATTER,
 	HOP_COLL_BARRIER,
+	/* gather, scatter: flat, tree (binomial); the v-variants: ring */
+	HOP_COLL_GATHER,
+	HOP_COLL_SCATTER,
+	HOP_COLL_ALLGATHERV,
+	HOP_COLL_REDUCESCATTERV,
 	HOP_COLL_KIND_COUNT
 };
 

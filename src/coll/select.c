@@ -92,7 +92,9 @@ int hop_coll_parse_algo(const char *spec, int forced[HOP_COLL_KIND_COUNT],
 		if (kind < 0) {
 			snprintf(err, errlen, "HOP_ALGO=\"%s\": unknown collective "
 				 "\"%s\" (allreduce, broadcast, reduce, "
-				 "allgather, reducescatter, barrier)", spec, item);
+				 "allgather, reducescatter, barrier, gather, "
+				 "scatter, allgatherv, reducescatterv)", spec,
+				 item);
 			return HOP_ERR_CONFIG;
 		}
 		algo = strcmp(colon + 1, "auto")

@@ -5,6 +5,8 @@
  * the schedule): broadcast works in one buffer; reduce's non-roots have
  * no receive buffer; in place, allgather's input is the rank's block of
  * the output and reducescatter's output the rank's block of the input.
+ * Gather and scatter are the rooted forms of these (gather's non-roots
+ * have no receive buffer); the v-variants run with even blocks.
  */
 #include "sim/simrun.h"
 
@@ -90,16 +92,34 @@ static void plan(struct hop_simrun *r)
 						 r->chunks_used, r->inplace);
 }
 
+/* Rank @rk's input (output) holds all N blocks: reducescatter(v) and
+ * the scatter root (allgather(v) and the gather root). The v-variants run
+ * here with even blocks. */
+static int whole_in(const struct hop_simrun *r, int rk)
+{
+	return r->kind == HOP_COLL_REDUCESCATTER ||
+	       r->kind == HOP_COLL_REDUCESCATTERV ||
+	       (r->kind == HOP_COLL_SCATTER && rk == r->root);
+}
+
+static int whole_out(const struct hop_simrun *r, int rk)
+{
+	return r->kind == HOP_COLL_ALLGATHER || r->kind == HOP_COLL_ALLGATHERV ||
+	       (r->kind == HOP_COLL_GATHER && rk == r->root);
+}
+
 /* Allocate and fill rank @rk's buffers; point @base at them. */
 static int rank_bufs(const struct hop_simrun *r, int rk, struct bufs *b,
 		     void *base[HOP_BUF_COUNT], int *inplace)
 {
 	size_t cnt = r->bytes / sizeof(float), n = (size_t)r->nranks;
-	size_t in_el = r->kind == HOP_COLL_REDUCESCATTER ? cnt * n : cnt;
-	size_t out_el = r->kind == HOP_COLL_ALLGATHER ? cnt * n : cnt;
-	int has_out = !(r->kind == HOP_COLL_REDUCE && rk != r->root);
+	size_t in_el = whole_in(r, rk) ? cnt * n : cnt;
+	size_t out_el = whole_out(r, rk) ? cnt * n : cnt;
+	int has_out = !(r->kind == HOP_COLL_REDUCE && rk != r->root) &&
+		      !(r->kind == HOP_COLL_GATHER && rk != r->root);
 
-	*inplace = r->inplace && has_out;
+	*inplace = r->inplace && has_out &&
+		   !(r->kind == HOP_COLL_SCATTER && rk != r->root);
 	if (r->kind == HOP_COLL_BARRIER || !r->verify)
 		return 0;
 	if (r->kind == HOP_COLL_BROADCAST) {
@@ -110,7 +130,7 @@ static int rank_bufs(const struct hop_simrun *r, int rk, struct bufs *b,
 		base[HOP_BUF_SEND] = base[HOP_BUF_RECV] = b->recv;
 		return 0;
 	}
-	if (*inplace && r->kind == HOP_COLL_REDUCESCATTER) {
+	if (*inplace && whole_in(r, rk)) {
 		if (!(b->send = malloc(in_el * sizeof(float) + 1)))
 			return HOP_ERR_NO_MEMORY;
 		fill(b->send, rk, 0, in_el);
@@ -121,7 +141,7 @@ static int rank_bufs(const struct hop_simrun *r, int rk, struct bufs *b,
 	if (has_out && !(b->recv = malloc(out_el * sizeof(float) + 1)))
 		return HOP_ERR_NO_MEMORY;
 	if (*inplace) {
-		size_t at = r->kind == HOP_COLL_ALLGATHER ? (size_t)rk * cnt : 0;
+		size_t at = whole_out(r, rk) ? (size_t)rk * cnt : 0;
 
 		fill(b->recv + at, rk, 0, in_el);
 		base[HOP_BUF_SEND] = b->recv + at;
@@ -130,7 +150,7 @@ static int rank_bufs(const struct hop_simrun *r, int rk, struct bufs *b,
 	}
 	if (!(b->send = malloc(in_el * sizeof(float) + 1)))
 		return HOP_ERR_NO_MEMORY;
-	fill(b->send, rk, 0, in_el);
+	fill(b->send, rk, 0, in_el); /* scatter: only the root's is read */
 	base[HOP_BUF_SEND] = b->send;
 	base[HOP_BUF_RECV] = b->recv;
 	return 0;
@@ -175,8 +195,11 @@ static float ref_at(const struct hop_simrun *r, size_t cnt, size_t i)
 
 	switch (r->kind) {
 	case HOP_COLL_BROADCAST:
+	case HOP_COLL_SCATTER:
 		return (float)in_val(r->root, i);
 	case HOP_COLL_ALLGATHER:
+	case HOP_COLL_ALLGATHERV:
+	case HOP_COLL_GATHER:
 		return (float)in_val((int)(i / cnt), i % cnt);
 	default:
 		for (int q = 0; q < r->nranks; q++)
@@ -190,8 +213,11 @@ static float ref_at(const struct hop_simrun *r, size_t cnt, size_t i)
 static size_t verify(const struct hop_simrun *r, const struct hop_sched *s)
 {
 	size_t cnt = r->bytes / sizeof(float), n = (size_t)r->nranks;
-	size_t out_el = r->kind == HOP_COLL_ALLGATHER ? cnt * n : cnt;
-	size_t ref_el = r->kind == HOP_COLL_REDUCESCATTER ? cnt * n : out_el;
+	int per_rank = r->kind == HOP_COLL_REDUCESCATTER ||
+		       r->kind == HOP_COLL_REDUCESCATTERV ||
+		       r->kind == HOP_COLL_SCATTER; /* rank r's block of ref */
+	size_t out_el = whole_out(r, r->root) ? cnt * n : cnt;
+	size_t ref_el = per_rank || out_el > cnt ? cnt * n : cnt;
 	size_t wrong = 0;
 	float *ref;
 
@@ -203,10 +229,10 @@ static size_t verify(const struct hop_simrun *r, const struct hop_sched *s)
 		ref[i] = ref_at(r, cnt, i);
 	for (int rk = 0; rk < r->nranks; rk++) {
 		const float *got = s[rk].base[HOP_BUF_RECV];
-		const float *want = ref + (r->kind == HOP_COLL_REDUCESCATTER
-					   ? (size_t)rk * cnt : 0);
+		const float *want = ref + (per_rank ? (size_t)rk * cnt : 0);
 
-		if (r->kind == HOP_COLL_REDUCE && rk != r->root)
+		if ((r->kind == HOP_COLL_REDUCE || r->kind == HOP_COLL_GATHER) &&
+		    rk != r->root)
 			continue;
 		for (size_t i = 0; i < out_el; i++)
 			wrong += memcmp(&got[i], &want[i], sizeof(float)) != 0;

@@ -30,10 +30,19 @@ void fail(const struct kase *k, const char *fmt, ...);
 void gather_verdict(const struct kase *k, int ok, uint64_t h);
 void *xmalloc(size_t n);
 
+void gen(void *buf, size_t at, size_t i, const struct kase *k, int r);
+void expect_reduced(void *out, size_t i, const struct kase *k);
+uint64_t hash_bytes(const void *p, size_t n);
+const char *kase_str(const struct kase *k);
+
 void argument_errors(void);
 void in_flight(void);
 void steady_state(void);
 int destroy_in_flight(void);
 int mismatch_case(void);
+
+/* coll_matrix_v.c: Gather, Scatter, AllGatherv, ReduceScatterv */
+void matrix_v(int only_kind);
+int mismatch_v_case(int which);
 
 #endif /* HOP_TEST_COLL_MATRIX_H */
