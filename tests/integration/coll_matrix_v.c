@@ -14,7 +14,8 @@
  *   v-counts uniform, uneven, every other block empty, only the last
  *            block non-empty (the pattern travels in kase.root)
  *   layout   AllGatherv blocks in reverse rank order with gaps
- *   dtypes   a rotation; ReduceScatterv: every dtype x op at one count
+ *   dtypes   a rotation; ReduceScatterv: every dtype x op at count 7
+ *            with uneven blocks
  * Every case blocking or nonblocking, in place or not, misaligned by
  * count % 3 bytes; then several of them in flight at once beside
  * Allreduce and Broadcast, completed in reverse order.
@@ -348,11 +349,12 @@ void matrix_v(int only_kind)
 			 * v-count patterns */
 			int every = counts[ci] == 1 || counts[ci] == 7;
 			int nsub = rooted ? (every ? nranks : 1) : (big ? 2 : 4);
-			/* every dtype x op of reducescatterv at count 7 */
-			int npairs = red && counts[ci] == 7
-				     ? HOP_DTYPE_COUNT * HOP_OP_COUNT : 1;
+			for (int sub = 0; sub < nsub; sub++) {
+				/* every dtype x op of reducescatterv at count 7,
+				 * uneven blocks */
+				int npairs = red && counts[ci] == 7 && sub == 1
+					     ? HOP_DTYPE_COUNT * HOP_OP_COUNT : 1;
 
-			for (int sub = 0; sub < nsub; sub++)
 				for (int pi = 0; pi < npairs; pi++) {
 					int p = npairs > 1 ? pi : idx * 7;
 					struct kase k = {
@@ -369,6 +371,7 @@ void matrix_v(int only_kind)
 					idx++;
 					run_v(&k);
 				}
+			}
 		}
 		comm->coll->tune.forced[kind] = HOP_ALGO_AUTO;
 	}
