@@ -3,8 +3,9 @@
 # no rank leaves a Barrier, AllReduce, AllGather(v) or ReduceScatter(v)
 # before every rank entered, a Broadcast or Scatter before the root
 # entered, or the root a Reduce or Gather before every rank entered.
-# Runs 1..16 ranks on shm and tcp: every collective up to ORDER_ALL_MAX ranks (default 8; Gather, Scatter and the
-# v-variants up to ORDER_V_MAX, default 4), the barrier alone above
+# Runs 1..16 ranks on shm and tcp: every collective up to ORDER_ALL_MAX
+# ranks (default 8; Gather, Scatter and the v-variants up to ORDER_V_MAX,
+# default 4), the barrier alone above
 # (ORDER_RANKS and ORDER_TRANSPORTS override the lists). Fails when
 # any rank of any run fails.
 set -u
