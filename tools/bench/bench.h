@@ -14,6 +14,11 @@ enum bench_coll {
 	BENCH_REDUCE,
 	BENCH_ALLGATHER,
 	BENCH_REDUCESCATTER,
+	/* the rooted and v forms, with even blocks */
+	BENCH_GATHER,
+	BENCH_SCATTER,
+	BENCH_ALLGATHERV,
+	BENCH_REDUCESCATTERV,
 	BENCH_COLL_COUNT
 };
 
