@@ -100,7 +100,8 @@ static int parse(int argc, char **argv, struct sopts *o,
 			if ((o->kind = hop_model_kind_lookup(optarg)) < 0) {
 				fprintf(stderr, "hop-model sim: --coll '%s': expected "
 					"broadcast, reduce, allreduce, allgather, "
-					"reducescatter or barrier\n", optarg);
+					"reducescatter, barrier, gather, scatter, "
+					"allgatherv or reducescatterv\n", optarg);
 				return 2;
 			}
 			break;
