@@ -35,6 +35,10 @@ void expect_reduced(void *out, size_t i, const struct kase *k);
 uint64_t hash_bytes(const void *p, size_t n);
 const char *kase_str(const struct kase *k);
 
+/* @rc must be @code, the comm's last error must contain @needle */
+void expect_err(int rc, const char *call, int code, const char *needle);
+#define EXPECT_ERR(call, code, needle) expect_err((call), #call, code, needle)
+
 void argument_errors(void);
 void in_flight(void);
 void steady_state(void);

@@ -331,11 +331,68 @@ static void interleaved(void)
 	gather_verdict(&kk, ok, 0);
 }
 
+/* Each bad argument of the four gets its code and a message naming it;
+ * nothing is sent, the comm stays usable. */
+static void argument_errors_v(void)
+{
+	float buf[64] = { 0 };
+	size_t cnt[64], at[64], big = ((size_t)1 << 56) / 4 / (size_t)nranks + 1;
+	hop_request_t *req;
+
+	for (int b = 0; b < nranks; b++) {
+		cnt[b] = 1;
+		at[b] = (size_t)b;
+	}
+	EXPECT_ERR(hop_gather(comm, buf, buf + 8, 1, HOP_FLOAT32, nranks),
+		   HOP_ERR_INVALID_ARG, "root");
+	EXPECT_ERR(hop_scatter(comm, buf, buf + 8, 1, HOP_FLOAT32, -1),
+		   HOP_ERR_INVALID_ARG, "root -1");
+	EXPECT_ERR(hop_gather(comm, NULL, buf, 3, HOP_FLOAT32, 0),
+		   HOP_ERR_INVALID_ARG, "sendbuf is NULL");
+	EXPECT_ERR(hop_scatter(comm, buf, NULL, 3, HOP_FLOAT32, 0),
+		   HOP_ERR_INVALID_ARG, "recvbuf is NULL");
+	EXPECT_ERR(hop_gather(comm, buf, buf, SIZE_MAX / 2, HOP_FLOAT32, 0),
+		   HOP_ERR_INVALID_ARG, "overflows");
+	EXPECT_ERR(hop_gather(comm, buf, buf, big, HOP_FLOAT32, 0),
+		   HOP_ERR_INVALID_ARG, "2^56");
+	EXPECT_ERR(hop_scatter(comm, buf, buf, 2, (hop_dtype_t)99, 0),
+		   HOP_ERR_INVALID_ARG, "dtype");
+	if (nranks > 1) /* the root's own block, not at recvbuf + root * 2 */
+		EXPECT_ERR(hop_gather(comm, buf + 1, buf, 2, HOP_FLOAT32, rank),
+			   HOP_ERR_INVALID_ARG, "overlaps");
+	EXPECT_ERR(hop_allgatherv(comm, buf, 2, buf + 8, cnt, at, HOP_FLOAT32),
+		   HOP_ERR_INVALID_ARG, "sendcount 2");
+	EXPECT_ERR(hop_allgatherv(comm, buf, 1, buf + 8, cnt, NULL, HOP_FLOAT32),
+		   HOP_ERR_INVALID_ARG, "displs is NULL");
+	if (nranks > 1) {
+		at[nranks - 1] = 0; /* on block 0 */
+		EXPECT_ERR(hop_allgatherv(comm, buf, 1, buf + 8, cnt, at,
+					  HOP_FLOAT32),
+			   HOP_ERR_INVALID_ARG, "overlap");
+		at[nranks - 1] = (size_t)nranks - 1;
+	}
+	EXPECT_ERR(hop_reducescatterv(comm, buf, buf + 8, cnt, HOP_FLOAT32,
+				      (hop_op_t)42), HOP_ERR_INVALID_ARG, "op 42");
+	EXPECT_ERR(hop_reducescatterv(comm, buf, buf, NULL, HOP_FLOAT32, HOP_SUM),
+		   HOP_ERR_INVALID_ARG, "recvcounts is NULL");
+	cnt[0] = big * (size_t)nranks;
+	EXPECT_ERR(hop_reducescatterv(comm, buf, buf + 8, cnt, HOP_FLOAT32,
+				      HOP_SUM), HOP_ERR_INVALID_ARG, "2^56");
+	cnt[0] = 1;
+	EXPECT_ERR(hop_iallgatherv(comm, buf, 1, buf + 8, cnt, at, HOP_FLOAT32,
+				   NULL), HOP_ERR_INVALID_ARG, "req");
+	EXPECT_ERR(hop_igather(NULL, buf, buf, 1, HOP_FLOAT32, 0, &req),
+		   HOP_ERR_INVALID_HANDLE, NULL);
+	gather_verdict(NULL, !failures, 0);
+}
+
 void matrix_v(int only_kind)
 {
 	size_t counts[] = { 0, 1, 7, (size_t)nranks + 1, 100003 };
 	int idx = 0;
 
+	if (only_kind < 0)
+		argument_errors_v();
 	for (int ai = 0; ai < NVALGOS; ai++) {
 		int kind = valgos[ai].kind;
 		int rooted = kind == HOP_COLL_GATHER || kind == HOP_COLL_SCATTER;
