@@ -1,7 +1,7 @@
 /*
  * hop/coll.h - collectives: Broadcast, Reduce, AllReduce, AllGather,
- * ReduceScatter, Barrier, AllToAll and AllToAllv, each blocking and
- * nonblocking.
+ * ReduceScatter, Gather, Scatter, AllGatherv, ReduceScatterv, AllToAll,
+ * AllToAllv and Barrier, each blocking and nonblocking.
  *
  * All ranks of a communicator call the same collectives in the same order
  * with matching count, dtype, op and root; ranks that disagree fail with
@@ -106,6 +106,103 @@ HOP_EXPORT int hop_allgather(hop_comm_t *comm, const void *sendbuf,
 HOP_EXPORT int hop_reducescatter(hop_comm_t *comm, const void *sendbuf,
 				 void *recvbuf, size_t recvcount,
 				 hop_dtype_t dtype, hop_op_t op);
+
+/**
+ * hop_gather() - Collect @count elements from every rank into @root's
+ * @recvbuf, rank r's at block r (MPI_Gather).
+ * @sendbuf: this rank's @count elements. On @root, in place when it is
+ *           @recvbuf + root * @count * size (the data already there).
+ * @recvbuf: on @root, N * @count elements; ignored on other ranks (may
+ *           be NULL there).
+ * @count:   elements per rank, equal on every rank; from 0.
+ * @root:    0 .. N-1.
+ * Return: 0, HOP_ERR_INVALID_ARG (bad @root or dtype, NULL buffer with
+ * @count > 0, @count * size * N overflowing or over 2^56 B, @sendbuf
+ * partially overlapping the root's @recvbuf, another thread inside a call
+ * on @comm), or an error of the run (HOP_ERR_MISMATCH for ranks that
+ * disagree on count, dtype or root, HOP_ERR_TIMEOUT, HOP_ERR_PEER_FAILED,
+ * HOP_ERR_COMM_FAILED, HOP_ERR_ABORTED, HOP_ERR_NO_MEMORY).
+ */
+HOP_EXPORT int hop_gather(hop_comm_t *comm, const void *sendbuf,
+			  void *recvbuf, size_t count, hop_dtype_t dtype,
+			  int root);
+
+/**
+ * hop_scatter() - Send block r of @root's @sendbuf (@count elements) to
+ * rank r's @recvbuf (MPI_Scatter).
+ * @sendbuf: on @root, N * @count elements; ignored on other ranks (may be
+ *           NULL there). Never written.
+ * @recvbuf: this rank's @count elements. On @root, in place when it is
+ *           @sendbuf + root * @count * size (the block then stays).
+ * @count:   elements per rank, equal on every rank; from 0.
+ * @root:    0 .. N-1.
+ * Return: as hop_gather().
+ */
+HOP_EXPORT int hop_scatter(hop_comm_t *comm, const void *sendbuf,
+			   void *recvbuf, size_t count, hop_dtype_t dtype,
+			   int root);
+
+/**
+ * hop_allgatherv() - Gather blocks of different sizes from every rank
+ * into every rank's @recvbuf (MPI_Allgatherv).
+ * @sendbuf:    this rank's @sendcount elements; in place when it is
+ *              @recvbuf + @displs[rank] * size (the data already there).
+ * @sendcount:  must equal @recvcounts[rank].
+ * @recvbuf:    block r (@recvcounts[r] elements) lands at element
+ *              @displs[r]; elements between blocks are left untouched.
+ * @recvcounts: N counts, equal on every rank; any may be 0.
+ * @displs:     N element displacements, this rank's layout (ranks may
+ *              differ); non-empty blocks must not overlap.
+ * Return: 0, HOP_ERR_INVALID_ARG (NULL @recvcounts or @displs, bad dtype,
+ * @sendcount != @recvcounts[rank], a block or the sum of the counts past
+ * 2^56 B, overlapping blocks, NULL buffer with elements to move, @sendbuf
+ * partially overlapping @recvbuf), or an error of the run as
+ * hop_gather() (HOP_ERR_MISMATCH also for @recvcounts that differ between
+ * ranks).
+ */
+HOP_EXPORT int hop_allgatherv(hop_comm_t *comm, const void *sendbuf,
+			      size_t sendcount, void *recvbuf,
+			      const size_t *recvcounts, const size_t *displs,
+			      hop_dtype_t dtype);
+
+/**
+ * hop_reducescatterv() - Reduce the blocks of every rank's @sendbuf with
+ * @op; rank r receives block r, of @recvcounts[r] elements
+ * (MPI_Reduce_scatter).
+ * @sendbuf:    @recvcounts[0] + .. + @recvcounts[N-1] elements, block r
+ *              after blocks 0 .. r-1.
+ * @recvbuf:    @recvcounts[rank] elements: the reduced block. In place
+ *              when it is @sendbuf + (@recvcounts[0] + .. +
+ *              @recvcounts[rank-1]) * size (the rest of @sendbuf is then
+ *              left untouched).
+ * @recvcounts: N counts, equal on every rank; any may be 0.
+ * Every element is reduced in the same order whatever N's blocks are, as
+ * hop_reducescatter() does.
+ * Return: 0, HOP_ERR_INVALID_ARG (NULL @recvcounts, bad dtype or op, a
+ * block or the sum of the counts past 2^56 B, NULL buffer with elements
+ * to move, partially overlapping buffers), or an error of the run as
+ * hop_allgatherv().
+ */
+HOP_EXPORT int hop_reducescatterv(hop_comm_t *comm, const void *sendbuf,
+				  void *recvbuf, const size_t *recvcounts,
+				  hop_dtype_t dtype, hop_op_t op);
+
+/* Nonblocking forms of the four above: as the other i-forms below; the
+ * @recvcounts and @displs arrays are read before the call returns. */
+HOP_EXPORT int hop_igather(hop_comm_t *comm, const void *sendbuf,
+			   void *recvbuf, size_t count, hop_dtype_t dtype,
+			   int root, hop_request_t **req);
+HOP_EXPORT int hop_iscatter(hop_comm_t *comm, const void *sendbuf,
+			    void *recvbuf, size_t count, hop_dtype_t dtype,
+			    int root, hop_request_t **req);
+HOP_EXPORT int hop_iallgatherv(hop_comm_t *comm, const void *sendbuf,
+			       size_t sendcount, void *recvbuf,
+			       const size_t *recvcounts, const size_t *displs,
+			       hop_dtype_t dtype, hop_request_t **req);
+HOP_EXPORT int hop_ireducescatterv(hop_comm_t *comm, const void *sendbuf,
+				   void *recvbuf, const size_t *recvcounts,
+				   hop_dtype_t dtype, hop_op_t op,
+				   hop_request_t **req);
 
 /**
  * hop_barrier() - Return once every rank has entered the barrier

@@ -12,9 +12,6 @@
 
 #include "coll/coll_int.h"
 
-/* The largest buffer extent of a collective (see coll_api.c). */
-#define A2A_MAX_BYTES ((uint64_t)1 << 56)
-
 struct a2a_call {
 	const char *fn;
 	int kind;               /* HOP_COLL_ALLTOALL or HOP_COLL_ALLTOALLV */
@@ -46,13 +43,6 @@ static int a2a_err(struct hop_comm *comm, const struct a2a_call *c, int code,
 			     comm->rank, hop_dtype_name(c->dtype), what);
 }
 
-static int overlap(const void *a, size_t alen, const void *b, size_t blen)
-{
-	uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
-
-	return alen && blen && x < y + blen && y < x + alen;
-}
-
 /* One side of an alltoallv (@side 0 send, 1 receive): every block fits
  * in size_t and 2^56 B; *@extent is the end of its last byte. */
 static int v_side(struct hop_comm *comm, const struct a2a_call *c, int side,
@@ -65,7 +55,7 @@ static int v_side(struct hop_comm *comm, const struct a2a_call *c, int side,
 		if (!cnt[p])
 			continue;
 		if (dsp[p] > SIZE_MAX / es || cnt[p] > SIZE_MAX / es - dsp[p] ||
-		    (uint64_t)((dsp[p] + cnt[p]) * es) > A2A_MAX_BYTES)
+		    (uint64_t)((dsp[p] + cnt[p]) * es) > HOP_COLL_MAX_BYTES)
 			return a2a_err(comm, c, HOP_ERR_INVALID_ARG, "%s[%d] = "
 				       "%zu with %s[%d] = %zu: the block ends "
 				       "past 2^56 B or overflows size_t",
@@ -109,7 +99,7 @@ static int check_count(struct hop_comm *comm, const struct a2a_call *c,
 			       "%zu B times %d ranks overflows size_t",
 			       c->count, es, n);
 	*ext = c->count * es * (size_t)n;
-	if ((uint64_t)*ext > A2A_MAX_BYTES)
+	if ((uint64_t)*ext > HOP_COLL_MAX_BYTES)
 		return a2a_err(comm, c, HOP_ERR_INVALID_ARG, "count %zu of "
 			       "%zu B times %d ranks is %zu B, more than the "
 			       "largest collective (2^56 B)", c->count, es, n,
@@ -142,7 +132,7 @@ static int check_a2a(struct hop_comm *comm, const struct a2a_call *c,
 		return a2a_err(comm, c, HOP_ERR_INVALID_ARG, "recvbuf is NULL "
 			       "with %zu B to receive", rext);
 	*inplace = c->sendbuf && c->sendbuf == c->recvbuf;
-	if (!*inplace && overlap(c->sendbuf, sext, c->recvbuf, rext))
+	if (!*inplace && hop_coll_overlap(c->sendbuf, sext, c->recvbuf, rext))
 		return a2a_err(comm, c, HOP_ERR_INVALID_ARG, "sendbuf %p (%zu "
 			       "B) and recvbuf %p (%zu B) overlap; pass the "
 			       "same pointer for in place", c->sendbuf, sext,
@@ -153,30 +143,26 @@ static int check_a2a(struct hop_comm *comm, const struct a2a_call *c,
 static int a2a_run(struct hop_comm *comm, void *call, hop_request_t **reqp)
 {
 	const struct a2a_call *c = call;
-	struct hop_coll_args a;
-	struct hop_coll_choice ch;
+	struct hop_coll_launch l;
 	int ret, inplace;
 
 	if ((ret = check_a2a(comm, c, &inplace)))
 		return ret;
+	memset(&l, 0, sizeof(l));
+	l.fn = c->fn;
 	/* alltoallv's blocks differ per rank, and every rank must choose
 	 * alike: it is priced at 0 B */
-	size_t bytes = c->kind == HOP_COLL_ALLTOALL
-			       ? c->count * hop_dtype_size(c->dtype) : 0;
-	hop_coll_select(c->kind, bytes, comm->nranks, &comm->coll->tune, &ch);
-	memset(&a, 0, sizeof(a));
-	a.kind = c->kind;
-	a.algo = ch.algo;
-	a.rank = comm->rank;
-	a.nranks = comm->nranks;
-	a.count = c->count;
-	a.dtype = c->dtype;
-	a.op = HOP_SUM;
-	a.inplace = inplace;
-	a.chunk_bytes = ch.chunk_bytes;
-	a.depth = ch.depth;
-	return hop_coll_launch(comm, c->fn, &a, c->v, c->sendbuf, c->recvbuf,
-			       reqp);
+	l.bytes = c->kind == HOP_COLL_ALLTOALL
+			  ? c->count * hop_dtype_size(c->dtype) : 0;
+	l.sendbuf = c->sendbuf;
+	l.recvbuf = c->recvbuf;
+	memcpy(l.v, c->v, sizeof(l.v));
+	l.a.kind = c->kind;
+	l.a.count = c->count;
+	l.a.dtype = c->dtype;
+	l.a.op = HOP_SUM;
+	l.a.inplace = inplace;
+	return hop_coll_launch(comm, &l, reqp);
 }
 
 static int a2a(hop_comm_t *comm, const char *fn, const void *sendbuf,

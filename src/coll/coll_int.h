@@ -104,22 +104,47 @@ struct hop_coll_op *hop_coll_op_get(struct hop_comm *comm,
 int hop_coll_op_start(struct hop_coll_op *op, const struct hop_coll_args *a,
 		      const void *sendbuf, void *recvbuf);
 
-/* The body of a public collective, on a claimed comm; @reqp NULL for the
- * blocking form. */
-typedef int (*hop_coll_run_fn)(struct hop_comm *comm, void *call,
+/*
+ * The largest buffer of a collective, 2^56 B (64 PiB): more than any
+ * address space holds (x86-64 with 5-level paging maps 2^56 B for user
+ * space), and small enough that the schedule's arithmetic (chunks rounded
+ * up, scratch of a few buffers, offsets) cannot wrap a 64-bit size_t.
+ */
+#define HOP_COLL_MAX_BYTES ((uint64_t)1 << 56)
+
+/* 1 when [a, a + alen) and [b, b + blen) share a byte. */
+static inline int hop_coll_overlap(const void *a, size_t alen, const void *b,
+				   size_t blen)
+{
+	uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+
+	return alen && blen && x < y + blen && y < x + alen;
+}
+
+/* One collective call, checked: what hop_coll_launch() runs. */
+struct hop_coll_launch {
+	const char *fn;                 /* public name, for messages */
+	struct hop_coll_args a;         /* kind, root, count, dtype, op,
+					 * inplace (and a v-variant's blocks);
+					 * the launch fills the rest */
+	size_t bytes;                   /* the size the model prices */
+	const void *sendbuf;
+	void *recvbuf;
+	const size_t *v[4];             /* alltoallv: struct hop_sched.v */
+};
+
+/* Choose the algorithm, start the schedule; with @reqp, return its
+ * request, else wait for it. On a claimed comm with collectives. */
+int hop_coll_launch(struct hop_comm *comm, struct hop_coll_launch *l,
+		    hop_request_t **reqp);
+
+typedef int (*hop_coll_run_fn)(struct hop_comm *comm, void *ctx,
 			       hop_request_t **reqp);
 
-/* Every public collective: claim @comm (hop_comm_enter()), check @reqp of
- * an i-form (@icall) and that the layer is up, run, release. */
+/* Claim @comm (hop_comm_enter()), check @reqp of an i-form (@icall) and
+ * that the comm has collectives, call @run, release. */
 int hop_coll_enter_run(struct hop_comm *comm, const char *fn,
 		       hop_request_t **reqp, int icall, hop_coll_run_fn run,
-		       void *call);
-
-/* Run the collective @a (algorithm chosen, arguments checked): blocking
- * (start and wait) when @reqp is NULL, else a request in *@reqp. @v: the
- * four arrays of a v-collective (struct hop_sched.v), else NULL. */
-int hop_coll_launch(struct hop_comm *comm, const char *fn,
-		    const struct hop_coll_args *a, const size_t *const *v,
-		    const void *sendbuf, void *recvbuf, hop_request_t **reqp);
+		       void *ctx);
 
 #endif /* HOP_COLL_COLL_INT_H */

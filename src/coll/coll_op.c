@@ -290,13 +290,13 @@ static void advance_all(struct hop_comm *comm)
  * byte-wise hash cost a third of a small collective's own instructions. */
 static uint32_t op_signature(const struct hop_coll_args *a)
 {
-	const uint64_t v[8] = { (uint64_t)a->kind, (uint64_t)a->algo,
+	const uint64_t v[9] = { (uint64_t)a->kind, (uint64_t)a->algo,
 				a->count, (uint64_t)a->dtype, (uint64_t)a->op,
 				(uint64_t)a->root, (uint64_t)a->nranks,
-				a->chunk_bytes };
+				a->chunk_bytes, a->vsig };
 	uint64_t h = 0x9e3779b97f4a7c15ull;
 
-	for (int i = 0; i < 8; i++) {
+	for (int i = 0; i < 9; i++) {
 		h = (h ^ v[i]) * 0xbf58476d1ce4e5b9ull;
 		h ^= h >> 31;
 	}

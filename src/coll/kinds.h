@@ -16,6 +16,11 @@ enum hop_coll_kind {
 	HOP_COLL_BARRIER,
 	HOP_COLL_ALLTOALL,
 	HOP_COLL_ALLTOALLV,
+	/* gather, scatter: flat, tree (binomial); the v-variants: ring */
+	HOP_COLL_GATHER,
+	HOP_COLL_SCATTER,
+	HOP_COLL_ALLGATHERV,
+	HOP_COLL_REDUCESCATTERV,
 	HOP_COLL_KIND_COUNT
 };
 

@@ -92,7 +92,8 @@ int hop_coll_parse_algo(const char *spec, int forced[HOP_COLL_KIND_COUNT],
 		if (kind < 0) {
 			snprintf(err, errlen, "HOP_ALGO=\"%s\": unknown collective "
 				 "\"%s\" (allreduce, broadcast, reduce, "
-				 "allgather, reducescatter, barrier, alltoall, "
+				 "allgather, reducescatter, barrier, gather, "
+				 "scatter, allgatherv, reducescatterv, alltoall, "
 				 "alltoallv)", spec, item);
 			return HOP_ERR_CONFIG;
 		}

@@ -162,6 +162,9 @@ const char *hop_model_algo_name(int algo);
 int hop_model_algo_lookup(int kind, const char *name);
 /* Algorithms of @kind in table order; returns how many (<= @max stored). */
 int hop_model_algos(int kind, int *algos, int max);
+/* 1 when @kind's size is per rank (one block; the vector is N blocks):
+ * allgather(v), reducescatter(v), gather, scatter. */
+int hop_model_per_rank(int kind);
 /* 1 when @algo is an algorithm of @kind. */
 int hop_model_algo_valid(int kind, int algo);
 /* 1 when @algo of @kind takes a chunk count (pipelined). */

@@ -15,6 +15,11 @@ enum bench_coll {
 	BENCH_ALLGATHER,
 	BENCH_REDUCESCATTER,
 	BENCH_ALLTOALL,
+	/* the rooted and v forms, with even blocks */
+	BENCH_GATHER,
+	BENCH_SCATTER,
+	BENCH_ALLGATHERV,
+	BENCH_REDUCESCATTERV,
 	BENCH_COLL_COUNT
 };
 
