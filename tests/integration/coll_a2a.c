@@ -190,7 +190,8 @@ static void uneven(struct a2a_case *k, size_t maxc)
 	}
 }
 
-static void matrix(void)
+/* Counts above @max_count are left out (--max-count). */
+static void matrix(size_t max_count)
 {
 	static const int algo[] = { HOP_ALGO_PAIRWISE, HOP_ALGO_BRUCK,
 				    HOP_ALGO_AUTO };
@@ -206,6 +207,8 @@ static void matrix(void)
 				for (int ip = 0; ip < 2; ip++) {
 					if (c == 4 && (e != 1 || ip != a % 2))
 						continue; /* large: a few */
+					if (counts[c] > max_count)
+						continue;
 					memset(&k, 0, sizeof(k));
 					k.algo = algo[a];
 					k.es = esz[e];
@@ -218,13 +221,17 @@ static void matrix(void)
 	}
 	comm->coll->tune.forced[HOP_COLL_ALLTOALL] = HOP_ALGO_AUTO;
 	for (unsigned i = 0; i < 12; i++) {
+		size_t maxc = i < 10 ? 9 : 70001;
+
+		if (maxc > max_count)
+			continue;
 		memset(&k, 0, sizeof(k));
 		k.algo = HOP_ALGO_PAIRWISE;
 		k.es = esz[i % 3];
 		k.inplace = i % 4 == 3;
 		k.nb = i % 2;
 		k.seed = 100 + i;
-		uneven(&k, i < 10 ? 9 : 70001);
+		uneven(&k, maxc);
 		run_case(&k, i % 3);
 	}
 }
@@ -328,13 +335,17 @@ static int mismatch(const char *kind)
 int main(int argc, char **argv)
 {
 	const char *mm = NULL;
+	size_t max_count = SIZE_MAX;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--mismatch") && i + 1 < argc) {
 			mm = argv[++i];
+		} else if (!strcmp(argv[i], "--max-count") && i + 1 < argc) {
+			max_count = strtoull(argv[++i], NULL, 0);
 		} else {
-			fprintf(stderr, "usage: coll_a2a [--mismatch "
-				"alltoall|short|long|short-rndv|long-rndv]\n");
+			fprintf(stderr, "usage: coll_a2a [--max-count N] "
+				"[--mismatch alltoall|short|long|short-rndv|"
+				"long-rndv]\n");
 			return 2;
 		}
 	}
@@ -350,7 +361,7 @@ int main(int argc, char **argv)
 	if (mm)
 		return mismatch(mm);
 	argument_errors();
-	matrix();
+	matrix(max_count);
 	OK(hop_comm_destroy(comm));
 	printf("coll_a2a: rank %d passed %d cases\n", rank, cases);
 	return 0;

@@ -5,6 +5,8 @@
 # HOP_ERR_TRUNCATED naming rank 1 for an alltoallv block one element
 # longer or shorter than rank 1 sends, eager or rendezvous), and no rank
 # may hang.
+# The 7-rank run leaves out the large counts (--max-count 1000), which
+# the 5-rank run covers, to keep the script short.
 # A2A_TRANSPORTS and A2A_RANKS override the lists.
 set -u
 b=${top_builddir:?run through make check or set top_builddir}
@@ -13,8 +15,9 @@ prog=$b/tests/integration/coll_a2a
 fail=0
 for t in ${A2A_TRANSPORTS:-shm tcp}; do
 	for n in ${A2A_RANKS:-1 2 3 5 7}; do
-		start=$(date +%s)
-		out=$(HOP_TRANSPORT=$t "$run" -n "$n" --timeout 300 -- "$prog" 2>&1)
+		start=$(date +%s) small=
+		[ "$n" -ge 7 ] && small="--max-count 1000"
+		out=$(HOP_TRANSPORT=$t "$run" -n "$n" --timeout 300 -- "$prog" $small 2>&1)
 		rc=$?
 		secs=$(( $(date +%s) - start ))
 		if [ $rc = 0 ] && [ "$(grep -c "coll_a2a: rank [0-9]* passed" <<< "$out")" = "$n" ]; then

@@ -464,7 +464,7 @@ int main(int argc, char **argv)
 		matrix(full);
 	}
 	if (v_only || full)
-		matrix_v(only_kind);
+		matrix_v(only_kind, max_count);
 	hop_comm_destroy(comm);
 	if (failures) {
 		fprintf(stderr, "coll_matrix: rank %d FAILED %d of %d cases\n", rank,

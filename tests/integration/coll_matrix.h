@@ -46,7 +46,7 @@ int destroy_in_flight(void);
 int mismatch_case(void);
 
 /* coll_matrix_v.c: Gather, Scatter, AllGatherv, ReduceScatterv */
-void matrix_v(int only_kind);
+void matrix_v(int only_kind, size_t max_count);
 int mismatch_v_case(int which);
 
 #endif /* HOP_TEST_COLL_MATRIX_H */

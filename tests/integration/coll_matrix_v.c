@@ -386,7 +386,8 @@ static void argument_errors_v(void)
 	gather_verdict(NULL, !failures, 0);
 }
 
-void matrix_v(int only_kind)
+/* Counts above @max_count are left out (--max-count). */
+void matrix_v(int only_kind, size_t max_count)
 {
 	size_t counts[] = { 0, 1, 7, (size_t)nranks + 1, 100003 };
 	int idx = 0;
@@ -402,6 +403,9 @@ void matrix_v(int only_kind)
 			continue;
 		for (size_t ci = 0; ci < sizeof(counts) / sizeof(*counts); ci++) {
 			int big = counts[ci] > 1000;
+
+			if (counts[ci] > max_count)
+				continue;
 			/* every root at counts 1 and 7, else root N-1; the
 			 * v-count patterns */
 			int every = counts[ci] == 1 || counts[ci] == 7;
