@@ -50,21 +50,6 @@ static int call_err(struct hop_comm *comm, const struct call *c, int code,
 	return hop_set_error(comm, code, "%s: %s", where, what);
 }
 
-/*
- * The largest buffer of a collective, 2^56 B (64 PiB): more than any
- * address space holds (x86-64 with 5-level paging maps 2^56 B for user
- * space), and small enough that the schedule's arithmetic (chunks rounded
- * up, scratch of a few buffers, offsets) cannot wrap a 64-bit size_t.
- */
-#define COLL_MAX_BYTES ((uint64_t)1 << 56)
-
-static int overlap(const void *a, size_t alen, const void *b, size_t blen)
-{
-	uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
-
-	return alen && blen && x < y + blen && y < x + alen;
-}
-
 /* Checks every argument; fills *@inplace. */
 static int check_args(struct hop_comm *comm, const struct call *c,
 		      int *inplace)
@@ -94,7 +79,7 @@ static int check_args(struct hop_comm *comm, const struct call *c,
 				es, n);
 	per = c->count * es;
 	total = per * (size_t)n;
-	if ((uint64_t)total > COLL_MAX_BYTES)
+	if ((uint64_t)total > HOP_COLL_MAX_BYTES)
 		return call_err(comm, c, HOP_ERR_INVALID_ARG, "count %zu of "
 				"dtype %s (%zu B) times %d ranks is %zu B, more "
 				"than the largest collective (2^56 B)",
@@ -119,7 +104,8 @@ static int check_args(struct hop_comm *comm, const struct call *c,
 			return call_err(comm, c, HOP_ERR_INVALID_ARG, "recvbuf "
 					"is NULL with count %zu > 0", c->count);
 		*inplace = c->sendbuf == c->recvbuf;
-		if (!*inplace && overlap(c->sendbuf, per, c->recvbuf, per))
+		if (!*inplace &&
+		    hop_coll_overlap(c->sendbuf, per, c->recvbuf, per))
 			return call_err(comm, c, HOP_ERR_INVALID_ARG, "sendbuf "
 					"%p and recvbuf %p overlap partially "
 					"(%zu B each); pass the same pointer "
@@ -134,7 +120,8 @@ static int check_args(struct hop_comm *comm, const struct call *c,
 					c->count);
 		*inplace = c->sendbuf ==
 			   (const char *)c->recvbuf + (size_t)r * per;
-		if (!*inplace && overlap(c->sendbuf, per, c->recvbuf, total))
+		if (!*inplace &&
+		    hop_coll_overlap(c->sendbuf, per, c->recvbuf, total))
 			return call_err(comm, c, HOP_ERR_INVALID_ARG, "sendbuf "
 					"%p overlaps recvbuf %p (%zu B) but is "
 					"not recvbuf + rank * count * size "
@@ -149,7 +136,8 @@ static int check_args(struct hop_comm *comm, const struct call *c,
 					c->count);
 		*inplace = c->recvbuf ==
 			   (const char *)c->sendbuf + (size_t)r * per;
-		if (!*inplace && overlap(c->sendbuf, total, c->recvbuf, per))
+		if (!*inplace &&
+		    hop_coll_overlap(c->sendbuf, total, c->recvbuf, per))
 			return call_err(comm, c, HOP_ERR_INVALID_ARG, "recvbuf "
 					"%p overlaps sendbuf %p (%zu B) but is "
 					"not sendbuf + rank * count * size "
@@ -161,7 +149,7 @@ static int check_args(struct hop_comm *comm, const struct call *c,
 }
 
 /* HOP_DEBUG=info: say which algorithm runs, once per change. */
-static void log_choice(struct hop_comm *comm, const struct call *c,
+static void log_choice(struct hop_comm *comm, const char *fn, int kind,
 		       const struct hop_coll_choice *ch, size_t bytes)
 {
 	static _Thread_local int last[HOP_COLL_KIND_COUNT];
@@ -169,15 +157,15 @@ static void log_choice(struct hop_comm *comm, const struct call *c,
 
 	if (hop_log_level() < HOP_LOG_INFO)
 		return;
-	if (last[c->kind] == ch->algo + 1 && last_chunk[c->kind] == ch->chunk_bytes)
+	if (last[kind] == ch->algo + 1 && last_chunk[kind] == ch->chunk_bytes)
 		return;
-	last[c->kind] = ch->algo + 1;
-	last_chunk[c->kind] = ch->chunk_bytes;
+	last[kind] = ch->algo + 1;
+	last_chunk[kind] = ch->chunk_bytes;
 	HOP_INFO("%s: %s algorithm %s (%zu B, %d ranks, chunk %zu B, depth "
-		 "%d)%s", c->fn, hop_coll_kind_name(c->kind),
+		 "%d)%s", fn, hop_coll_kind_name(kind),
 		 hop_coll_algo_name(ch->algo), bytes, comm->nranks,
 		 ch->chunk_bytes, ch->depth,
-		 comm->coll->tune.forced[c->kind] ? " forced by HOP_ALGO" : "");
+		 comm->coll->tune.forced[kind] ? " forced by HOP_ALGO" : "");
 }
 
 /* hop_test()/hop_wait() of an i-collective's request (p2p/request.c)
@@ -203,49 +191,33 @@ static const struct hop_req_ops coll_req_ops = {
 	.release = coll_req_release,
 };
 
-/* The call on a claimed comm; @reqp NULL for the blocking forms. */
-static int coll_run(struct hop_comm *comm, struct call *c,
+int hop_coll_launch(struct hop_comm *comm, struct hop_coll_launch *l,
 		    hop_request_t **reqp)
 {
-	struct hop_coll_args a;
+	struct hop_coll_args *a = &l->a;
 	struct hop_coll_choice ch;
 	struct hop_request *r = NULL;
 	struct hop_coll_op *op;
-	int ret, inplace;
+	int ret;
 
-	if (!comm->coll)
-		return hop_set_error(comm, HOP_ERR_INVALID_HANDLE, "%s: "
-				     "collectives not initialised", c->fn);
-	if ((ret = check_args(comm, c, &inplace)))
-		return ret;
-	hop_coll_choose(comm, c->kind, c->count, c->dtype, &ch);
-	log_choice(comm, c, &ch, hop_coll_call_bytes(c->kind, c->count,
-						     c->dtype));
-	memset(&a, 0, sizeof(a));
-	a.kind = c->kind;
-	a.algo = ch.algo;
-	a.rank = comm->rank;
-	a.nranks = comm->nranks;
-	a.root = c->kind == HOP_COLL_REDUCE || c->kind == HOP_COLL_BROADCAST
-			 ? c->root : 0;
-	a.count = c->kind == HOP_COLL_BARRIER ? 0 : c->count;
-	a.dtype = c->kind == HOP_COLL_BARRIER ? HOP_UINT8 : c->dtype;
-	a.op = c->kind == HOP_COLL_REDUCE || c->kind == HOP_COLL_ALLREDUCE ||
-			       c->kind == HOP_COLL_REDUCESCATTER
-		       ? c->op : HOP_SUM;
-	a.inplace = inplace;
-	a.chunk_bytes = ch.chunk_bytes;
-	a.depth = ch.depth;
+	hop_coll_choose_bytes(comm, a->kind, l->bytes, &ch);
+	log_choice(comm, l->fn, a->kind, &ch, l->bytes);
+	a->algo = ch.algo;
+	a->rank = comm->rank;
+	a->nranks = comm->nranks;
+	a->chunk_bytes = ch.chunk_bytes;
+	a->depth = ch.depth;
 
 	if (reqp && !(r = hop_request_get(comm, HOP_REQ_OP)))
 		return comm->last_error[0] ? HOP_ERR_NO_MEMORY
 			: hop_set_error(comm, HOP_ERR_NO_MEMORY, "%s: out of "
-					"memory for a request", c->fn);
-	if (!(op = hop_coll_op_get(comm, &a))) {
+					"memory for a request", l->fn);
+	if (!(op = hop_coll_op_get(comm, a))) {
 		hop_request_put(r);
 		return HOP_ERR_NO_MEMORY;
 	}
-	if ((ret = hop_coll_op_start(op, &a, c->sendbuf, c->recvbuf))) {
+	memcpy(op->sched.v, l->v, sizeof(op->sched.v));
+	if ((ret = hop_coll_op_start(op, a, l->sendbuf, l->recvbuf))) {
 		hop_request_put(r);
 		return ret;
 	}
@@ -260,24 +232,61 @@ static int coll_run(struct hop_comm *comm, struct call *c,
 	return ret;
 }
 
-/* Every collective: claim the comm (hop_comm_enter()), check @reqp of an
- * i-form (@icall), run, release. */
-static int coll_call(struct hop_comm *comm, struct call *c,
-		     hop_request_t **reqp, int icall)
+/* The call on a claimed comm; @reqp NULL for the blocking forms. */
+static int coll_run(struct hop_comm *comm, void *ctx, hop_request_t **reqp)
+{
+	const struct call *c = ctx;
+	struct hop_coll_launch l;
+	int ret, inplace;
+
+	if ((ret = check_args(comm, c, &inplace)))
+		return ret;
+	size_t es = c->kind == HOP_COLL_BARRIER ? 1 : hop_dtype_size(c->dtype);
+	memset(&l, 0, sizeof(l));
+	l.fn = c->fn;
+	l.bytes = c->count * es;
+	l.sendbuf = c->sendbuf;
+	l.recvbuf = c->recvbuf;
+	l.a.kind = c->kind;
+	l.a.root = c->kind == HOP_COLL_REDUCE || c->kind == HOP_COLL_BROADCAST
+			   ? c->root : 0;
+	l.a.count = c->kind == HOP_COLL_BARRIER ? 0 : c->count;
+	l.a.dtype = c->kind == HOP_COLL_BARRIER ? HOP_UINT8 : c->dtype;
+	l.a.op = c->kind == HOP_COLL_REDUCE || c->kind == HOP_COLL_ALLREDUCE ||
+				 c->kind == HOP_COLL_REDUCESCATTER
+			 ? c->op : HOP_SUM;
+	l.a.inplace = inplace;
+	return hop_coll_launch(comm, &l, reqp);
+}
+
+int hop_coll_enter_run(struct hop_comm *comm, const char *fn,
+		       hop_request_t **reqp, int icall, hop_coll_run_fn run,
+		       void *ctx)
 {
 	int ret;
 
 	if (reqp)
 		*reqp = NULL;
-	if ((ret = hop_comm_enter(comm, c->fn)))
+	if ((ret = hop_comm_enter(comm, fn)))
 		return ret;
 	if (icall && !reqp)
 		ret = hop_set_error(comm, HOP_ERR_INVALID_ARG, "%s: req is NULL",
-				    c->fn);
+				    fn);
+	else if (!comm->coll)
+		ret = hop_set_error(comm, HOP_ERR_INVALID_HANDLE, "%s: "
+				    "collectives not initialised", fn);
 	else
-		ret = coll_run(comm, c, reqp);
+		ret = run(comm, ctx, reqp);
 	hop_comm_leave(comm);
 	return ret;
+}
+
+/* Every collective: claim the comm (hop_comm_enter()), check @reqp of an
+ * i-form (@icall), run, release. */
+static int coll_call(struct hop_comm *comm, struct call *c,
+		     hop_request_t **reqp, int icall)
+{
+	return hop_coll_enter_run(comm, c->fn, reqp, icall, coll_run, c);
 }
 
 #define CALL(fnname, k, cnt, dt, o, rt, sb, rb)                               \

@@ -22,11 +22,14 @@ struct hop_coll_op {
 	size_t scratch_cap;
 	uint32_t seq, sig;
 	int status;                     /* first error, 0 */
+	int deferred;                   /* a size disagreement: the error
+					 * once every step ran (coll_op.c) */
 	int outstanding;                /* p2p requests in flight */
 	int state;                      /* OP_FREE / OP_ACTIVE / OP_ZOMBIE */
 	struct hop_coll_args dargs;     /* what the caller asked, for desc */
 	char desc[160];                 /* op_desc(): formatted only for a
 					 * message, not on every call */
+	char why[HOP_MSG_LEN];          /* a failed step's own message */
 	struct hop_coll_op *next;
 };
 
@@ -82,11 +85,15 @@ void hop_coll_select(int kind, size_t bytes, int nranks,
 		     struct hop_coll_choice *out);
 
 /*
- * hop_coll_choose() - The choice for a call of @kind with @count elements
- * of @dtype on @comm: what the collective runs (coll_api.c) and what
- * hop_coll_plan() reports, through this one function. The bytes it
- * prices are hop_coll_call_bytes() (0 for a barrier).
+ * hop_coll_choose_bytes() - The choice for a call of @kind pricing @bytes
+ * on @comm: what every collective runs (hop_coll_launch()) and, through
+ * hop_coll_choose(), what hop_coll_plan() reports.
+ * hop_coll_choose() - The same for @count elements of @dtype, priced as
+ * hop_coll_call_bytes(): count times the element size (the largest block
+ * for the v-variants), 0 for a barrier and for alltoallv.
  */
+void hop_coll_choose_bytes(struct hop_comm *comm, int kind, size_t bytes,
+			   struct hop_coll_choice *out);
 void hop_coll_choose(struct hop_comm *comm, int kind, size_t count,
 		     hop_dtype_t dtype, struct hop_coll_choice *out);
 size_t hop_coll_call_bytes(int kind, size_t count, hop_dtype_t dtype);
@@ -112,5 +119,48 @@ struct hop_coll_op *hop_coll_op_get(struct hop_comm *comm,
 /* Build, post the first steps; on failure the op is released. */
 int hop_coll_op_start(struct hop_coll_op *op, const struct hop_coll_args *a,
 		      const void *sendbuf, void *recvbuf);
+
+/*
+ * The largest buffer of a collective, 2^56 B (64 PiB): more than any
+ * address space holds (x86-64 with 5-level paging maps 2^56 B for user
+ * space), and small enough that the schedule's arithmetic (chunks rounded
+ * up, scratch of a few buffers, offsets) cannot wrap a 64-bit size_t.
+ */
+#define HOP_COLL_MAX_BYTES ((uint64_t)1 << 56)
+
+/* 1 when [a, a + alen) and [b, b + blen) share a byte. */
+static inline int hop_coll_overlap(const void *a, size_t alen, const void *b,
+				   size_t blen)
+{
+	uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+
+	return alen && blen && x < y + blen && y < x + alen;
+}
+
+/* One collective call, checked: what hop_coll_launch() runs. */
+struct hop_coll_launch {
+	const char *fn;                 /* public name, for messages */
+	struct hop_coll_args a;         /* kind, root, count, dtype, op,
+					 * inplace (and a v-variant's blocks);
+					 * the launch fills the rest */
+	size_t bytes;                   /* the size the model prices */
+	const void *sendbuf;
+	void *recvbuf;
+	const size_t *v[4];             /* alltoallv: struct hop_sched.v */
+};
+
+/* Choose the algorithm, start the schedule; with @reqp, return its
+ * request, else wait for it. On a claimed comm with collectives. */
+int hop_coll_launch(struct hop_comm *comm, struct hop_coll_launch *l,
+		    hop_request_t **reqp);
+
+typedef int (*hop_coll_run_fn)(struct hop_comm *comm, void *ctx,
+			       hop_request_t **reqp);
+
+/* Claim @comm (hop_comm_enter()), check @reqp of an i-form (@icall) and
+ * that the comm has collectives, call @run, release. */
+int hop_coll_enter_run(struct hop_comm *comm, const char *fn,
+		       hop_request_t **reqp, int icall, hop_coll_run_fn run,
+		       void *ctx);
 
 #endif /* HOP_COLL_COLL_INT_H */

@@ -191,6 +191,8 @@ struct hop_coll_op *hop_coll_op_get(struct hop_comm *comm,
 	}
 	op->comm = comm;
 	op->status = 0;
+	op->deferred = 0;
+	op->why[0] = 0;
 	op->outstanding = 0;
 	op->state = OP_ACTIVE;
 	op->next = c->active;
@@ -216,6 +218,36 @@ void hop_coll_release(struct hop_comm *comm, struct hop_coll_op *op)
 	c->free = op;
 }
 
+/*
+ * A transfer whose size the two ranks disagreed on: p2p fails one larger
+ * than the receive buffer (HOP_ERR_TRUNCATED at both ends, its message
+ * naming the peer: kept, as a later call would overwrite it) and
+ * completes a shorter one, which only the step knows to be short
+ * (alltoallv's per-pair counts). The step counts as done and the error
+ * is reported when the schedule ends: the rest of the exchange goes on,
+ * so the other ranks finish instead of waiting for steps never posted.
+ */
+static int op_size_error(struct hop_coll_op *op, struct hop_p2p_req *req,
+			 const struct hop_step *st)
+{
+	if (req->status == HOP_ERR_TRUNCATED) {
+		if (!op->deferred && op->comm->last_error[0])
+			snprintf(op->why, sizeof(op->why), "%s",
+				 op->comm->last_error);
+	} else if (!req->status && st->kind == HOP_STEP_RECV &&
+		   req->bytes != st->len) {
+		if (!op->deferred)
+			snprintf(op->why, sizeof(op->why), "rank %d sent %zu B "
+				 "where rank %d expected %zu B", st->peer,
+				 req->bytes, op->comm->rank, st->len);
+	} else {
+		return 0;
+	}
+	if (!op->deferred)
+		op->deferred = HOP_ERR_TRUNCATED;
+	return 1;
+}
+
 /* p2p completion callback: queue the step for the driver. */
 static void op_req_done(struct hop_p2p_req *req, void *arg)
 {
@@ -226,7 +258,8 @@ static void op_req_done(struct hop_p2p_req *req, void *arg)
 		return;
 	op->posted[idx] = 0;
 	op->outstanding--;
-	if (req->status && !op->status)
+	if (!op_size_error(op, req, &op->sched.steps[idx]) && req->status &&
+	    !op->status)
 		op->status = req->status;
 	if (op->state == OP_ACTIVE)
 		hop_sched_complete(&op->sched, idx);
@@ -268,6 +301,8 @@ static void op_advance(struct hop_coll_op *op)
 	int ret = hop_sched_advance(&op->sched, op_start_step, op);
 	if (ret && !op->status)
 		op->status = ret;
+	if (op->sched.finished && op->deferred && !op->status)
+		op->status = op->deferred;
 }
 
 static void advance_all(struct hop_comm *comm)
@@ -281,13 +316,13 @@ static void advance_all(struct hop_comm *comm)
  * byte-wise hash cost a third of a small collective's own instructions. */
 static uint32_t op_signature(const struct hop_coll_args *a)
 {
-	const uint64_t v[8] = { (uint64_t)a->kind, (uint64_t)a->algo,
+	const uint64_t v[9] = { (uint64_t)a->kind, (uint64_t)a->algo,
 				a->count, (uint64_t)a->dtype, (uint64_t)a->op,
 				(uint64_t)a->root, (uint64_t)a->nranks,
-				a->chunk_bytes };
+				a->chunk_bytes, a->vsig };
 	uint64_t h = 0x9e3779b97f4a7c15ull;
 
-	for (int i = 0; i < 8; i++) {
+	for (int i = 0; i < 9; i++) {
 		h = (h ^ v[i]) * 0xbf58476d1ce4e5b9ull;
 		h ^= h >> 31;
 	}
@@ -327,6 +362,15 @@ static const char *op_desc(struct hop_coll_op *op)
 {
 	const struct hop_coll_args *a = &op->dargs;
 
+	if (a->kind == HOP_COLL_ALLTOALLV) /* counts per pair; no op, root */
+		snprintf(op->desc, sizeof(op->desc), "alltoallv(%s, %s)",
+			 hop_coll_algo_name(a->algo), hop_dtype_name(a->dtype));
+	else if (a->kind == HOP_COLL_ALLTOALL)
+		snprintf(op->desc, sizeof(op->desc), "alltoall(%s, count %zu, "
+			 "%s)", hop_coll_algo_name(a->algo), a->count,
+			 hop_dtype_name(a->dtype));
+	if (a->kind == HOP_COLL_ALLTOALLV || a->kind == HOP_COLL_ALLTOALL)
+		return op->desc;
 	snprintf(op->desc, sizeof(op->desc), "%s(%s, count %zu, %s, %s, root "
 		 "%d)", hop_coll_kind_name(a->kind), hop_coll_algo_name(a->algo),
 		 a->count, hop_dtype_name(a->dtype), hop_op_name(a->op), a->root);
@@ -375,7 +419,8 @@ static int op_failed(struct hop_comm *comm, struct hop_coll_op *op)
 
 	return hop_set_error(comm, code, "rank %d: %s failed: %s", comm->rank,
 			     op_desc(op), comm->fail_msg[0] ? comm->fail_msg
-							 : hop_strerror(code));
+					  : op->why[0] ? op->why
+					  : hop_strerror(code));
 }
 
 int hop_coll_test(struct hop_comm *comm, struct hop_coll_op *op, int *done)

@@ -14,6 +14,13 @@ enum hop_coll_kind {
 	HOP_COLL_ALLGATHER,
 	HOP_COLL_REDUCESCATTER,
 	HOP_COLL_BARRIER,
+	HOP_COLL_ALLTOALL,
+	HOP_COLL_ALLTOALLV,
+	/* gather, scatter: flat, tree (binomial); the v-variants: ring */
+	HOP_COLL_GATHER,
+	HOP_COLL_SCATTER,
+	HOP_COLL_ALLGATHERV,
+	HOP_COLL_REDUCESCATTERV,
 	HOP_COLL_KIND_COUNT
 };
 
@@ -26,9 +33,10 @@ enum hop_coll_algo {
 	HOP_ALGO_DBTREE,        /* allreduce: double binary tree */
 	HOP_ALGO_RD,            /* allreduce: recursive doubling */
 	HOP_ALGO_RABENSEIFNER,  /* allreduce */
-	HOP_ALGO_BRUCK,         /* allgather */
+	HOP_ALGO_BRUCK,         /* allgather, alltoall */
 	HOP_ALGO_HALVING,       /* reducescatter: recursive halving */
 	HOP_ALGO_DISSEMINATION, /* barrier */
+	HOP_ALGO_PAIRWISE,      /* alltoall, alltoallv */
 	HOP_ALGO_COUNT
 };
 

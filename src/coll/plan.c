@@ -12,7 +12,14 @@ _Static_assert((int)HOP_KIND_BROADCAST == HOP_COLL_BROADCAST &&
 		       (int)HOP_KIND_ALLREDUCE == HOP_COLL_ALLREDUCE &&
 		       (int)HOP_KIND_ALLGATHER == HOP_COLL_ALLGATHER &&
 		       (int)HOP_KIND_REDUCESCATTER == HOP_COLL_REDUCESCATTER &&
-		       (int)HOP_KIND_BARRIER == HOP_COLL_BARRIER,
+		       (int)HOP_KIND_BARRIER == HOP_COLL_BARRIER &&
+		       (int)HOP_KIND_ALLTOALL == HOP_COLL_ALLTOALL &&
+		       (int)HOP_KIND_ALLTOALLV == HOP_COLL_ALLTOALLV &&
+		       (int)HOP_KIND_GATHER == HOP_COLL_GATHER &&
+		       (int)HOP_KIND_SCATTER == HOP_COLL_SCATTER &&
+		       (int)HOP_KIND_ALLGATHERV == HOP_COLL_ALLGATHERV &&
+		       (int)HOP_KIND_REDUCESCATTERV == HOP_COLL_REDUCESCATTERV &&
+		       (int)HOP_KIND_REDUCESCATTERV + 1 == HOP_COLL_KIND_COUNT,
 	       "hop_coll_kind_t follows enum hop_coll_kind");
 
 static int plan_run(struct hop_comm *comm, int kind, size_t count,

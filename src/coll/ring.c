@@ -1,6 +1,6 @@
 /*
  * ring.c - ring algorithms: AllReduce (reduce-scatter + allgather),
- * AllGather and ReduceScatter, chunked and pipelined.
+ * AllGather(v) and ReduceScatter(v), chunked and pipelined.
  *
  * The data is split into N blocks (count/N elements, the first count%N
  * one more) and every block into chunks. Each chunk travels the ring on
@@ -109,40 +109,62 @@ static int ring_allreduce(struct hop_sched *s)
 	return 0;
 }
 
-/* ---- AllGather: rank r's @count elements land at block r ---- */
+/* ---- AllGather(v): rank r's elements land at block r ----
+ * Blocks may differ in size (allgatherv, hop_vblk_*); chunk c of every
+ * block travels on its own, so a block without a chunk c (a smaller or
+ * empty one) moves nothing in that lane. */
+
+/* Chunk @c (of @ce elements) of block @b: byte offset within the block
+ * and length; 0 when the block has no chunk @c. */
+static int vchunk(const struct hop_sched *s, int b, size_t ce, size_t c,
+		  size_t *co, size_t *len)
+{
+	size_t bn = hop_vblk_count(s, b), first = c * ce;
+
+	if (first >= bn)
+		return 0;
+	*co = first * s->esize;
+	*len = (bn - first < ce ? bn - first : ce) * s->esize;
+	return 1;
+}
+
 static int ring_allgather(struct hop_sched *s)
 {
 	const struct hop_coll_args *a = &s->args;
 	int n = a->nranks, r = a->rank;
 	int next = (r + 1) % n, prev = (r - 1 + n) % n;
-	size_t count = a->count, es = s->esize, blk = count * es;
+	size_t es = s->esize, maxc = hop_vblk_max(s);
 
-	if (!count)
+	if (!maxc)
 		return 0;
-	size_t ce = hop_chunk_elems(s, count, n);
-	size_t nch = hop_nchunks(count, ce);
+	size_t ce = hop_chunk_elems(s, maxc, n);
+	size_t nch = hop_nchunks(maxc, ce);
 
 	for (size_t c = 0; c < nch; c++) {
-		size_t co = c * ce * es;
-		size_t len = (count - c * ce < ce ? count - c * ce : ce) * es;
+		size_t co, len;
 		int got = -1;
 
-		if (!a->inplace)
-			hop_s_copy(s, HOP_BUF_RECV, (size_t)r * blk + co,
-				   HOP_BUF_SEND, co, len, -1, -1, -1);
+		if (!a->inplace && vchunk(s, r, ce, c, &co, &len))
+			hop_s_copy(s, HOP_BUF_RECV, hop_vblk_start(s, r) * es +
+				   co, HOP_BUF_SEND, co, len, -1, -1, -1);
 		for (int st = 0; st < n - 1; st++) {
 			int sb = hop_mod(r - st, n), rb = hop_mod(r - st - 1, n);
 			uint32_t tag = (uint32_t)((size_t)st * nch + c);
 
-			if (st == 0)
+			if (!vchunk(s, sb, ce, c, &co, &len))
+				;
+			else if (st == 0)
 				hop_s_send(s, next, tag, HOP_BUF_SEND, co, len,
 					   -1, -1, -1);
 			else
 				hop_s_send(s, next, tag, HOP_BUF_RECV,
-					   (size_t)sb * blk + co, len, got, -1,
-					   -1);
-			got = hop_s_recv(s, prev, tag, HOP_BUF_RECV,
-					 (size_t)rb * blk + co, len, -1, -1, -1);
+					   hop_vblk_start(s, sb) * es + co, len,
+					   got, -1, -1);
+			got = -1;
+			if (vchunk(s, rb, ce, c, &co, &len))
+				got = hop_s_recv(s, prev, tag, HOP_BUF_RECV,
+						 hop_vblk_start(s, rb) * es + co,
+						 len, -1, -1, -1);
 		}
 	}
 	return 0;
@@ -159,40 +181,46 @@ static int ring_allgather(struct hop_sched *s)
  * each reduction on the critical path. */
 #define RS_SLOTS 2
 
-/* Step @st of chunk @c (bytes @co, @len of every block) in a lane of
- * RS_SLOTS slots at @lane; @red: the chunk's reduce at step st-1.
- * Returns this step's reduce. */
+/* Step @st of chunk @c (@ce elements per chunk) in a lane of RS_SLOTS
+ * slots at @lane; @red: the chunk's reduce at step st-1. A block without
+ * a chunk @c moves nothing. Returns this step's reduce, -1 if none. */
 static int rs_step(struct hop_sched *s, int st, size_t c, size_t nch,
-		   size_t co, size_t len, size_t lane, size_t slot_bytes,
-		   int *lastuse, int red)
+		   size_t ce, size_t lane, size_t slot_bytes, int *lastuse,
+		   int red)
 {
 	const struct hop_coll_args *a = &s->args;
 	int n = a->nranks, r = a->rank;
 	int next = (r + 1) % n, prev = (r - 1 + n) % n;
-	size_t blk = a->count * s->esize;
+	size_t es = s->esize, co, len;
 	int sb = hop_mod(r - st - 1, n), rb = hop_mod(r - st - 2, n);
 	int p = st % RS_SLOTS, pp = (st + RS_SLOTS - 1) % RS_SLOTS;
 	size_t slot = lane + (size_t)p * slot_bytes;
 	uint32_t tag = (uint32_t)((size_t)st * nch + c);
 
-	if (st == 0)
-		hop_s_send(s, next, tag, HOP_BUF_SEND, (size_t)sb * blk + co,
-			   len, -1, -1, -1);
+	if (!vchunk(s, sb, ce, c, &co, &len))
+		;
+	else if (st == 0)
+		hop_s_send(s, next, tag, HOP_BUF_SEND,
+			   hop_vblk_start(s, sb) * es + co, len, -1, -1, -1);
 	else
 		lastuse[pp] = hop_s_send(s, next, tag, HOP_BUF_SCRATCH,
 					 lane + (size_t)pp * slot_bytes, len,
 					 red, -1, -1);
+	if (!vchunk(s, rb, ce, c, &co, &len))
+		return -1;
 	int rv = hop_s_recv(s, prev, tag, HOP_BUF_SCRATCH, slot, len,
 			    lastuse[p], -1, -1);
 	if (st < n - 2) {
 		/* partial (lower in the fold) op own */
 		red = hop_s_reduce(s, 0, HOP_BUF_SCRATCH, slot, HOP_BUF_SEND,
-				   (size_t)rb * blk + co, len, rv, -1, -1);
+				   hop_vblk_start(s, rb) * es + co, len, rv, -1,
+				   -1);
 	} else {
 		int cp = -1;
 		if (!a->inplace)
 			cp = hop_s_copy(s, HOP_BUF_RECV, co, HOP_BUF_SEND,
-					(size_t)r * blk + co, len, -1, -1, -1);
+					hop_vblk_start(s, r) * es + co, len, -1,
+					-1, -1);
 		red = hop_s_reduce(s, HOP_STEP_REV, HOP_BUF_RECV, co,
 				   HOP_BUF_SCRATCH, slot, len, rv, cp, -1);
 	}
@@ -203,21 +231,22 @@ static int rs_step(struct hop_sched *s, int st, size_t c, size_t nch,
 static int ring_reducescatter(struct hop_sched *s)
 {
 	const struct hop_coll_args *a = &s->args;
-	int n = a->nranks;
-	size_t count = a->count, es = s->esize, blk = count * es;
+	int n = a->nranks, r = a->rank;
+	size_t es = s->esize, maxc = hop_vblk_max(s);
 
 	s->avg_buf = HOP_BUF_RECV;
-	s->avg_count = count;
-	if (!count)
+	s->avg_count = hop_vblk_count(s, r);
+	if (!maxc)
 		return 0;
 	if (n == 1) {
-		if (!a->inplace)
-			hop_s_copy(s, HOP_BUF_RECV, 0, HOP_BUF_SEND, 0, blk, -1,
-				   -1, -1);
+		if (!a->inplace && s->avg_count)
+			hop_s_copy(s, HOP_BUF_RECV, 0, HOP_BUF_SEND,
+				   hop_vblk_start(s, r) * es,
+				   s->avg_count * es, -1, -1, -1);
 		return 0;
 	}
-	size_t ce = hop_chunk_elems(s, count, n);
-	size_t nch = hop_nchunks(count, ce);
+	size_t ce = hop_chunk_elems(s, maxc, n);
+	size_t nch = hop_nchunks(maxc, ce);
 	size_t slot_bytes = ce * es;
 	size_t lane0 = hop_sched_scratch(s, slot_bytes * RS_SLOTS * nch);
 	/* per chunk: the last use of each slot, its reduce of the step */
@@ -230,11 +259,8 @@ static int ring_reducescatter(struct hop_sched *s)
 	for (int st = 0; st < n - 1; st++)
 		for (size_t c = 0; c < nch; c++) {
 			int *l = lu + c * (RS_SLOTS + 1);
-			size_t co = c * ce * es;
-			size_t len = (count - c * ce < ce ? count - c * ce : ce) *
-				     es;
 
-			l[RS_SLOTS] = rs_step(s, st, c, nch, co, len, lane0 +
+			l[RS_SLOTS] = rs_step(s, st, c, nch, ce, lane0 +
 					      c * RS_SLOTS * slot_bytes,
 					      slot_bytes, l, l[RS_SLOTS]);
 		}
@@ -247,8 +273,10 @@ int hop_build_ring(struct hop_sched *s)
 	case HOP_COLL_ALLREDUCE:
 		return ring_allreduce(s);
 	case HOP_COLL_ALLGATHER:
+	case HOP_COLL_ALLGATHERV:
 		return ring_allgather(s);
 	case HOP_COLL_REDUCESCATTER:
+	case HOP_COLL_REDUCESCATTERV:
 		return ring_reducescatter(s);
 	}
 	return HOP_ERR_NOT_SUPPORTED;

@@ -161,10 +161,29 @@ static int sched_prepare(struct hop_sched *s)
 	return 0;
 }
 
+size_t hop_vblk_max(const struct hop_sched *s)
+{
+	size_t m = 0;
+
+	for (int b = 0; b < s->args.nranks; b++)
+		if (hop_vblk_count(s, b) > m)
+			m = hop_vblk_count(s, b);
+	return m;
+}
+
+static int is_vkind(int kind)
+{
+	return kind == HOP_COLL_ALLGATHERV || kind == HOP_COLL_REDUCESCATTERV ||
+	       kind == HOP_COLL_ALLTOALLV;
+}
+
+/* A v-variant's blocks are not in the args (only read while building; an
+ * alltoallv's in the caller's arrays): its schedule is rebuilt for every
+ * call, a build is O(N). */
 static int args_equal(const struct hop_coll_args *a,
 		      const struct hop_coll_args *b)
 {
-	return a->kind == b->kind && a->algo == b->algo &&
+	return !is_vkind(a->kind) && a->kind == b->kind && a->algo == b->algo &&
 	       a->rank == b->rank && a->nranks == b->nranks &&
 	       a->root == b->root && a->count == b->count &&
 	       a->dtype == b->dtype && a->op == b->op &&
@@ -205,6 +224,22 @@ static int build_dispatch(struct hop_sched *s)
 		break;
 	case HOP_COLL_BARRIER:
 		return hop_build_barrier(s);
+	case HOP_COLL_ALLTOALL:
+		if (s->args.algo == HOP_ALGO_BRUCK)
+			return hop_build_alltoall_bruck(s);
+		/* fall through */
+	case HOP_COLL_ALLTOALLV:
+		if (s->args.algo == HOP_ALGO_PAIRWISE)
+			return hop_build_alltoall_pairwise(s);
+		break;
+	case HOP_COLL_GATHER:
+	case HOP_COLL_SCATTER:
+		return hop_build_gather_scatter(s);
+	case HOP_COLL_ALLGATHERV:
+	case HOP_COLL_REDUCESCATTERV:
+		if (s->args.algo == HOP_ALGO_RING)
+			return hop_build_ring(s);
+		break;
 	}
 	return HOP_ERR_NOT_SUPPORTED;
 }
@@ -235,6 +270,7 @@ int hop_sched_build(struct hop_sched *s, const struct hop_coll_args *a)
 	    s->esize == 0 || a->chunk_bytes == 0)
 		return HOP_ERR_INTERNAL;
 	int ret = build_dispatch(s);
+	s->args.counts = s->args.displs = NULL; /* the caller's, not kept */
 	if (!ret)
 		ret = s->err;
 	if (!ret)

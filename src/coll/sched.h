@@ -82,12 +82,23 @@ struct hop_coll_args {
 	int depth;              /* lanes in flight, 1..HOP_SCHED_MAX_DEPTH */
 	int timing_only;        /* keep no offsets: the schedule runs without
 				 * buffers (a simulation that moves no data) */
+	/* v-variants (allgatherv, reducescatterv): block b has counts[b]
+	 * elements at element displs[b] of the buffer that holds all
+	 * blocks; read only while the schedule is built, NULL = every block
+	 * @count elements at b * @count. @vsig: hash of what every rank
+	 * must agree on (the counts), part of the collective's signature. */
+	const size_t *counts, *displs;
+	uint64_t vsig;
 };
 
 struct hop_sched {
 	/* built */
 	struct hop_coll_args args;
 	int built;              /* args valid: rebuild only when they change */
+	/* alltoallv: per-peer element counts and displacements (send
+	 * counts, send displs, receive counts, receive displs), the
+	 * caller's arrays, set before hop_sched_build() and read only by it */
+	const size_t *v[4];
 	size_t esize;           /* element size */
 	hop_op_t rop;           /* reduction op (HOP_AVG reduces with HOP_SUM) */
 	struct hop_step *steps;
@@ -222,6 +233,21 @@ static inline int hop_blk_chunk(const struct hop_sched *s, size_t count,
 	return 1;
 }
 
+/* Block @b of a v-variant (uniform blocks of @count without counts):
+ * elements and first element. */
+static inline size_t hop_vblk_count(const struct hop_sched *s, int b)
+{
+	return s->args.counts ? s->args.counts[b] : s->args.count;
+}
+
+static inline size_t hop_vblk_start(const struct hop_sched *s, int b)
+{
+	return s->args.counts ? s->args.displs[b] : (size_t)b * s->args.count;
+}
+
+/* The largest block's elements. */
+size_t hop_vblk_max(const struct hop_sched *s);
+
 static inline size_t hop_nchunks(size_t elems, size_t ce)
 {
 	return (elems + ce - 1) / ce;
@@ -251,5 +277,8 @@ int hop_build_ring(struct hop_sched *s);         /* ring.c */
 int hop_build_recursive(struct hop_sched *s);    /* recursive.c */
 int hop_build_allgather_bruck(struct hop_sched *s); /* bruck.c */
 int hop_build_barrier(struct hop_sched *s);      /* bruck.c */
+int hop_build_alltoall_pairwise(struct hop_sched *s); /* alltoall.c */
+int hop_build_alltoall_bruck(struct hop_sched *s);    /* alltoall.c */
+int hop_build_gather_scatter(struct hop_sched *s); /* gather_scatter.c */
 
 #endif /* HOP_COLL_SCHED_H */

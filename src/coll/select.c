@@ -92,7 +92,9 @@ int hop_coll_parse_algo(const char *spec, int forced[HOP_COLL_KIND_COUNT],
 		if (kind < 0) {
 			snprintf(err, errlen, "HOP_ALGO=\"%s\": unknown collective "
 				 "\"%s\" (allreduce, broadcast, reduce, "
-				 "allgather, reducescatter, barrier)", spec, item);
+				 "allgather, reducescatter, barrier, gather, "
+				 "scatter, allgatherv, reducescatterv, alltoall, "
+				 "alltoallv)", spec, item);
 			return HOP_ERR_CONFIG;
 		}
 		algo = strcmp(colon + 1, "auto")
@@ -213,12 +215,20 @@ void hop_coll_select(int kind, size_t bytes, int nranks,
 
 size_t hop_coll_call_bytes(int kind, size_t count, hop_dtype_t dtype)
 {
-	return kind == HOP_COLL_BARRIER ? 0 : count * hop_dtype_size(dtype);
+	/* alltoallv's blocks differ per rank; every rank prices it at 0 B */
+	return kind == HOP_COLL_BARRIER || kind == HOP_COLL_ALLTOALLV
+		       ? 0 : count * hop_dtype_size(dtype);
+}
+
+void hop_coll_choose_bytes(struct hop_comm *comm, int kind, size_t bytes,
+			   struct hop_coll_choice *out)
+{
+	hop_coll_select(kind, bytes, comm->nranks, &comm->coll->tune, out);
 }
 
 void hop_coll_choose(struct hop_comm *comm, int kind, size_t count,
 		     hop_dtype_t dtype, struct hop_coll_choice *out)
 {
-	hop_coll_select(kind, hop_coll_call_bytes(kind, count, dtype),
-			comm->nranks, &comm->coll->tune, out);
+	hop_coll_choose_bytes(comm, kind,
+			      hop_coll_call_bytes(kind, count, dtype), out);
 }

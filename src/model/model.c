@@ -44,6 +44,15 @@ static const struct algo_ent algo_tab[] = {
 	{ HOP_COLL_REDUCESCATTER, HOP_ALGO_RING, R_BLOCK },
 	{ HOP_COLL_REDUCESCATTER, HOP_ALGO_HALVING, R_NONE },
 	{ HOP_COLL_BARRIER, HOP_ALGO_DISSEMINATION, R_NONE },
+	{ HOP_COLL_ALLTOALL, HOP_ALGO_PAIRWISE, R_NONE },
+	{ HOP_COLL_ALLTOALL, HOP_ALGO_BRUCK, R_NONE },
+	{ HOP_COLL_ALLTOALLV, HOP_ALGO_PAIRWISE, R_NONE },
+	{ HOP_COLL_GATHER, HOP_ALGO_TREE, R_NONE },
+	{ HOP_COLL_GATHER, HOP_ALGO_FLAT, R_NONE },
+	{ HOP_COLL_SCATTER, HOP_ALGO_TREE, R_NONE },
+	{ HOP_COLL_SCATTER, HOP_ALGO_FLAT, R_NONE },
+	{ HOP_COLL_ALLGATHERV, HOP_ALGO_RING, R_NONE },
+	{ HOP_COLL_REDUCESCATTERV, HOP_ALGO_RING, R_BLOCK },
 };
 #define NALGO_TAB (sizeof(algo_tab) / sizeof(algo_tab[0]))
 
@@ -54,6 +63,12 @@ static const char *const kind_names[HOP_COLL_KIND_COUNT] = {
 	[HOP_COLL_ALLGATHER] = "allgather",
 	[HOP_COLL_REDUCESCATTER] = "reducescatter",
 	[HOP_COLL_BARRIER] = "barrier",
+	[HOP_COLL_ALLTOALL] = "alltoall",
+	[HOP_COLL_ALLTOALLV] = "alltoallv",
+	[HOP_COLL_GATHER] = "gather",
+	[HOP_COLL_SCATTER] = "scatter",
+	[HOP_COLL_ALLGATHERV] = "allgatherv",
+	[HOP_COLL_REDUCESCATTERV] = "reducescatterv",
 };
 
 /* HOP_ALGO names: the enum's suffixes in lower case. */
@@ -69,6 +84,7 @@ static const char *const algo_names[HOP_ALGO_COUNT] = {
 	[HOP_ALGO_BRUCK] = "bruck",
 	[HOP_ALGO_HALVING] = "halving",
 	[HOP_ALGO_DISSEMINATION] = "dissemination",
+	[HOP_ALGO_PAIRWISE] = "pairwise",
 };
 
 static const struct {
@@ -343,13 +359,19 @@ double hop_model_predict(int kind, int algo, size_t bytes, int nranks,
 					 1);
 }
 
-/* Bytes one chunk count divides (see enum region); for allgather and
- * reducescatter @bytes is already one block. */
+int hop_model_per_rank(int kind)
+{
+	return kind == HOP_COLL_ALLGATHER || kind == HOP_COLL_REDUCESCATTER ||
+	       kind == HOP_COLL_GATHER || kind == HOP_COLL_SCATTER ||
+	       kind == HOP_COLL_ALLGATHERV || kind == HOP_COLL_REDUCESCATTERV;
+}
+
+/* Bytes one chunk count divides (see enum region); for the per-rank
+ * kinds @bytes is already one block. */
 static double region_bytes(const struct algo_ent *e, size_t bytes,
 			   int nranks)
 {
-	int per_rank = e->kind == HOP_COLL_ALLGATHER ||
-		       e->kind == HOP_COLL_REDUCESCATTER;
+	int per_rank = hop_model_per_rank(e->kind);
 	double n = nranks > 0 ? nranks : 1;
 
 	switch (e->region) {
@@ -379,8 +401,7 @@ size_t hop_model_chunk_bytes(int kind, int algo, size_t bytes, int nranks,
 	if (!e)
 		return bytes > 0 ? bytes : 1;
 	if (e->region == R_NONE) {  /* one chunk: the whole vector */
-		r = e->kind == HOP_COLL_ALLGATHER ||
-				    e->kind == HOP_COLL_REDUCESCATTER
+		r = hop_model_per_rank(e->kind)
 			    ? (double)bytes * (nranks > 0 ? nranks : 1)
 			    : (double)bytes;
 		chunks = 1;

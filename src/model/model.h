@@ -11,8 +11,10 @@
  * hop_coll_kind and enum hop_coll_algo in coll/sched.h), so the choice
  * needs no translation. @bytes counts like the public API and
  * hop_coll_select(): the buffer of broadcast/reduce/allreduce, and the
- * per-rank block of allgather/reducescatter (the forms use the whole
- * vector m = N * bytes there); barrier ignores it.
+ * per-rank block of allgather/reducescatter and the per-peer block of
+ * alltoall(v) (the forms use the whole vector m = N * bytes there);
+ * barrier ignores it. hop_coll_select() prices alltoallv, whose blocks
+ * differ per rank, at 0 B, so that every rank chooses alike.
  */
 #ifndef HOP_MODEL_MODEL_H
 #define HOP_MODEL_MODEL_H
@@ -24,6 +26,9 @@
 
 struct hop_profile;
 struct hop_prov_caps;
+
+/* AllToAll pairwise: exchanges in flight at once (src/coll/alltoall.c). */
+#define HOP_A2A_WINDOW 4
 
 /* Upper bound of a chunk count (matches HOP_SCHED_MAX_CHUNKS). */
 #define HOP_MODEL_MAX_CHUNKS (1L << 20)
@@ -166,6 +171,9 @@ const char *hop_model_algo_name(int algo);
 int hop_model_algo_lookup(int kind, const char *name);
 /* Algorithms of @kind in table order; returns how many (<= @max stored). */
 int hop_model_algos(int kind, int *algos, int max);
+/* 1 when @kind's size is per rank (one block; the vector is N blocks):
+ * allgather(v), reducescatter(v), gather, scatter. */
+int hop_model_per_rank(int kind);
 /* 1 when @algo is an algorithm of @kind. */
 int hop_model_algo_valid(int kind, int algo);
 /* 1 when @algo of @kind takes a chunk count (pipelined). */

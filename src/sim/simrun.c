@@ -5,6 +5,8 @@
  * the schedule): broadcast works in one buffer; reduce's non-roots have
  * no receive buffer; in place, allgather's input is the rank's block of
  * the output and reducescatter's output the rank's block of the input.
+ * Gather and scatter are the rooted forms of these (gather's non-roots
+ * have no receive buffer); the v-variants run with even blocks.
  */
 #include "sim/simrun.h"
 
@@ -93,16 +95,35 @@ static void plan(struct hop_simrun *r)
 						 r->chunks_used, r->inplace);
 }
 
+/* Rank @rk's input (output) holds all N blocks: reducescatter(v) and
+ * the scatter root (allgather(v) and the gather root). The v-variants run
+ * here with even blocks. */
+static int whole_in(const struct hop_simrun *r, int rk)
+{
+	return r->kind == HOP_COLL_REDUCESCATTER ||
+	       r->kind == HOP_COLL_REDUCESCATTERV ||
+	       (r->kind == HOP_COLL_SCATTER && rk == r->root);
+}
+
+static int whole_out(const struct hop_simrun *r, int rk)
+{
+	return r->kind == HOP_COLL_ALLGATHER || r->kind == HOP_COLL_ALLGATHERV ||
+	       (r->kind == HOP_COLL_GATHER && rk == r->root);
+}
+
 /* Allocate and fill rank @rk's buffers; point @base at them. */
 static int rank_bufs(const struct hop_simrun *r, int rk, struct bufs *b,
 		     void *base[HOP_BUF_COUNT], int *inplace)
 {
 	size_t cnt = r->bytes / sizeof(float), n = (size_t)r->nranks;
-	size_t in_el = r->kind == HOP_COLL_REDUCESCATTER ? cnt * n : cnt;
-	size_t out_el = r->kind == HOP_COLL_ALLGATHER ? cnt * n : cnt;
-	int has_out = !(r->kind == HOP_COLL_REDUCE && rk != r->root);
+	int a2a = r->kind == HOP_COLL_ALLTOALL || r->kind == HOP_COLL_ALLTOALLV;
+	size_t in_el = whole_in(r, rk) || a2a ? cnt * n : cnt;
+	size_t out_el = whole_out(r, rk) || a2a ? cnt * n : cnt;
+	int has_out = !(r->kind == HOP_COLL_REDUCE && rk != r->root) &&
+		      !(r->kind == HOP_COLL_GATHER && rk != r->root);
 
-	*inplace = r->inplace && has_out;
+	*inplace = r->inplace && has_out &&
+		   !(r->kind == HOP_COLL_SCATTER && rk != r->root);
 	if (r->kind == HOP_COLL_BARRIER || !r->verify)
 		return 0;
 	if (r->kind == HOP_COLL_BROADCAST) {
@@ -113,7 +134,7 @@ static int rank_bufs(const struct hop_simrun *r, int rk, struct bufs *b,
 		base[HOP_BUF_SEND] = base[HOP_BUF_RECV] = b->recv;
 		return 0;
 	}
-	if (*inplace && r->kind == HOP_COLL_REDUCESCATTER) {
+	if (*inplace && whole_in(r, rk)) {
 		if (!(b->send = malloc(in_el * sizeof(float) + 1)))
 			return HOP_ERR_NO_MEMORY;
 		fill(b->send, rk, 0, in_el);
@@ -124,7 +145,7 @@ static int rank_bufs(const struct hop_simrun *r, int rk, struct bufs *b,
 	if (has_out && !(b->recv = malloc(out_el * sizeof(float) + 1)))
 		return HOP_ERR_NO_MEMORY;
 	if (*inplace) {
-		size_t at = r->kind == HOP_COLL_ALLGATHER ? (size_t)rk * cnt : 0;
+		size_t at = whole_out(r, rk) ? (size_t)rk * cnt : 0;
 
 		fill(b->recv + at, rk, 0, in_el);
 		base[HOP_BUF_SEND] = b->recv + at;
@@ -133,7 +154,7 @@ static int rank_bufs(const struct hop_simrun *r, int rk, struct bufs *b,
 	}
 	if (!(b->send = malloc(in_el * sizeof(float) + 1)))
 		return HOP_ERR_NO_MEMORY;
-	fill(b->send, rk, 0, in_el);
+	fill(b->send, rk, 0, in_el); /* scatter: only the root's is read */
 	base[HOP_BUF_SEND] = b->send;
 	base[HOP_BUF_RECV] = b->recv;
 	return 0;
@@ -215,15 +236,22 @@ static int check_rotation(struct hop_simrun *r, const struct hop_sched *s0)
 }
 
 /* Reference element @i of the whole result vector (for reducescatter the
- * vector of all N blocks), from the inputs alone. */
-static float ref_at(const struct hop_simrun *r, size_t cnt, size_t i)
+ * vector of all N blocks; for alltoall rank @rk's), from the inputs
+ * alone. */
+static float ref_at(const struct hop_simrun *r, int rk, size_t cnt, size_t i)
 {
 	long sum = 0;
 
 	switch (r->kind) {
+	case HOP_COLL_ALLTOALL: /* block q: rank q's block for rk */
+	case HOP_COLL_ALLTOALLV:
+		return (float)in_val((int)(i / cnt), (size_t)rk * cnt + i % cnt);
 	case HOP_COLL_BROADCAST:
+	case HOP_COLL_SCATTER:
 		return (float)in_val(r->root, i);
 	case HOP_COLL_ALLGATHER:
+	case HOP_COLL_ALLGATHERV:
+	case HOP_COLL_GATHER:
 		return (float)in_val((int)(i / cnt), i % cnt);
 	default:
 		for (int q = 0; q < r->nranks; q++)
@@ -237,8 +265,12 @@ static float ref_at(const struct hop_simrun *r, size_t cnt, size_t i)
 static size_t verify(const struct hop_simrun *r, const struct hop_sched *s)
 {
 	size_t cnt = r->bytes / sizeof(float), n = (size_t)r->nranks;
-	size_t out_el = r->kind == HOP_COLL_ALLGATHER ? cnt * n : cnt;
-	size_t ref_el = r->kind == HOP_COLL_REDUCESCATTER ? cnt * n : out_el;
+	int per_rank = r->kind == HOP_COLL_REDUCESCATTER ||
+		       r->kind == HOP_COLL_REDUCESCATTERV ||
+		       r->kind == HOP_COLL_SCATTER; /* rank r's block of ref */
+	int a2a = r->kind == HOP_COLL_ALLTOALL || r->kind == HOP_COLL_ALLTOALLV;
+	size_t out_el = whole_out(r, r->root) || a2a ? cnt * n : cnt;
+	size_t ref_el = per_rank || out_el > cnt ? cnt * n : cnt;
 	size_t wrong = 0;
 	float *ref;
 
@@ -246,20 +278,37 @@ static size_t verify(const struct hop_simrun *r, const struct hop_sched *s)
 		return 0;
 	if (!(ref = malloc(ref_el * sizeof(float) + 1)))
 		return (size_t)-1;
-	for (size_t i = 0; i < ref_el; i++)
-		ref[i] = ref_at(r, cnt, i);
 	for (int rk = 0; rk < r->nranks; rk++) {
 		const float *got = s[rk].base[HOP_BUF_RECV];
-		const float *want = ref + (r->kind == HOP_COLL_REDUCESCATTER
-					   ? (size_t)rk * cnt : 0);
 
-		if (r->kind == HOP_COLL_REDUCE && rk != r->root)
+		/* alltoall: every rank's result is its own */
+		for (size_t i = 0; (rk == 0 || a2a) && i < ref_el; i++)
+			ref[i] = ref_at(r, rk, cnt, i);
+		const float *want = ref + (per_rank ? (size_t)rk * cnt : 0);
+
+		if ((r->kind == HOP_COLL_REDUCE || r->kind == HOP_COLL_GATHER) &&
+		    rk != r->root)
 			continue;
 		for (size_t i = 0; i < out_el; i++)
 			wrong += memcmp(&got[i], &want[i], sizeof(float)) != 0;
 	}
 	free(ref);
 	return wrong;
+}
+
+/* alltoallv runs with alltoall's blocks: @bytes to every peer, at p *
+ * bytes (its per-pair counts take no part in the timing). */
+static int a2av_uniform(const struct hop_simrun *r, size_t **vcd)
+{
+	size_t n = (size_t)r->nranks, cnt = r->bytes / sizeof(float);
+
+	if (!(*vcd = malloc(2 * n * sizeof(size_t))))
+		return HOP_ERR_NO_MEMORY;
+	for (size_t p = 0; p < n; p++) {
+		(*vcd)[p] = cnt;
+		(*vcd)[n + p] = p * cnt;
+	}
+	return 0;
 }
 
 static double now_s(void)
@@ -275,6 +324,7 @@ int hop_simrun(struct hop_simrun *r)
 	struct hop_simnet net = { 0 };
 	struct hop_sched *s = NULL;
 	struct bufs *b = NULL;
+	size_t *vcd = NULL;     /* alltoallv: counts, then displacements */
 	double t0 = now_s();
 	int ret, n;
 
@@ -288,8 +338,13 @@ int hop_simrun(struct hop_simrun *r)
 	s = calloc((size_t)n, sizeof(*s));
 	b = calloc((size_t)n, sizeof(*b));
 	ret = s && b ? 0 : HOP_ERR_NO_MEMORY;
-	for (int rk = 0; !ret && rk < (r->rotate ? 1 : n); rk++)
+	if (!ret && r->kind == HOP_COLL_ALLTOALLV)
+		ret = a2av_uniform(r, &vcd);
+	for (int rk = 0; !ret && rk < (r->rotate ? 1 : n); rk++) {
+		for (int i = 0; i < 4; i++)
+			s[rk].v[i] = vcd + (i % 2) * (size_t)n;
 		ret = build_rank(r, rk, &s[rk], &b[rk]);
+	}
 	if (!ret && r->rotate)
 		ret = check_rotation(r, &s[0]);
 	if (ret)
@@ -331,6 +386,7 @@ out:
 	}
 	free(s);
 	free(b);
+	free(vcd);
 	r->wall = now_s() - t0;
 	return ret;
 }

@@ -24,6 +24,11 @@
  *   --destroy-in-flight  destroy the comm with two collectives running
  *   --mismatch  rank 0 passes another count: some rank must get
  *             HOP_ERR_MISMATCH, none may hang (run with a short HOP_TIMEOUT)
+ *   --mismatch-v W  the same for Gather/Scatter/v-variants
+ *             (coll_matrix_v.c)
+ *   --v-only  only the matrix of coll_matrix_v.c (coll_matrix_v.sh; --full
+ *             runs it after the others)
+ * Gather, Scatter, AllGatherv and ReduceScatterv: coll_matrix_v.c.
  *
  * Prints "coll_matrix: rank R passed C cases" and exits 0, or names the
  * first failing case and exits 1.
@@ -61,7 +66,7 @@ static const struct {
 };
 #define NALGOS (int)(sizeof(algos) / sizeof(*algos))
 
-static const char *kase_str(const struct kase *k)
+const char *kase_str(const struct kase *k)
 {
 	static char b[200];
 
@@ -98,7 +103,7 @@ static int replicated(int kind)
 }
 
 /* input element i of rank r: exact-mode values (see the header) */
-static void gen(void *buf, size_t at, size_t i, const struct kase *k, int r)
+void gen(void *buf, size_t at, size_t i, const struct kase *k, int r)
 {
 	uint64_t h = ref_hash((uint64_t)r * 0x10000001ull + i, 99,
 			      (uint64_t)k->dt * 8 + k->op);
@@ -118,7 +123,7 @@ static void gen(void *buf, size_t at, size_t i, const struct kase *k, int r)
 }
 
 /* expected element i of a reduction over all ranks, rank order */
-static void expect_reduced(void *out, size_t i, const struct kase *k)
+void expect_reduced(void *out, size_t i, const struct kase *k)
 {
 	char x[8];
 
@@ -153,7 +158,7 @@ static void expect_reduced(void *out, size_t i, const struct kase *k)
 	ref_put_f(out, 0, k->dt, acc);
 }
 
-static uint64_t hash_bytes(const void *p, size_t n)
+uint64_t hash_bytes(const void *p, size_t n)
 {
 	const unsigned char *b = p;
 	uint64_t h = 1469598103934665603ull;
@@ -407,13 +412,18 @@ static void matrix(int full)
 
 int main(int argc, char **argv)
 {
-	int full = 0, mismatch = 0, destroy = 0, rc;
+	int full = 0, mismatch = 0, mismatch_v = -1, destroy = 0, v_only = 0;
+	int rc;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--full"))
 			full = 1;
 		else if (!strcmp(argv[i], "--mismatch"))
 			mismatch = 1;
+		else if (!strcmp(argv[i], "--v-only"))
+			v_only = 1;
+		else if (!strcmp(argv[i], "--mismatch-v") && i + 1 < argc)
+			mismatch_v = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--destroy-in-flight"))
 			destroy = 1;
 		else if (!strcmp(argv[i], "--max-count") && i + 1 < argc)
@@ -439,7 +449,7 @@ int main(int argc, char **argv)
 		}
 		else {
 			fprintf(stderr, "usage: coll_matrix [--full|--mismatch|"
-				"--destroy-in-flight] "
+				"--mismatch-v W|--v-only|--destroy-in-flight] "
 				"[--max-count N] [--big-count N] [--only KIND]\n");
 			return 2;
 		}
@@ -453,15 +463,19 @@ int main(int argc, char **argv)
 	nranks = hop_comm_size(comm);
 	if (destroy)
 		return destroy_in_flight();
-	if (mismatch) {
-		rc = mismatch_case();
+	if (mismatch || mismatch_v >= 0) {
+		rc = mismatch ? mismatch_case() : mismatch_v_case(mismatch_v);
 		hop_comm_destroy(comm);
 		return rc;
 	}
-	argument_errors();
-	in_flight();
-	steady_state();
-	matrix(full);
+	if (!v_only) {
+		argument_errors();
+		in_flight();
+		steady_state();
+		matrix(full);
+	}
+	if (v_only || full)
+		matrix_v(only_kind, max_count);
 	hop_comm_destroy(comm);
 	if (failures) {
 		fprintf(stderr, "coll_matrix: rank %d FAILED %d of %d cases\n", rank,

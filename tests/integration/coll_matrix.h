@@ -30,10 +30,23 @@ void fail(const struct kase *k, const char *fmt, ...);
 void gather_verdict(const struct kase *k, int ok, uint64_t h);
 void *xmalloc(size_t n);
 
+void gen(void *buf, size_t at, size_t i, const struct kase *k, int r);
+void expect_reduced(void *out, size_t i, const struct kase *k);
+uint64_t hash_bytes(const void *p, size_t n);
+const char *kase_str(const struct kase *k);
+
+/* @rc must be @code, the comm's last error must contain @needle */
+void expect_err(int rc, const char *call, int code, const char *needle);
+#define EXPECT_ERR(call, code, needle) expect_err((call), #call, code, needle)
+
 void argument_errors(void);
 void in_flight(void);
 void steady_state(void);
 int destroy_in_flight(void);
 int mismatch_case(void);
+
+/* coll_matrix_v.c: Gather, Scatter, AllGatherv, ReduceScatterv */
+void matrix_v(int only_kind, size_t max_count);
+int mismatch_v_case(int which);
 
 #endif /* HOP_TEST_COLL_MATRIX_H */

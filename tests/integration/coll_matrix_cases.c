@@ -77,7 +77,7 @@ void in_flight(void)
 	free(g);
 }
 
-static void expect_err(int rc, const char *call, int code, const char *needle)
+void expect_err(int rc, const char *call, int code, const char *needle)
 {
 	if (rc != code)
 		fail(NULL, "%s returned %s, expected %s", call, hop_err_name(rc),
@@ -86,7 +86,6 @@ static void expect_err(int rc, const char *call, int code, const char *needle)
 		fail(NULL, "%s: message \"%s\" does not name %s", call,
 		     hop_comm_last_error(comm), needle);
 }
-#define EXPECT_ERR(call, code, needle) expect_err((call), #call, code, needle)
 
 /* each bad argument gets its code and a message naming it; the comm
  * stays usable (no communication happens) */

@@ -9,11 +9,14 @@
  * and when it left, and the records are allgathered. The check: every
  * rank whose result depends on L's input left after L entered. Barrier,
  * AllReduce, AllGather and ReduceScatter: every rank depends on every
- * rank. Broadcast: every rank depends on the root. Reduce: the root
- * depends on every rank. The results are checked too, against values
+ * rank, and so does AllToAll. Broadcast: every rank depends on the root.
+ * Reduce: the root depends on every rank. AllToAllv: a rank depends on
+ * the ranks that send it at least one element (a2av_count(); some pairs
+ * send none). The results are checked too, against values
  * computed here from each rank's known input.
  *
  * Usage (under hop-run): coll_order [--only barrier|allreduce|...]
+ * [--no-v] (without Gather, Scatter and the v-variants)
  * Prints "coll_order: rank R passed N cases" on success.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -31,10 +34,13 @@ static int rank, nranks;
 #include "rank_check.h"
 
 enum kind { K_BARRIER, K_BCAST, K_REDUCE, K_ALLREDUCE, K_ALLGATHER,
-	    K_REDUCESCATTER, K_COUNT };
+	    K_REDUCESCATTER, K_ALLTOALL, K_ALLTOALLV,
+	    K_GATHER, K_SCATTER, K_ALLGATHERV, K_REDUCESCATTERV,
+	    K_COUNT };
 static const char *const kind_name[K_COUNT] = {
 	"barrier", "broadcast", "reduce", "allreduce", "allgather",
-	"reducescatter",
+	"reducescatter", "alltoall", "alltoallv",
+	"gather", "scatter", "allgatherv", "reducescatterv",
 };
 
 static uint64_t now_ns(void)
@@ -60,6 +66,94 @@ static uint64_t input(int r, size_t i)
 }
 
 #define COUNT 4 /* elements per rank where a count is per rank */
+
+/* alltoallv: elements rank @from sends rank @to, 0 .. COUNT - 1 */
+static size_t a2av_count(int from, int to)
+{
+	return (size_t)(from * 3 + to) % COUNT;
+}
+
+/* Rank @from's element @i for rank @to: distinct per pair and element. */
+static uint64_t a2a_input(int from, int to, size_t i)
+{
+	return input(from, (size_t)to * COUNT + i);
+}
+
+/* alltoall(v): every block at p * COUNT (v: a2av_count() elements). */
+static void run_a2a(enum kind k, uint64_t *send, uint64_t *recv)
+{
+	size_t sc[64], rc[64], disp[64];
+
+	for (int p = 0; p < nranks; p++) {
+		disp[p] = (size_t)p * COUNT;
+		sc[p] = k == K_ALLTOALL ? COUNT : a2av_count(rank, p);
+		rc[p] = k == K_ALLTOALL ? COUNT : a2av_count(p, rank);
+	}
+	if (k == K_ALLTOALL)
+		OK(hop_alltoall(comm, send, recv, COUNT, HOP_UINT64));
+	else
+		OK(hop_alltoallv(comm, send, sc, disp, recv, rc, disp,
+				 HOP_UINT64));
+	for (int p = 0; p < nranks; p++)
+		for (size_t i = 0; i < COUNT; i++) {
+			uint64_t want = i < rc[p] ? a2a_input(p, rank, i) : 0;
+			if (recv[disp[p] + i] != want)
+				FAIL("%s block %d element %zu: %llu, want %llu",
+				     kind_name[k], p, i,
+				     (unsigned long long)recv[disp[p] + i],
+				     (unsigned long long)want);
+		}
+}
+
+/* Elements of block @b of the v-variants: uneven, none empty (a rank
+ * without a block would not depend on anyone's input). */
+static size_t vcount(int b)
+{
+	return 1 + (size_t)(b % 3);
+}
+
+/* Gather, Scatter, AllGatherv, ReduceScatterv once, checked. */
+static void run_kind_v(enum kind k, int root, uint64_t *send, uint64_t *recv)
+{
+	size_t cnt[64], at[64], n = 0, want;
+
+	for (int b = 0; b < nranks; b++) {
+		cnt[b] = k == K_ALLGATHERV || k == K_REDUCESCATTERV ? vcount(b)
+								   : COUNT;
+		at[b] = n;
+		n += cnt[b];
+	}
+	if (k == K_GATHER)
+		OK(hop_gather(comm, send, recv, COUNT, HOP_UINT64, root));
+	else if (k == K_SCATTER)
+		OK(hop_scatter(comm, send, recv, COUNT, HOP_UINT64, root));
+	else if (k == K_ALLGATHERV)
+		OK(hop_allgatherv(comm, send, cnt[rank], recv, cnt, at,
+				  HOP_UINT64));
+	else
+		OK(hop_reducescatterv(comm, send, recv, cnt, HOP_UINT64,
+				      HOP_SUM));
+	for (int b = 0; b < nranks; b++) {
+		/* the blocks this rank holds: all (gathers), its own (scatters) */
+		if ((k == K_GATHER && rank != root) ||
+		    ((k == K_SCATTER || k == K_REDUCESCATTERV) && b != rank))
+			continue;
+		for (size_t i = 0; i < cnt[b]; i++) {
+			size_t o = k == K_SCATTER || k == K_REDUCESCATTERV
+					   ? i : at[b] + i;
+
+			want = k == K_SCATTER ? input(root, at[b] + i)
+			       : k == K_REDUCESCATTERV ? 0 : input(b, i);
+			for (int r = 0; k == K_REDUCESCATTERV && r < nranks; r++)
+				want += input(r, at[b] + i);
+			if (recv[o] != want)
+				FAIL("%s block %d element %zu: %llu, want %llu",
+				     kind_name[k], b, i,
+				     (unsigned long long)recv[o],
+				     (unsigned long long)want);
+		}
+	}
+}
 
 /* Run collective @k once; fill @out with its result and check it. */
 static void run_kind(enum kind k, int root)
@@ -128,8 +222,14 @@ static void run_kind(enum kind k, int root)
 				     (unsigned long long)want);
 		}
 		return;
+	case K_ALLTOALL:
+	case K_ALLTOALLV:
+		run_a2a(k, send, recv);
+		return;
 	case K_COUNT:
 		break;
+	default:
+		run_kind_v(k, root, send, recv);
 	}
 }
 
@@ -138,9 +238,13 @@ static int depends(enum kind k, int r, int late, int root)
 {
 	switch (k) {
 	case K_BCAST:
+	case K_SCATTER:
 		return late == root;
 	case K_REDUCE:
+	case K_GATHER:
 		return r == root;
+	case K_ALLTOALLV:
+		return a2av_count(late, r) > 0;
 	default:
 		return 1;
 	}
@@ -151,7 +255,7 @@ static int one_case(enum kind k, int late, int sleep)
 	int root = (late + 1) % nranks; /* late root and late leaf both occur */
 	uint64_t mine[2], all[2 * 64];
 
-	if (k == K_BCAST || k == K_REDUCE)
+	if (k == K_BCAST || k == K_REDUCE || k == K_GATHER || k == K_SCATTER)
 		root = (late + (nranks > 1 ? late % 2 : 0)) % nranks;
 	OK(hop_barrier(comm));
 	if (rank == late)
@@ -175,13 +279,16 @@ static int one_case(enum kind k, int late, int sleep)
 int main(int argc, char **argv)
 {
 	const char *only = NULL, *e = getenv("HOP_ORDER_SLEEP_MS");
-	int sleep = e ? atoi(e) : 20, cases = 0;
+	int sleep = e ? atoi(e) : 20, cases = 0, no_v = 0;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--only") && i + 1 < argc) {
 			only = argv[++i];
+		} else if (!strcmp(argv[i], "--no-v")) {
+			no_v = 1;
 		} else {
-			fprintf(stderr, "usage: coll_order [--only KIND]\n");
+			fprintf(stderr, "usage: coll_order [--only KIND] "
+				"[--no-v]\n");
 			return 2;
 		}
 	}
@@ -196,7 +303,8 @@ int main(int argc, char **argv)
 	if (nranks > 64)
 		FAIL("at most 64 ranks");
 	for (int k = 0; k < K_COUNT; k++) {
-		if (only && strcmp(only, kind_name[k]))
+		if ((only && strcmp(only, kind_name[k])) ||
+		    (no_v && k >= K_GATHER))
 			continue;
 		for (int late = 0; late < nranks; late++)
 			cases += one_case((enum kind)k, late, sleep);

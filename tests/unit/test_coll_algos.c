@@ -203,7 +203,8 @@ static void run_one(const struct run *R)
 
 	for (int r = 0; r < n; r++) {
 		struct hop_coll_args a = { R->kind, R->algo, r, n, R->root, cnt, R->dt,
-					   R->op, R->inplace, R->chunk, R->depth, 0 };
+					   R->op, R->inplace, R->chunk, R->depth, 0,
+					   NULL, NULL, 0 };
 		int root_or_all = !(R->kind == HOP_COLL_REDUCE && r != R->root);
 		void *base[HOP_BUF_COUNT] = { NULL };
 
@@ -465,7 +466,8 @@ static void test_sim_time(void **state)
 		size_t count = (size_t)n * 1000; /* f32: m = 4000 n bytes */
 		for (int r = 0; r < n; r++) {
 			struct hop_coll_args a = { HOP_COLL_ALLREDUCE, HOP_ALGO_RING, r, n, 0,
-						   count, HOP_FLOAT32, HOP_SUM, 0, 1u << 20, 2, 0 };
+						   count, HOP_FLOAT32, HOP_SUM, 0, 1u << 20, 2, 0,
+						   NULL, NULL, 0 };
 			assert_int_equal(hop_sched_build(&s[r], &a), 0);
 			hop_sched_start(&s[r], base);
 		}

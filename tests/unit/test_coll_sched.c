@@ -137,9 +137,16 @@ static void test_parse_algo(void **state)
 	assert_int_equal(hop_coll_parse_algo("allgather:tree", f, err, sizeof(err)),
 			 HOP_ERR_CONFIG); /* exists, but not for allgather */
 	assert_non_null(strstr(err, "\"tree\""));
-	assert_int_equal(hop_coll_parse_algo("gather:ring", f, err, sizeof(err)),
+	assert_int_equal(hop_coll_parse_algo("scan:ring", f, err, sizeof(err)),
 			 HOP_ERR_CONFIG);
-	assert_non_null(strstr(err, "\"gather\""));
+	assert_non_null(strstr(err, "\"scan\""));
+	assert_int_equal(hop_coll_parse_algo("gather:ring", f, err, sizeof(err)),
+			 HOP_ERR_CONFIG); /* ring is not a gather algorithm */
+	assert_non_null(strstr(err, "flat"));
+	assert_int_equal(hop_coll_parse_algo("gather:binomial,scatter:flat", f,
+					     err, sizeof(err)), 0);
+	assert_int_equal(f[HOP_COLL_GATHER], HOP_ALGO_TREE);
+	assert_int_equal(f[HOP_COLL_SCATTER], HOP_ALGO_FLAT);
 	assert_int_equal(hop_coll_parse_algo("allreduce", f, err, sizeof(err)),
 			 HOP_ERR_CONFIG);
 	assert_int_equal(hop_coll_parse_algo("allreduce:ring,,", f, err, sizeof(err)),
@@ -182,7 +189,8 @@ static void test_driver(void **state)
 	int a[4] = { 1, 2, 3, 4 }, b[4] = { 10, 20, 30, 40 };
 	void *base[HOP_BUF_COUNT] = { NULL, a, b, NULL };
 	struct hop_coll_args ar = { HOP_COLL_ALLREDUCE, HOP_ALGO_RING, 0, 1, 0, 4,
-				    HOP_INT32, HOP_SUM, 0, 64, 2, 0 };
+				    HOP_INT32, HOP_SUM, 0, 64, 2, 0, NULL, NULL,
+				    0 };
 	(void)state;
 
 	hop_sched_init(&s);
@@ -206,7 +214,8 @@ static void test_sim_deadlock(void **state)
 	struct hop_sched s[2];
 	void *base[HOP_BUF_COUNT] = { NULL };
 	struct hop_coll_args a = { HOP_COLL_BARRIER, HOP_ALGO_DISSEMINATION, 0, 2,
-				   0, 0, HOP_UINT8, HOP_SUM, 0, 64, 1, 0 };
+				   0, 0, HOP_UINT8, HOP_SUM, 0, 64, 1, 0, NULL,
+				   NULL, 0 };
 	(void)state;
 
 	hop_sched_init(&s[0]);

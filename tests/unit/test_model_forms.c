@@ -173,7 +173,8 @@ static void test_names(void **state)
 	assert_string_equal(hop_model_kind_name(HOP_COLL_REDUCESCATTER),
 			    "reducescatter");
 	assert_int_equal(hop_model_kind_lookup("allgather"), HOP_COLL_ALLGATHER);
-	assert_int_equal(hop_model_kind_lookup("gather"), -1);
+	assert_int_equal(hop_model_kind_lookup("gather"), HOP_COLL_GATHER);
+	assert_int_equal(hop_model_kind_lookup("scan"), -1);
 	assert_null(hop_model_kind_name(HOP_COLL_KIND_COUNT));
 	assert_string_equal(hop_model_algo_name(HOP_ALGO_RABENSEIFNER),
 			    "rabenseifner");

@@ -68,13 +68,40 @@ static const char *hb_supports(enum bench_coll c, enum bench_type t,
 static const char *hb_set_algo(enum bench_coll c, const char *algo)
 {
 	static const char *const names[BENCH_COLL_COUNT] = {
-		"allreduce", "broadcast", "reduce", "allgather", "reducescatter"
+		"allreduce", "broadcast", "reduce", "allgather", "reducescatter",
+		"alltoall", "gather", "scatter", "allgatherv", "reducescatterv"
 	};
 	static char spec[128];
 
 	snprintf(spec, sizeof(spec), "%s:%s", names[c], algo);
 	/* read by hop_comm_init_env(), which validates it */
 	return setenv("HOP_ALGO", spec, 1) ? "setenv failed" : NULL;
+}
+
+/* The v-variants' even layout: every block @count elements, in order. */
+static const size_t *even_blocks(size_t count, const size_t **displs)
+{
+	static size_t *cnt, *at;
+	static int cap;
+	int n = hop_comm_size(comm);
+
+	if (n > cap) {
+		size_t *c = realloc(cnt, (size_t)n * sizeof(*c));
+		if (c)
+			cnt = c;
+		size_t *a = realloc(at, (size_t)n * sizeof(*a));
+		if (a)
+			at = a;
+		if (!c || !a)
+			return NULL;
+		cap = n;
+	}
+	for (int b = 0; b < n; b++) {
+		cnt[b] = count;
+		at[b] = (size_t)b * count;
+	}
+	*displs = at;
+	return cnt;
 }
 
 static const char *hb_run(enum bench_coll c, const void *sbuf, void *rbuf,
@@ -84,6 +111,7 @@ static const char *hb_run(enum bench_coll c, const void *sbuf, void *rbuf,
 	(void)inplace; /* hop recognises in place from the pointers */
 	hop_dtype_t dt = (hop_dtype_t)t; /* same order by design (bench.h) */
 	hop_op_t op = (hop_op_t)o;
+	const size_t *cnt, *displs;
 	int rc;
 
 	switch (c) {
@@ -91,7 +119,17 @@ static const char *hb_run(enum bench_coll c, const void *sbuf, void *rbuf,
 	case BENCH_BROADCAST: rc = hop_broadcast(comm, rbuf, count, dt, root); break;
 	case BENCH_REDUCE: rc = hop_reduce(comm, sbuf, rbuf, count, dt, op, root); break;
 	case BENCH_ALLGATHER: rc = hop_allgather(comm, sbuf, rbuf, count, dt); break;
-	default: rc = hop_reducescatter(comm, sbuf, rbuf, count, dt, op); break;
+	case BENCH_ALLTOALL: rc = hop_alltoall(comm, sbuf, rbuf, count, dt); break;
+	case BENCH_REDUCESCATTER: rc = hop_reducescatter(comm, sbuf, rbuf, count, dt, op); break;
+	case BENCH_GATHER: rc = hop_gather(comm, sbuf, rbuf, count, dt, root); break;
+	case BENCH_SCATTER: rc = hop_scatter(comm, sbuf, rbuf, count, dt, root); break;
+	default:
+		if (!(cnt = even_blocks(count, &displs)))
+			return "out of memory for the block counts";
+		rc = c == BENCH_ALLGATHERV
+			? hop_allgatherv(comm, sbuf, count, rbuf, cnt, displs, dt)
+			: hop_reducescatterv(comm, sbuf, rbuf, cnt, dt, op);
+		break;
 	}
 	return rc ? hop_error(rc) : NULL;
 }

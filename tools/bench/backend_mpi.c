@@ -5,6 +5,7 @@
  * where installed, MPICH's (hop-mpich-bench).
  */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <mpi.h>
 
@@ -80,7 +81,7 @@ static MPI_Op mpi_op(enum bench_op o)
 static const char *mb_supports(enum bench_coll c, enum bench_type t,
 			       enum bench_op o, int inplace)
 {
-	if (inplace && c == BENCH_REDUCESCATTER)
+	if (inplace && (c == BENCH_REDUCESCATTER || c == BENCH_REDUCESCATTERV))
 		return "MPI's in-place reduce-scatter keeps its result elsewhere than hop's";
 	if (mpi_type(t) == MPI_DATATYPE_NULL)
 		return "MPI has no half or bfloat16 type";
@@ -94,6 +95,52 @@ static const char *mb_set_algo(enum bench_coll c, const char *algo)
 	(void)c;
 	(void)algo;
 	return "--algo is hop's; choose MPI's algorithms with its own parameters";
+}
+
+/* MPI_Gather, MPI_Scatter, MPI_Allgatherv and MPI_Reduce_scatter with
+ * even blocks of @n; @s: @sbuf or MPI_IN_PLACE. Returns MPI's code. */
+static int mb_run_rooted_v(enum bench_coll c, const void *s, const void *sbuf,
+			   void *rbuf, int n, MPI_Datatype dt, MPI_Op op,
+			   int root, int inplace)
+{
+	static int *cnt, *at, cap;
+	int rank, size;
+
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (size > cap) {
+		int *x = realloc(cnt, (size_t)size * sizeof(*x));
+		if (x)
+			cnt = x;
+		int *y = realloc(at, (size_t)size * sizeof(*y));
+		if (y)
+			at = y;
+		if (!x || !y)
+			return MPI_ERR_NO_MEM;
+		cap = size;
+	}
+	for (int b = 0; b < size; b++) {
+		cnt[b] = n;
+		at[b] = b * n;
+	}
+	/* MPI_IN_PLACE is only for the root: in place there means the
+	 * root's block already sits in (gather) or stays in (scatter) the
+	 * buffer of all blocks */
+	if (inplace && rank != root && (c == BENCH_GATHER || c == BENCH_SCATTER))
+		s = sbuf;
+	switch (c) {
+	case BENCH_GATHER:
+		return MPI_Gather(s, n, dt, rbuf, n, dt, root, MPI_COMM_WORLD);
+	case BENCH_SCATTER:
+		if (inplace && rank == root)
+			return MPI_Scatter(sbuf, n, dt, MPI_IN_PLACE, n, dt, root,
+					   MPI_COMM_WORLD);
+		return MPI_Scatter(sbuf, n, dt, rbuf, n, dt, root, MPI_COMM_WORLD);
+	case BENCH_ALLGATHERV:
+		return MPI_Allgatherv(s, n, dt, rbuf, cnt, at, dt, MPI_COMM_WORLD);
+	default:
+		return MPI_Reduce_scatter(sbuf, rbuf, cnt, dt, op, MPI_COMM_WORLD);
+	}
 }
 
 static const char *mb_run(enum bench_coll c, const void *sbuf, void *rbuf,
@@ -120,7 +167,15 @@ static const char *mb_run(enum bench_coll c, const void *sbuf, void *rbuf,
 		/* in place: our block already sits in rbuf */
 		rc = MPI_Allgather(s, n, dt, rbuf, n, dt, MPI_COMM_WORLD);
 		break;
-	default: rc = MPI_Reduce_scatter_block(sbuf, rbuf, n, dt, op, MPI_COMM_WORLD); break;
+	case BENCH_ALLTOALL: /* @count per peer; in place: MPI_IN_PLACE */
+		rc = MPI_Alltoall(s, n, dt, rbuf, n, dt, MPI_COMM_WORLD);
+		break;
+	case BENCH_REDUCESCATTER:
+		rc = MPI_Reduce_scatter_block(sbuf, rbuf, n, dt, op, MPI_COMM_WORLD);
+		break;
+	default:
+		rc = mb_run_rooted_v(c, s, sbuf, rbuf, n, dt, op, root, inplace);
+		break;
 	}
 	return rc == MPI_SUCCESS ? NULL : mpi_error(rc);
 }

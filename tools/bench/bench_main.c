@@ -16,7 +16,8 @@
 #include "bench_data.h"
 
 static const char *const coll_names[BENCH_COLL_COUNT] = {
-	"allreduce", "broadcast", "reduce", "allgather", "reducescatter"
+	"allreduce", "broadcast", "reduce", "allgather", "reducescatter",
+	"alltoall", "gather", "scatter", "allgatherv", "reducescatterv"
 };
 static const char *const type_names[BT_COUNT] = {
 	"int8", "uint8", "int32", "uint32", "int64", "uint64",
@@ -47,14 +48,15 @@ static int lookup(const char *s, const char *const *names, int n)
 static void usage(FILE *f, const char *prog)
 {
 	fprintf(f,
-		"usage: %s allreduce|broadcast|reduce|allgather|reducescatter\n"
+		"usage: %s allreduce|broadcast|reduce|allgather|reducescatter|alltoall\n"
 		"         [-b MINBYTES] [-e MAXBYTES] [-f FACTOR] [-t TYPE] [-o OP]\n"
 		"         [--root R] [--algo X] [--inplace] [--check]\n"
 		"         [--iters N] [--warmup N] [--json FILE]\n"
 		"sizes accept K/M/G; TYPE: int8 uint8 int32 uint32 int64 uint64\n"
 		"half bfloat16 float double; OP: sum prod min max avg.\n"
 		"For allgather and reducescatter the size is the whole gathered\n"
-		"buffer (N blocks), as in nccl-tests.\n", prog);
+		"buffer (N blocks), for alltoall a rank's whole send buffer (N\n"
+		"blocks, one per peer), as in nccl-tests.\n", prog);
 }
 
 static int parse_args(int argc, char **argv, struct bench_opts *o,
@@ -118,9 +120,31 @@ static double bus_factor(enum bench_coll c, int n)
 {
 	switch (c) {
 	case BENCH_ALLREDUCE: return 2.0 * (n - 1) / n;
-	case BENCH_ALLGATHER: case BENCH_REDUCESCATTER: return (double)(n - 1) / n;
+	case BENCH_ALLGATHER: case BENCH_REDUCESCATTER: case BENCH_ALLTOALL:
+	case BENCH_GATHER: case BENCH_SCATTER:
+	case BENCH_ALLGATHERV: case BENCH_REDUCESCATTERV: return (double)(n - 1) / n;
 	default: return 1.0;
 	}
+}
+
+/* Gathers: each rank's block goes to N blocks (allgather, gather,
+ * allgatherv); scatters the reverse (reducescatter, scatter,
+ * reducescatterv). */
+static int gathers(enum bench_coll c)
+{
+	return c == BENCH_ALLGATHER || c == BENCH_GATHER || c == BENCH_ALLGATHERV;
+}
+
+static int scatters(enum bench_coll c)
+{
+	return c == BENCH_REDUCESCATTER || c == BENCH_SCATTER ||
+	       c == BENCH_REDUCESCATTERV;
+}
+
+static int rooted(enum bench_coll c)
+{
+	return c == BENCH_BROADCAST || c == BENCH_REDUCE || c == BENCH_GATHER ||
+	       c == BENCH_SCATTER;
 }
 
 /* per-rank element counts: @count is the column nccl-tests prints */
@@ -130,11 +154,13 @@ static struct sizes sizes_for(enum bench_coll c, size_t bytes, size_t ts, int n)
 {
 	size_t count = bytes / ts, block = count / (size_t)n;
 
-	switch (c) {
-	case BENCH_ALLGATHER: return (struct sizes){ block * n, block, block * n };
-	case BENCH_REDUCESCATTER: return (struct sizes){ block * n, block * n, block };
-	default: return (struct sizes){ count, count, count };
-	}
+	if (c == BENCH_ALLTOALL)
+		return (struct sizes){ block * n, block * n, block * n };
+	if (gathers(c))
+		return (struct sizes){ block * n, block, block * n };
+	if (scatters(c))
+		return (struct sizes){ block * n, block * n, block };
+	return (struct sizes){ count, count, count };
 }
 
 struct bufs { char *sbuf, *rbuf, *send, *recv; };
@@ -148,11 +174,12 @@ static void place(const struct bench_opts *o, struct bufs *b, size_t ts,
 		b->send = b->rbuf;
 	if (!o->inplace)
 		return;
-	switch (o->coll) {
-	case BENCH_ALLGATHER: b->send = b->rbuf + (size_t)rank * sz.send * ts; break;
-	case BENCH_REDUCESCATTER: b->recv = b->sbuf + (size_t)rank * sz.recv * ts; break;
-	default: b->send = b->recv = b->rbuf; break;
-	}
+	if (gathers(o->coll))
+		b->send = b->rbuf + (size_t)rank * sz.send * ts;
+	else if (scatters(o->coll))
+		b->recv = b->sbuf + (size_t)rank * sz.recv * ts;
+	else
+		b->send = b->recv = b->rbuf;
 }
 
 static void fill(const struct bench_opts *o, const struct bufs *b,
@@ -166,6 +193,8 @@ static void fill(const struct bench_opts *o, const struct bufs *b,
 		double v = bench_input(o->op, n, rank, i);
 		if (o->coll == BENCH_BROADCAST)
 			v = rank == o->root ? bench_input(o->op, n, o->root, i) : 0;
+		else if (o->coll == BENCH_SCATTER) /* only the root's is sent */
+			v = bench_input(o->op, n, o->root, i);
 		bench_set(t, b->send, i, v);
 	}
 }
@@ -176,14 +205,24 @@ static long count_wrong(const struct bench_opts *o, const struct bufs *b,
 	enum bench_type t = o->type;
 	long wrong = 0;
 
-	if (o->coll == BENCH_REDUCE && rank != o->root)
+	if ((o->coll == BENCH_REDUCE || o->coll == BENCH_GATHER) &&
+	    rank != o->root)
 		return 0;
 	for (size_t i = 0; i < sz.recv; i++) {
 		double want;
 		switch (o->coll) {
 		case BENCH_BROADCAST: want = bench_input(o->op, n, o->root, i); break;
-		case BENCH_ALLGATHER: want = bench_input(o->op, n, (int)(i / sz.send), i % sz.send); break;
-		case BENCH_REDUCESCATTER: want = bench_expected(t, o->op, n, (size_t)rank * sz.recv + i); break;
+		case BENCH_ALLGATHER: case BENCH_GATHER: case BENCH_ALLGATHERV:
+			want = bench_input(o->op, n, (int)(i / sz.send), i % sz.send); break;
+		case BENCH_REDUCESCATTER: case BENCH_REDUCESCATTERV:
+			want = bench_expected(t, o->op, n, (size_t)rank * sz.recv + i); break;
+		case BENCH_SCATTER:
+			want = bench_input(o->op, n, o->root, (size_t)rank * sz.recv + i); break;
+		case BENCH_ALLTOALL: { /* block q: rank q's elements for this rank */
+			size_t blk = sz.count / (size_t)n;
+			want = bench_input(o->op, n, (int)(i / blk), (size_t)rank * blk + i % blk);
+			break;
+		}
 		default: want = bench_expected(t, o->op, n, i); break;
 		}
 		wrong += !bench_matches(t, o->op, bench_get(t, b->recv, i), want);
@@ -191,12 +230,15 @@ static long count_wrong(const struct bench_opts *o, const struct bufs *b,
 	return wrong;
 }
 
+static int bench_nranks = 1; /* alltoall's count: per peer */
+
 static const char *run_once(const struct bench_backend *be,
 			    const struct bench_opts *o, const struct bufs *b,
 			    struct sizes sz)
 {
-	size_t count = o->coll == BENCH_ALLGATHER ? sz.send :
-		       o->coll == BENCH_REDUCESCATTER ? sz.recv : sz.count;
+	size_t count = gathers(o->coll) ? sz.send :
+		       scatters(o->coll) ? sz.recv :
+		       o->coll == BENCH_ALLTOALL ? sz.count / (size_t)bench_nranks : sz.count;
 
 	return be->run(o->coll, b->send, b->recv, count, o->type, o->op,
 		       o->root, o->inplace);
@@ -206,9 +248,10 @@ struct row { size_t bytes, count; double us, algbw, busbw; long wrong; };
 
 static void print_row(const struct bench_opts *o, const struct row *r)
 {
-	int root = o->coll == BENCH_BROADCAST || o->coll == BENCH_REDUCE ? o->root : -1;
-	const char *op = o->coll == BENCH_BROADCAST || o->coll == BENCH_ALLGATHER ?
-			 "none" : op_names[o->op];
+	int root = rooted(o->coll) ? o->root : -1;
+	const char *op = o->coll == BENCH_ALLREDUCE || o->coll == BENCH_REDUCE ||
+			 o->coll == BENCH_REDUCESCATTER ||
+			 o->coll == BENCH_REDUCESCATTERV ? op_names[o->op] : "none";
 
 	printf("%12zu %12zu %8s %6s %5d %11.2f %12.3f %12.3f %7ld\n", r->bytes,
 	       r->count, type_names[o->type], op, root, r->us, r->algbw,
@@ -310,6 +353,7 @@ int bench_main(const struct bench_backend *be, int argc, char **argv)
 		fprintf(stderr, "%s: %s\n", be->name, err);
 		return 1;
 	}
+	bench_nranks = n;
 	if (o.root >= n)
 		return fail(be, rank, "--root", "out of range for this number of ranks");
 	if ((err = be->supports(o.coll, o.type, o.op, o.inplace)))

@@ -69,7 +69,7 @@ static void table(const struct popts *o, int kind, int n)
 		return;
 	}
 	printf("\n# %s, N = %d%s\n", hop_model_kind_name(kind), n,
-	       kind == HOP_COLL_ALLGATHER || kind == HOP_COLL_REDUCESCATTER
+	       hop_model_per_rank(kind)
 		       ? " (bytes: per-rank block; the vector is N times it)"
 		       : "");
 	if (o->cores > 0 && n > o->cores)
@@ -122,7 +122,9 @@ static int parse_kinds(const char *spec, struct popts *o)
 		if (k < 0 || o->nk == HOP_COLL_KIND_COUNT) {
 			fprintf(stderr, "hop-model: --collective '%s': expected "
 				"all or a list of broadcast, reduce, allreduce, "
-				"allgather, reducescatter, barrier\n", tok);
+				"allgather, reducescatter, barrier, gather, "
+				"scatter, allgatherv, reducescatterv, alltoall, "
+				"alltoallv\n", tok);
 			return -1;
 		}
 		o->kinds[o->nk++] = k;

@@ -102,7 +102,9 @@ static int parse(int argc, char **argv, struct sopts *o,
 			if ((o->kind = hop_model_kind_lookup(optarg)) < 0) {
 				fprintf(stderr, "hop-model sim: --coll '%s': expected "
 					"broadcast, reduce, allreduce, allgather, "
-					"reducescatter or barrier\n", optarg);
+					"reducescatter, barrier, gather, scatter, "
+					"allgatherv, reducescatterv or alltoall\n",
+					optarg);
 				return 2;
 			}
 			break;
