@@ -377,9 +377,35 @@ struct plan_case {
 };
 
 static const char *const fn_of[] = { "hop_broadcast", "hop_reduce",
-	"hop_allreduce", "hop_allgather", "hop_reducescatter", "hop_barrier" };
+	"hop_allreduce", "hop_allgather", "hop_reducescatter", "hop_barrier",
+	"hop_alltoall", "hop_alltoallv", "hop_gather", "hop_scatter",
+	"hop_allgatherv", "hop_reducescatterv" };
 static const char *const kind_of[] = { "broadcast", "reduce", "allreduce",
-	"allgather", "reducescatter", "barrier" };
+	"allgather", "reducescatter", "barrier", "alltoall", "alltoallv",
+	"gather", "scatter", "allgatherv", "reducescatterv" };
+
+/* The v-forms with every block @cnt long: the plan prices the largest. */
+static void run_v(hop_comm_t *c, hop_coll_kind_t kind, size_t cnt,
+		  int32_t *s, int32_t *r)
+{
+	int n = hop_comm_size(c);
+	size_t *counts = calloc((size_t)n, sizeof(size_t));
+	size_t *displs = calloc((size_t)n, sizeof(size_t));
+
+	for (int i = 0; i < n; i++) {
+		counts[i] = cnt;
+		displs[i] = (size_t)i * cnt;
+	}
+	if (kind == HOP_KIND_ALLTOALLV)
+		OK(hop_alltoallv(c, s, counts, displs, r, counts, displs,
+				 HOP_INT32));
+	else if (kind == HOP_KIND_ALLGATHERV)
+		OK(hop_allgatherv(c, s, cnt, r, counts, displs, HOP_INT32));
+	else
+		OK(hop_reducescatterv(c, s, r, counts, HOP_INT32, HOP_SUM));
+	free(counts);
+	free(displs);
+}
 
 /* In a thread of its own: the log line of the run is printed once per
  * thread and change of choice, so every run prints it. */
@@ -395,7 +421,8 @@ static void *plan_one(void *arg)
 	OK(hop_coll_plan(pc->c, pc->kind, pc->count, HOP_INT32, &pl));
 	printf("PLAN %s: %s algorithm %s (%zu B, %d ranks, chunk %zu B, "
 	       "depth %d)%s\n", fn_of[pc->kind], kind_of[pc->kind], pl.algo,
-	       cnt * 4, n, pl.chunk_bytes, pl.depth,
+	       pc->kind == HOP_KIND_ALLTOALLV ? 0 : cnt * 4, n,
+	       pl.chunk_bytes, pl.depth,
 	       pl.forced ? " forced by HOP_ALGO" : "");
 	fflush(stdout);
 	switch (pc->kind) {
@@ -417,6 +444,20 @@ static void *plan_one(void *arg)
 	case HOP_KIND_BARRIER:
 		OK(hop_barrier(pc->c));
 		break;
+	case HOP_KIND_ALLTOALL:
+		OK(hop_alltoall(pc->c, s, r, cnt, HOP_INT32));
+		break;
+	case HOP_KIND_GATHER:
+		OK(hop_gather(pc->c, s, r, cnt, HOP_INT32, 0));
+		break;
+	case HOP_KIND_SCATTER:
+		OK(hop_scatter(pc->c, s, r, cnt, HOP_INT32, 0));
+		break;
+	case HOP_KIND_ALLTOALLV:
+	case HOP_KIND_ALLGATHERV:
+	case HOP_KIND_REDUCESCATTERV:
+		run_v(pc->c, pc->kind, cnt, s, r);
+		break;
 	}
 	free(s);
 	free(r);
@@ -437,7 +478,7 @@ static void plans(void)
 	CHECK_RC(hop_coll_plan(NULL, HOP_KIND_ALLREDUCE, 1, HOP_INT32, &pl),
 		 HOP_ERR_INVALID_HANDLE);
 	for (int c = 0; c < 2; c++)
-		for (int k = 0; k <= HOP_KIND_BARRIER; k++)
+		for (int k = 0; k <= HOP_KIND_REDUCESCATTERV; k++)
 			for (int i = 0; i < 3; i++) {
 				struct plan_case pc = { on[c], k, counts[i] };
 				pthread_t t;
