@@ -94,47 +94,130 @@ static int link_check(struct hop_bootstrap *bs, int fd, int left,
 	return 0;
 }
 
+/*
+ * Connections accepted on the ring listener that have not proved
+ * themselves yet. They are read as their bytes arrive, each with a second
+ * of its own, so silent connections (a stranger's) delay rank r - 1's link
+ * by nothing; when RING_PENDING are waiting, the oldest is dropped.
+ */
+#define RING_PENDING 32
+#define RING_HELLO_MS 1000
+
+struct pending {
+	int fd;
+	uint64_t until;
+	struct sockaddr_in sa;
+};
+
+static void pending_drop(struct hop_bootstrap *bs, struct pending *p,
+			 const char *why)
+{
+	char who[32];
+
+	hop_sockaddr_str(&p->sa, who, sizeof(who));
+	HOP_WARN_LIMITED("rank %d: dropped a bootstrap ring connection from "
+			 "%s: %s", bs->rank, who, why);
+	close(p->fd);
+	p->fd = -1;
+}
+
+/* Take every connection waiting on the listener into @pend (*@n). */
+static void pending_accept(struct hop_bootstrap *bs, struct pending *pend,
+			   int *n)
+{
+	for (;;) {
+		struct pending p = { .until = hop_deadline_after(RING_HELLO_MS) };
+		socklen_t slen = sizeof(p.sa);
+
+		p.fd = accept4(bs->lfd, (struct sockaddr *)&p.sa, &slen,
+			       SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (p.fd < 0)
+			return; /* EAGAIN, ECONNABORTED: poll again */
+		if (*n == RING_PENDING) {
+			pending_drop(bs, &pend[0], "evicted: too many "
+				     "connections that have not sent LINK");
+			memmove(pend, pend + 1, sizeof(*pend) * (size_t)--*n);
+		}
+		pend[(*n)++] = p;
+	}
+}
+
+/* Check the pending connections @pfd says are readable or whose second is
+ * up; the one that is rank @left's link becomes bs->left. Compacts @pend. */
+static void pending_check(struct hop_bootstrap *bs, struct pending *pend,
+			  int *n, const struct pollfd *pfd, int left,
+			  uint64_t deadline)
+{
+	char why[200];
+	int k = 0;
+
+	for (int i = 0; i < *n; i++) {
+		struct pending *p = &pend[i];
+		uint64_t until = p->until < deadline ? p->until : deadline;
+
+		if (bs->left < 0 &&
+		    (pfd[i].revents & (POLLIN | POLLHUP | POLLERR))) {
+			if (link_check(bs, p->fd, left, until, why,
+				       sizeof(why)) == 0) {
+				hop_bs_nodelay(p->fd);
+				bs->left = p->fd;
+				continue;
+			}
+			pending_drop(bs, p, why);
+		} else if (hop_deadline_passed(p->until)) {
+			pending_drop(bs, p, "no LINK message within 1 s");
+		}
+		if (p->fd >= 0)
+			pend[k++] = *p;
+	}
+	*n = k;
+}
+
 /* Accept connections on the ring listener until rank r - 1's arrives. */
 static int accept_left(struct hop_bootstrap *bs, uint64_t deadline)
 {
-	int left = (bs->rank + bs->nranks - 1) % bs->nranks;
-	char secs[32], who[32], why[200];
+	int left = (bs->rank + bs->nranks - 1) % bs->nranks, n = 0, ret = 0;
+	struct pending pend[RING_PENDING];
+	struct pollfd pfd[RING_PENDING + 1];
+	char secs[32];
 
-	for (;;) {
-		struct pollfd pfd = { .fd = bs->lfd, .events = POLLIN };
-		struct sockaddr_in sa;
-		socklen_t slen = sizeof(sa);
-		int r = poll(&pfd, 1, hop_deadline_ms_left(deadline)), fd;
+	bs->left = -1;
+	while (bs->left < 0) {
+		uint64_t wake = deadline;
+		int r;
 
-		if (r < 0 && errno != EINTR)
-			return hop_bs_fail(bs, HOP_ERR_SYSTEM, "rank %d: ring "
-					   "listener: poll: %s", bs->rank,
-					   strerror(errno));
-		if (r <= 0 && hop_deadline_passed(deadline)) {
-			hop_bs_secs(bs->timeout_ms, secs, sizeof(secs));
-			return hop_bs_fail(bs, HOP_ERR_TIMEOUT, "rank %d: rank %d "
-					   "did not open its bootstrap ring link "
-					   "within %s s", bs->rank, left, secs);
+		for (int i = 0; i < n; i++) {
+			pfd[i] = (struct pollfd){ .fd = pend[i].fd,
+						  .events = POLLIN };
+			if (pend[i].until < wake)
+				wake = pend[i].until;
 		}
-		if (r <= 0)
+		pfd[n] = (struct pollfd){ .fd = bs->lfd, .events = POLLIN };
+		r = poll(pfd, (nfds_t)n + 1, hop_deadline_ms_left(wake));
+		if (r < 0 && errno != EINTR) {
+			ret = hop_bs_fail(bs, HOP_ERR_SYSTEM, "rank %d: ring "
+					  "listener: poll: %s", bs->rank,
+					  strerror(errno));
+			break;
+		}
+		if (r < 0)
 			continue;
-		fd = accept4(bs->lfd, (struct sockaddr *)&sa, &slen,
-			     SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0)
-			continue; /* EAGAIN, ECONNABORTED: poll again */
-		uint64_t soon = hop_deadline_after(1000);
-
-		if (link_check(bs, fd, left, soon < deadline ? soon : deadline,
-			       why, sizeof(why)) == 0) {
-			hop_bs_nodelay(fd);
-			bs->left = fd;
-			return 0;
+		pending_check(bs, pend, &n, pfd, left, deadline);
+		if (bs->left >= 0)
+			break;
+		if (hop_deadline_passed(deadline)) {
+			hop_bs_secs(bs->timeout_ms, secs, sizeof(secs));
+			ret = hop_bs_fail(bs, HOP_ERR_TIMEOUT, "rank %d: rank %d "
+					  "did not open its bootstrap ring link "
+					  "within %s s", bs->rank, left, secs);
+			break;
 		}
-		hop_sockaddr_str(&sa, who, sizeof(who));
-		HOP_WARN_LIMITED("rank %d: dropped a bootstrap ring connection "
-				 "from %s: %s", bs->rank, who, why);
-		close(fd);
+		if (pfd[n].revents & POLLIN)
+			pending_accept(bs, pend, &n);
 	}
+	for (int i = 0; i < n; i++)
+		close(pend[i].fd);
+	return ret;
 }
 
 int hop_bs_ring_link(struct hop_bootstrap *bs, uint64_t deadline)

@@ -74,7 +74,7 @@ static const struct cfg_var cfg_vars[] = {
 	  "registrations of user buffers kept for reuse once unused (least recently used dropped first); 0: each is deregistered when its transfer ends (docs/security.md)" },
 	/* collectives */
 	{ "HOP_ALGO", CFG_STR, "", 0, 255, NULL, FIELD(algo),
-	  "force algorithms per collective, e.g. allreduce:ring,broadcast:tree; unset: chosen by the model" },
+	  "force algorithms per collective, e.g. allreduce:ring,broadcast:tree,alltoall:bruck; unset: chosen by the model" },
 	{ "HOP_CHUNK_SIZE", CFG_SIZE, "0", 0, 1 * GIB, NULL, FIELD(chunk_size),
 	  "pipelining chunk in bytes; 0: chosen by the model" },
 	{ "HOP_PIPELINE_DEPTH", CFG_INT, "0", 0, 1024, NULL, FIELD(pipeline_depth),

@@ -22,7 +22,7 @@ status 0 "$bin" predict --nranks 2,65536 --sizes 8:256M:8 --collective all --pro
 check "predict all collectives at 65536 ranks" [ $? = 0 ]
 check "a pick on every size line" [ "$(grep -cE '^ +[0-9]+ ' "$tmp/out")" = \
 	"$(grep -cE '^ +[0-9]+ .*  [a-z]+( k=[0-9]+ \([0-9]+ B chunks\))?$' "$tmp/out")" ]
-check "12 tables" [ "$(grep -c '^# [a-z]*, N = ' "$tmp/out")" = 12 ]
+check "24 tables (12 collectives x 2 N)" [ "$(grep -c '^# [a-z]*, N = ' "$tmp/out")" = 24 ]
 
 status 0 "$bin" predict --nranks 8 --sizes 1K,1M,64M --csv --provider tcp
 check "csv runs" [ $? = 0 ]
@@ -80,7 +80,7 @@ status 1 "$bin" route --topo "$tmp/t.topo" --from 0 --to 9 --size 1M
 check "rank out of range: status 1" [ $? = 0 ]
 status 2 "$bin" predict --sizes 1K
 check "missing --nranks: status 2" [ $? = 0 ]
-status 2 "$bin" predict --nranks 4 --sizes 1K --collective gather
+status 2 "$bin" predict --nranks 4 --sizes 1K --collective allscatter
 check "unknown collective: status 2" [ $? = 0 ]
 status 2 "$bin" predict --nranks 4 --sizes 1K --provider tcp --profile x.json
 check "profile and provider: status 2" [ $? = 0 ]
