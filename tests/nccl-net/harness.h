@@ -5,6 +5,7 @@
 #ifndef HOP_NCCL_HARNESS_H
 #define HOP_NCCL_HARNESS_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -68,8 +69,8 @@ void h_logger(ncclDebugLogLevel level, unsigned long flags, const char *file,
 	      int line, const char *fmt, ...);
 extern char h_last_warn[512];
 extern char h_transport[16]; /* of the last connection made */
-extern int h_quiet;
-extern int h_hop_lines; /* lines of hop's own log the logger received */
+extern atomic_int h_quiet;
+extern atomic_int h_hop_lines; /* lines of hop's own log the logger received */
 
 /* exchange.c: all of @len bytes to / from the peer before the deadline */
 int xsend(struct harness *h, const void *buf, size_t len);

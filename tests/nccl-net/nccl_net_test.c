@@ -22,6 +22,8 @@
  * --selection 1: one process, only the device checks (no traffic).
  */
 #include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <malloc.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -34,12 +36,15 @@ int h_rank;
 ncclResult_t h_last_res;
 char h_last_warn[512];
 char h_transport[16];
-int h_quiet;
-int h_hop_lines;
+atomic_int h_quiet; /* main thread sets it; set-up threads log */
+atomic_int h_hop_lines;
 
 void h_logger(ncclDebugLogLevel level, unsigned long flags, const char *file,
 	      int line, const char *fmt, ...)
 {
+	/* NCCL's logger takes lines from every thread; so does this one
+	 * (hop's own lines come from the plugin's progress thread too) */
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	char msg[512];
 	va_list ap;
 
@@ -47,6 +52,7 @@ void h_logger(ncclDebugLogLevel level, unsigned long flags, const char *file,
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	pthread_mutex_lock(&lock);
 	if (!strncmp(msg, "NET/hop: hop r", 14))
 		h_hop_lines++; /* hop's own log, through the plugin */
 	if (level == NCCL_LOG_WARN)
@@ -59,6 +65,7 @@ void h_logger(ncclDebugLogLevel level, unsigned long flags, const char *file,
 	    getenv("NCCL_NET_TEST_VERBOSE"))
 		fprintf(stderr, "nccl_net_test r%d: [%s:%d] %s\n", h_rank,
 			file, line, msg);
+	pthread_mutex_unlock(&lock);
 }
 
 static int usage(void)
