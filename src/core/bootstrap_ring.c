@@ -31,17 +31,46 @@
 #include "core_int.h"
 #include "wire.h"
 
+/*
+ * An address of this process's own network that routes to @to. Rank 0's
+ * rendezvous listener may be inherited from a launcher on another host
+ * (hop-run --hosts), so its address need not be one rank 0 can bind; its
+ * ring listener then takes the address its predecessor is reached from.
+ */
+static int route_addr(const struct sockaddr_in *to, struct in_addr *out)
+{
+	struct sockaddr_in sa = *to, me;
+	socklen_t slen = sizeof(me);
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), ok;
+
+	if (fd < 0)
+		return -1;
+	if (!sa.sin_port)
+		sa.sin_port = htons(9);
+	ok = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+	     getsockname(fd, (struct sockaddr *)&me, &slen) == 0;
+	close(fd);
+	if (ok)
+		*out = me.sin_addr;
+	return ok ? 0 : -1;
+}
+
 int hop_bs_ring_listen(struct hop_bootstrap *bs)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET,
 				  .sin_addr = bs->local_addr };
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int bound;
 
 	if (fd < 0)
 		return hop_bs_fail(bs, HOP_ERR_SYSTEM, "rank %d: ring listener: "
 				   "socket: %s", bs->rank, strerror(errno));
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    listen(fd, 16) < 0) {
+	bound = bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+	if (!bound && errno == EADDRNOTAVAIL && bs->rank == 0 &&
+	    bs->nranks > 1 &&
+	    route_addr(&bs->peers[bs->nranks - 1].addr, &sa.sin_addr) == 0)
+		bound = bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+	if (!bound || listen(fd, 16) < 0) {
 		int e = errno;
 		char where[32];
 
