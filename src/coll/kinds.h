@@ -37,6 +37,9 @@ enum hop_coll_algo {
 	HOP_ALGO_HALVING,       /* reducescatter: recursive halving */
 	HOP_ALGO_DISSEMINATION, /* barrier */
 	HOP_ALGO_PAIRWISE,      /* alltoall, alltoallv */
+	/* allreduce, bcast, reduce, allgather, reducescatter, barrier: an
+	 * intra-host phase, an inter-host phase, an intra-host phase */
+	HOP_ALGO_HIER,
 	HOP_ALGO_COUNT
 };
 

@@ -47,6 +47,11 @@ struct hop_comm {
 	struct hop_coll *coll;          /* owned by src/coll */
 	struct relay_env *relay_env;    /* HOP_PROFILE/HOP_TOPO of relays */
 	int local_ranks;                /* ranks on this rank's host (>= 1) */
+	/* on @root: the host of each rank, hosts numbered 0 .. nhosts - 1 in
+	 * the order of their lowest rank; the same on every rank (set by
+	 * transport selection from the gathered host identities) */
+	int *host_of;
+	int nhosts;
 	int usable_cores;               /* of this process (sched_getaffinity) */
 	/* the oversubscription the cost model prices, equal on every rank:
 	 * the largest local_ranks/usable_cores of any rank (comm_agree.c) */
@@ -158,6 +163,15 @@ static inline int hop_comm_peer(const struct hop_comm *comm, int r)
 static inline int hop_comm_rank_of(const struct hop_comm *comm, int q)
 {
 	return comm->rank_of && q >= 0 ? comm->rank_of[q] : q;
+}
+
+/* The host (0 .. root's nhosts - 1) of @comm's rank @r; 0 before the
+ * transport was selected. */
+static inline int hop_comm_host(const struct hop_comm *comm, int r)
+{
+	const struct hop_comm *root = comm->root ? comm->root : comm;
+
+	return root->host_of ? root->host_of[hop_comm_peer(comm, r)] : 0;
 }
 
 /* Shares the endpoints of another communicator (split, dup). */

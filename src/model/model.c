@@ -85,6 +85,7 @@ static const char *const algo_names[HOP_ALGO_COUNT] = {
 	[HOP_ALGO_HALVING] = "halving",
 	[HOP_ALGO_DISSEMINATION] = "dissemination",
 	[HOP_ALGO_PAIRWISE] = "pairwise",
+	[HOP_ALGO_HIER] = "hier",
 };
 
 static const struct {

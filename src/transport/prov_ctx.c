@@ -239,6 +239,9 @@ void hop_prov_close(struct hop_comm *comm)
 	if (comm->prov && comm->prov_ops)
 		comm->prov_ops->close(comm->prov);
 	comm->prov = NULL;
+	free(comm->host_of);
+	comm->host_of = NULL;
+	comm->nhosts = 0;
 	if (comm->prov_dl) {
 		/* the ops table lives in the plugin: forget it first */
 		comm->prov_ops = NULL;

@@ -180,6 +180,29 @@ static const char *sel_why(const struct hop_comm *comm,
 	return r == comm->rank ? full[i] : all[r].why[i];
 }
 
+/* comm->host_of/nhosts from the gathered host identities: hosts numbered
+ * by their lowest rank, so every rank numbers them alike. */
+static int sel_hosts(struct hop_comm *comm, const struct sel_rec *all)
+{
+	int n = comm->nranks, *of = malloc((size_t)n * sizeof(int));
+
+	if (!of)
+		return hop_set_error(comm, HOP_ERR_NO_MEMORY, "transport "
+				     "selection: out of memory for the host "
+				     "map of %d ranks", n);
+	comm->nhosts = 0;
+	for (int r = 0; r < n; r++) {
+		int q = 0;
+
+		while (q < r && all[q].host != all[r].host)
+			q++;
+		of[r] = q < r ? of[q] : comm->nhosts++;
+	}
+	free(comm->host_of);
+	comm->host_of = of;
+	return 0;
+}
+
 /* Decide from the gathered records; the same choice on every rank. */
 static int sel_decide(struct hop_comm *comm, const struct sel_rec *all,
 		      const char (*full)[SEL_WHY_FULL],
@@ -189,6 +212,8 @@ static int sel_decide(struct hop_comm *comm, const struct sel_rec *all,
 	int n = comm->nranks, choice, same_host = 1, all_usable[SEL_N];
 	uint8_t want = all[0].want;
 
+	if (sel_hosts(comm, all))
+		return HOP_ERR_NO_MEMORY;
 	comm->local_ranks = 0;  /* the wait policy needs it (comm.c) */
 	for (int r = 0; r < n; r++)
 		if (all[r].host == all[comm->rank].host)
@@ -306,6 +331,11 @@ int hop_prov_select(struct hop_comm *comm, struct hop_bootstrap *bs,
 	sel_local(comm, &mine, full, &plug);
 	ret = sel_gather(comm, bs, &mine, (const char (*)[SEL_WHY_FULL])full,
 			 plug, out);
+	if (ret) {
+		free(comm->host_of);
+		comm->host_of = NULL;
+		comm->nhosts = 0;
+	}
 	if (ret || *out != plug) {
 		hop_plugin_unload(comm->prov_dl);
 		comm->prov_dl = NULL;

@@ -295,6 +295,7 @@ static int ph_child(const char *prov, int rank, int n,
 	hop_bootstrap_close(ph.bs);
 	free(ph.ev);
 	free(ph.done);
+	free(ph.comm->host_of); /* from hop_prov_select() */
 	free(ph.comm);
 	return ret ? 1 : 0;
 }
