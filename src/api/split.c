@@ -104,6 +104,8 @@ static int make_child(struct hop_comm *parent, const struct member *m, int n,
 	child->nranks = n;
 	child->cfg = parent->cfg;
 	child->prov_ops = root->prov_ops;
+	child->class_ops[HOP_LINK_INTRA] = root->class_ops[HOP_LINK_INTRA];
+	child->class_ops[HOP_LINK_INTER] = root->class_ops[HOP_LINK_INTER];
 	child->prov = root->prov;
 	child->prov_ctx = root->prov_ctx;
 	child->p2p = root->p2p;

@@ -29,6 +29,8 @@ struct hop_coll;
 struct relay_env;
 
 #define HOP_COMM_MAGIC 0x686f7063u /* "hopc" */
+
+enum hop_link_class { HOP_LINK_INTRA = 0, HOP_LINK_INTER = 1 };
 #define HOP_MSG_LEN 512
 
 struct hop_comm {
@@ -52,6 +54,10 @@ struct hop_comm {
 	 * transport selection from the gathered host identities) */
 	int *host_of;
 	int nhosts;
+	/* the provider of each link class (enum hop_link_class): the one
+	 * that carries traffic between two ranks of one host, and between
+	 * hosts; both prov_ops when one provider serves every peer */
+	const struct hop_prov_ops *class_ops[2];
 	int usable_cores;               /* of this process (sched_getaffinity) */
 	/* the oversubscription the cost model prices, equal on every rank:
 	 * the largest local_ranks/usable_cores of any rank (comm_agree.c) */

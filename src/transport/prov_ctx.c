@@ -245,6 +245,8 @@ void hop_prov_close(struct hop_comm *comm)
 	if (comm->prov_dl) {
 		/* the ops table lives in the plugin: forget it first */
 		comm->prov_ops = NULL;
+		comm->class_ops[HOP_LINK_INTRA] = NULL;
+		comm->class_ops[HOP_LINK_INTER] = NULL;
 		hop_plugin_unload(comm->prov_dl);
 		comm->prov_dl = NULL;
 	}

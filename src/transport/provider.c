@@ -340,8 +340,11 @@ int hop_prov_select(struct hop_comm *comm, struct hop_bootstrap *bs,
 		hop_plugin_unload(comm->prov_dl);
 		comm->prov_dl = NULL;
 	}
-	if (!ret)
+	if (!ret) {
 		comm->prov_ctx.name = *out == plug ? comm->cfg.transport
 						   : (*out)->name;
+		comm->class_ops[HOP_LINK_INTRA] = *out;
+		comm->class_ops[HOP_LINK_INTER] = *out;
+	}
 	return ret;
 }
