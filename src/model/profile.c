@@ -15,6 +15,7 @@ void hop_profile_pair_init(struct hop_profile_pair *q)
 
 	memset(q, 0, sizeof(*q));
 	q->a = q->b = -1;
+	q->link_class = -1;
 	q->saf_relay = q->saf_dest = -1;
 	q->alpha_us = q->beta_gbps = q->r2 = NAN;
 	q->beta_mem_gbps = q->duplex_factor = NAN;

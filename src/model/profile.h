@@ -53,6 +53,9 @@ struct hop_profile_agg {
 struct hop_profile_pair {
 	int a, b;
 	char provider[HOP_PROFILE_NAME];
+	/* the link class of the pair (enum hop_link_class: 0 intra, 1 inter,
+	 * from the two ranks' host identities), -1 when the file says none */
+	int link_class;
 	/* the model's numbers: T(m) = alpha_us + m / (beta_GBps * 1e3) */
 	double alpha_us;        /* fitted intercept */
 	double beta_gbps;       /* 1 / fitted slope */
@@ -106,7 +109,8 @@ void hop_profile_pair_init(struct hop_profile_pair *pair);
  *   nranks 3
  *   # pair a b provider alpha_us beta_GBps beta_mem_GBps duplex_factor
  *   pair 0 1 shm 0.53 17.4 66.1 1.05
- *   pair 1 2 shm 0.55 17.1 - -
+ *   pair 1 2 shm 0.55 17.1 - - intra
+ *   pair 0 2 tcp 31.0 0.117 - - inter
  *   end
  *
  * Fields are separated by blanks; '#' starts a comment line; '-' is a
@@ -119,7 +123,18 @@ void hop_profile_pair_init(struct hop_profile_pair *pair);
  * Errors: "line L: field: what" (load: "<path>: line L: ...").
  */
 #define HOP_PROFILE_LINK_FORMAT "hop-link-profile"
-#define HOP_PROFILE_LINK_VERSION 1
+#define HOP_PROFILE_LINK_VERSION 2
+
+/* Version 2 adds an optional last field to a pair line, the pair's link
+ * class: "intra" (both ranks on one host) or "inter" (two hosts). A pair
+ * without it (every pair of a version 1 file) has link_class -1: what the
+ * model makes of such a pair, docs/model.md "Link classes". The writer
+ * writes version 1 when no pair has a class, so older readers read it. */
+#define HOP_PROFILE_LINK_V1 1
+/* The name of link class @c ("intra", "inter"), "-" for any other. */
+const char *hop_profile_class_name(int c);
+/* The class named @s, or -1. */
+int hop_profile_class_lookup(const char *s);
 
 /* Write @p as a link profile to @f. 0, HOP_ERR_INVALID_ARG, HOP_ERR_SYSTEM. */
 int hop_profile_link_write(const struct hop_profile *p, FILE *f);

@@ -28,18 +28,45 @@ static void wnum(FILE *f, double v)
 		fputs(" -", f);
 }
 
+static const char *const class_names[] = { "intra", "inter" };
+
+const char *hop_profile_class_name(int c)
+{
+	return c == 0 || c == 1 ? class_names[c] : "-";
+}
+
+int hop_profile_class_lookup(const char *s)
+{
+	for (int c = 0; c < 2; c++)
+		if (s && !strcmp(s, class_names[c]))
+			return c;
+	return -1;
+}
+
+/* 1 when some pair of @p has a link class (the file is then version 2). */
+static int any_class(const struct hop_profile *p)
+{
+	for (int i = 0; i < p->npairs; i++)
+		if (p->pairs[i].link_class >= 0)
+			return 1;
+	return 0;
+}
+
 int hop_profile_link_write(const struct hop_profile *p, FILE *f)
 {
 	struct hop_c_locale loc;
+	int classes;
 
 	if (!p || !f || p->npairs < 0 || (p->npairs && !p->pairs))
 		return HOP_ERR_INVALID_ARG;
+	classes = any_class(p);
 	hop_c_locale_enter(&loc);       /* numbers with a decimal point */
 	fprintf(f, "%s %d\nprovider %s\nnranks %d\n"
 		"# pair a b provider alpha_us beta_GBps beta_mem_GBps "
-		"duplex_factor\n", HOP_PROFILE_LINK_FORMAT,
-		HOP_PROFILE_LINK_VERSION, p->provider[0] ? p->provider : "-",
-		p->nranks);
+		"duplex_factor%s\n", HOP_PROFILE_LINK_FORMAT,
+		classes ? HOP_PROFILE_LINK_VERSION : HOP_PROFILE_LINK_V1,
+		p->provider[0] ? p->provider : "-", p->nranks,
+		classes ? " [intra|inter]" : "");
 	for (int i = 0; i < p->npairs; i++) {
 		const struct hop_profile_pair *q = &p->pairs[i];
 
@@ -49,6 +76,8 @@ int hop_profile_link_write(const struct hop_profile *p, FILE *f)
 		wnum(f, q->beta_gbps);
 		wnum(f, q->beta_mem_gbps);
 		wnum(f, q->duplex_factor);
+		if (q->link_class >= 0)
+			fprintf(f, " %s", hop_profile_class_name(q->link_class));
 		fputc('\n', f);
 	}
 	fputs("end\n", f);
@@ -125,23 +154,39 @@ static int lname(struct lrd *r, const char *field, const char *s, char *out)
 	return 0;
 }
 
-static int lpair(struct lrd *r, char **w, int nw, int nranks,
+/* The optional link class of a pair line (version 2 only). */
+static int lclass(struct lrd *r, char **w, int nw, int version,
+		  struct hop_profile_pair *q)
+{
+	if (nw == 8)
+		return 0;
+	if (version < 2)
+		return lfail(r, "pair", "a link class needs version 2 (the "
+			     "header says %d)", version);
+	if ((q->link_class = hop_profile_class_lookup(w[8])) < 0)
+		return lfail(r, "class", "expected intra or inter, got '%s'",
+			     w[8]);
+	return 0;
+}
+
+static int lpair(struct lrd *r, char **w, int nw, const struct hop_profile *p,
 		 struct hop_profile_pair *q)
 {
-	int ret;
+	int nranks = p->nranks, ret;
 
 	hop_profile_pair_init(q);
-	if (nw != 8)
-		return lfail(r, "pair", "expected 7 fields (a b provider "
-			     "alpha_us beta_GBps beta_mem_GBps duplex_factor), "
-			     "got %d", nw - 1);
+	if (nw != 8 && nw != 9)
+		return lfail(r, "pair", "expected 7 or 8 fields (a b provider "
+			     "alpha_us beta_GBps beta_mem_GBps duplex_factor "
+			     "[intra|inter]), got %d", nw - 1);
 	if ((ret = lint(r, "a", w[1], 0, nranks - 1, &q->a)) ||
 	    (ret = lint(r, "b", w[2], 0, nranks - 1, &q->b)) ||
 	    (ret = lname(r, "provider", w[3], q->provider)) ||
 	    (ret = lnum(r, "alpha_us", w[4], 0, &q->alpha_us)) ||
 	    (ret = lnum(r, "beta_GBps", w[5], 0, &q->beta_gbps)) ||
 	    (ret = lnum(r, "beta_mem_GBps", w[6], 1, &q->beta_mem_gbps)) ||
-	    (ret = lnum(r, "duplex_factor", w[7], 1, &q->duplex_factor)))
+	    (ret = lnum(r, "duplex_factor", w[7], 1, &q->duplex_factor)) ||
+	    (ret = lclass(r, w, nw, p->version, q)))
 		return ret;
 	if (q->a == q->b)
 		return lfail(r, "b", "equals a (%d)", q->a);
@@ -178,7 +223,7 @@ static int ladd(struct lrd *r, struct hop_profile *p, int *cap, char **w,
 		p->pairs = np;
 		*cap = ncap;
 	}
-	int ret = lpair(r, w, nw, p->nranks, &p->pairs[p->npairs]);
+	int ret = lpair(r, w, nw, p, &p->pairs[p->npairs]);
 
 	if (!ret)
 		p->npairs++;
@@ -192,6 +237,8 @@ static int lline(struct lrd *r, char *s, struct hop_profile *p, int *cap,
 	char *w[LINK_MAX_FIELDS + 1], *save = NULL;
 	int nw = 0, v;
 
+	if (s[strspn(s, " \t")] == '#')   /* a comment has any number of words */
+		return 0;
 	for (char *t = strtok_r(s, " \t", &save); t;
 	     t = strtok_r(NULL, " \t", &save)) {
 		if (nw == LINK_MAX_FIELDS)
@@ -209,9 +256,9 @@ static int lline(struct lrd *r, char *s, struct hop_profile *p, int *cap,
 				     HOP_PROFILE_LINK_FORMAT,
 				     HOP_PROFILE_LINK_VERSION);
 		if (lint(r, "version", w[1], 1, 1000, &v) ||
-		    v != HOP_PROFILE_LINK_VERSION)
+		    v > HOP_PROFILE_LINK_VERSION)
 			return lfail(r, "version", "%s not supported (this "
-				     "hop reads %d)", w[1],
+				     "hop reads 1 to %d)", w[1],
 				     HOP_PROFILE_LINK_VERSION);
 		p->version = v;
 		return 0;

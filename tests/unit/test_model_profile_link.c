@@ -133,8 +133,10 @@ static void test_errors(void **state)
 	bad("pair 0 1 shm 1 nan - -\nend\n",
 	    "line 4: beta_GBps: expected a finite number, got 'nan'");
 	bad("pair 0 1 shm 1 2 -\nend\n",
-	    "line 4: pair: expected 7 fields (a b provider alpha_us beta_GBps "
-	    "beta_mem_GBps duplex_factor), got 6");
+	    "line 4: pair: expected 7 or 8 fields (a b provider alpha_us "
+	    "beta_GBps beta_mem_GBps duplex_factor [intra|inter]), got 6");
+	bad("pair 0 1 shm 1 2 - - intra\nend\n",
+	    "line 4: pair: a link class needs version 2 (the header says 1)");
 	bad("pair 0 0 shm 1 2 - -\nend\n", "line 4: b: equals a (0)");
 	bad("pair 0 2 shm 1 2 - -\nend\n",
 	    "line 4: b: expected an integer in [0, 1], got '2'");
@@ -161,12 +163,12 @@ static void test_errors(void **state)
 	assert_int_equal(hop_profile_link_parse(t, strlen(t), &r, err,
 						sizeof(err)), HOP_ERR_PARSE);
 	assert_string_equal(err, "line 1: not a hop link profile (the first "
-			    "line must be 'hop-link-profile 1')");
-	t = "hop-link-profile 2\n";
+			    "line must be 'hop-link-profile 2')");
+	t = "hop-link-profile 3\n";
 	assert_int_equal(hop_profile_link_parse(t, strlen(t), &r, err,
 						sizeof(err)), HOP_ERR_PARSE);
-	assert_string_equal(err, "line 1: version: 2 not supported (this hop "
-			    "reads 1)");
+	assert_string_equal(err, "line 1: version: 3 not supported (this hop "
+			    "reads 1 to 2)");
 	t = "hop-link-profile 1\npair 0 1 shm 1 2 - -\n";
 	assert_int_equal(hop_profile_link_parse(t, strlen(t), &r, err,
 						sizeof(err)), HOP_ERR_PARSE);
@@ -183,6 +185,55 @@ static void test_errors(void **state)
 	assert_string_equal(err, "line 1: longer than 256 bytes");
 	assert_int_equal(hop_profile_link_parse(NULL, 0, &r, err, sizeof(err)),
 			 HOP_ERR_INVALID_ARG);
+}
+
+/* A pair's link class reads back; a file without classes stays
+ * version 1 (older readers read it), one with them is version 2. */
+static void test_classes(void **state)
+{
+	struct hop_profile_pair q[2];
+	struct hop_profile p, r;
+	char err[256];
+	size_t len;
+	char *text;
+	const char *t;
+
+	(void)state;
+	two_pairs(&p, q);
+	text = write_text(&p, &len);
+	assert_non_null(strstr(text, "hop-link-profile 1\n"));
+	assert_int_equal(hop_profile_link_parse(text, len, &r, err, sizeof(err)),
+			 0);
+	assert_int_equal(r.pairs[0].link_class, -1);
+	assert_int_equal(r.pairs[1].link_class, -1);
+	hop_profile_free(&r);
+	free(text);
+
+	q[0].link_class = 0;
+	q[1].link_class = 1;
+	text = write_text(&p, &len);
+	assert_non_null(strstr(text, "hop-link-profile 2\n"));
+	assert_non_null(strstr(text, " intra\n"));
+	assert_int_equal(hop_profile_link_parse(text, len, &r, err, sizeof(err)),
+			 0);
+	assert_int_equal(r.pairs[0].link_class, 0);
+	assert_int_equal(r.pairs[1].link_class, 1);
+	hop_profile_free(&r);
+	free(text);
+
+	t = "hop-link-profile 2\nnranks 2\npair 0 1 shm 1 2 - - local\nend\n";
+	assert_int_equal(hop_profile_link_parse(t, strlen(t), &r, err,
+						sizeof(err)), HOP_ERR_PARSE);
+	assert_string_equal(err, "line 3: class: expected intra or inter, got "
+			    "'local'");
+	t = "hop-link-profile 2\nnranks 2\npair 0 1 shm 1 2 - - inter x\nend\n";
+	assert_int_equal(hop_profile_link_parse(t, strlen(t), &r, err,
+						sizeof(err)), HOP_ERR_PARSE);
+	assert_string_equal(err, "line 3: too many fields");
+	assert_string_equal(hop_profile_class_name(1), "inter");
+	assert_string_equal(hop_profile_class_name(7), "-");
+	assert_int_equal(hop_profile_class_lookup("intra"), 0);
+	assert_int_equal(hop_profile_class_lookup(NULL), -1);
 }
 
 static void test_load(void **state)
@@ -223,6 +274,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_classes),
 		cmocka_unit_test(test_load),
 	};
 
