@@ -238,23 +238,23 @@ int hop_model_link_check(const struct hop_model_link *l, char *err,
 	return HOP_ERR_INVALID_ARG;
 }
 
-int hop_model_link_from_profile(const struct hop_profile *p,
-				const struct hop_model_link *base,
-				struct hop_model_link *out, char *err,
-				size_t errlen)
+int hop_model_summarise(const struct hop_profile *p,
+			int (*use)(const struct hop_profile_pair *q,
+				   const void *ctx),
+			const void *ctx, const struct hop_model_link *base,
+			struct hop_model_link *out)
 {
 	double alpha = -1, beta = INFINITY, duplex = 0, mem = INFINITY;
+	int used = 0;
 
-	if (!p || !base || !out) {
-		snprintf(err, errlen, "profile: NULL argument");
-		return HOP_ERR_INVALID_ARG;
-	}
 	for (int i = 0; i < p->npairs; i++) {
 		const struct hop_profile_pair *q = &p->pairs[i];
 
 		if (!(isfinite(q->alpha_us) && q->alpha_us >= 0 &&
-		      isfinite(q->beta_gbps) && q->beta_gbps > 0))
+		      isfinite(q->beta_gbps) && q->beta_gbps > 0) ||
+		    (use && !use(q, ctx)))
 			continue;
+		used++;
 		alpha = fmax(alpha, q->alpha_us * 1e-6);
 		beta = fmin(beta, q->beta_gbps * 1e9);
 		if (isfinite(q->duplex_factor))
@@ -262,19 +262,36 @@ int hop_model_link_from_profile(const struct hop_profile *p,
 		if (isfinite(q->beta_mem_gbps) && q->beta_mem_gbps > 0)
 			mem = fmin(mem, q->beta_mem_gbps * 1e9);
 	}
-	if (alpha < 0) {
-		snprintf(err, errlen,
-			 "profile: no pair has a finite alpha_us >= 0 and "
-			 "beta_GBps > 0 (%d pairs)", p->npairs);
-		return HOP_ERR_PARSE;
-	}
 	*out = *base;
+	if (!used)
+		return 0;
 	out->alpha = alpha;
 	out->beta = beta;
 	if (duplex > 0)
 		out->duplex = fmin(fmax(duplex, 1), 2);
 	if (isfinite(mem))
 		out->gamma = 1.5 / mem;
+	return used;
+}
+
+int hop_model_link_from_profile(const struct hop_profile *p,
+				const struct hop_model_link *base,
+				struct hop_model_link *out, char *err,
+				size_t errlen)
+{
+	struct hop_model_link l;
+
+	if (!p || !base || !out) {
+		snprintf(err, errlen, "profile: NULL argument");
+		return HOP_ERR_INVALID_ARG;
+	}
+	if (!hop_model_summarise(p, NULL, NULL, base, &l)) {
+		snprintf(err, errlen,
+			 "profile: no pair has a finite alpha_us >= 0 and "
+			 "beta_GBps > 0 (%d pairs)", p->npairs);
+		return HOP_ERR_PARSE;
+	}
+	*out = l;
 	return 0;
 }
 
@@ -471,7 +488,8 @@ int hop_model_choose(int kind, size_t bytes, int nranks,
 		long k;
 		double t;
 
-		if (e->kind != kind)
+		/* the hierarchical form needs a placement: model_hier.c */
+		if (e->kind != kind || e->algo == HOP_ALGO_HIER)
 			continue;
 		k = hop_model_best_chunks(kind, e->algo, bytes, nranks, l);
 		t = hop_model_predict(kind, e->algo, bytes, nranks, l, k);

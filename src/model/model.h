@@ -239,6 +239,119 @@ int hop_model_choose(int kind, size_t bytes, int nranks,
 		     const struct hop_model_link *l, int *algo, long *chunks,
 		     double *predicted);
 
+/* ---- link classes and placement (model_class.c, model_hier.c) ---- */
+
+/* The link classes, numbered as enum hop_link_class (core/core.h):
+ * ranks of one host, and hosts. */
+#define HOP_MODEL_INTRA 0
+#define HOP_MODEL_INTER 1
+#define HOP_MODEL_CLASSES 2
+
+/*
+ * hop_model_link_class() - The link of class @cls from a profile: its pairs
+ * labelled @cls, and its pairs without a class when they apply to @cls (a
+ * version 1 profile: they apply to each class whose provider, in @prov,
+ * is the profile's provider, and to both classes when neither is),
+ * summarised as hop_model_link_from_profile() does. A class no pair
+ * applies to gets @base.
+ * Return: the number of pairs used (0: @out = *@base), or a negative
+ * HOP_ERR_INVALID_ARG for NULL arguments or a bad @cls.
+ */
+int hop_model_link_class(const struct hop_profile *p, int cls,
+			 const char *const prov[HOP_MODEL_CLASSES],
+			 const struct hop_model_link *base,
+			 struct hop_model_link *out);
+
+/*
+ * hop_model_links_load() - The link of each class: from the HOP_PROFILE
+ * file @profile_path (NULL or "": none) by hop_model_link_class(), the
+ * rest from the built-in defaults of the class's provider (@prov[c],
+ * @caps[c]; NULL caps or caps without a link: the generic link).
+ * @src: receives one line saying where each class came from (may be NULL).
+ * Return: 0, or hop_model_link_load()'s errors with the file named.
+ */
+int hop_model_links_load(const char *profile_path,
+			 const char *const prov[HOP_MODEL_CLASSES],
+			 const struct hop_prov_caps *const caps[HOP_MODEL_CLASSES],
+			 struct hop_model_link out[HOP_MODEL_CLASSES],
+			 char *src, size_t srclen, char *err, size_t errlen);
+
+/*
+ * struct hop_model_place - how the ranks of a communicator sit on hosts,
+ * as much as the model needs: the hierarchical forms run their intra-host
+ * phases on every host at once, so the host with the most ranks paces
+ * them.
+ * @nranks:  N.
+ * @nhosts:  H (>= 1).
+ * @lmax:    the most ranks on one host.
+ * @uniform: 1 when every host holds @lmax ranks.
+ */
+struct hop_model_place {
+	int nranks;
+	int nhosts;
+	int lmax;
+	int uniform;
+};
+
+/* hop_model_place_of() - The placement of @n ranks whose hosts are
+ * @host_of[r] (any ids in [0, n)). 0, or HOP_ERR_INVALID_ARG (an id out
+ * of range, n < 1), HOP_ERR_NO_MEMORY. */
+int hop_model_place_of(const int *host_of, int n,
+		       struct hop_model_place *out);
+
+/* 1 when @kind has a hierarchical form and @pl lets it differ from the
+ * flat one: more than one host and some host with more than one rank. */
+int hop_model_hier_applies(int kind, const struct hop_model_place *pl);
+
+/*
+ * struct hop_model_choice - the choice for a placement.
+ * @algo:      a flat algorithm, or HOP_ALGO_HIER.
+ * @sub_algo:  HOP_ALGO_HIER: the algorithm of its intra-host phases and
+ *             of its inter-host phase; else HOP_ALGO_AUTO.
+ * @chunks:    the chunk count of @algo (HIER: of its inter-host phase).
+ * @chunk_bytes: what the schedule is given (hop_model_sched_chunk()).
+ * @predicted: seconds; @flat and @hier: the best of each (hier NAN when
+ *             it does not apply).
+ */
+struct hop_model_choice {
+	int algo;
+	int sub_algo[HOP_MODEL_CLASSES];
+	long chunks;
+	size_t chunk_bytes;
+	double predicted;
+	double flat, hier;
+};
+
+/*
+ * hop_model_hier_predict() - The time of the hierarchical form of @kind
+ * (docs/model.md "Hierarchical collectives"): the sum of its phases, each
+ * priced on its class's link with its own rank count and size. @sub[c]
+ * gives the algorithm of class c's phases, HOP_ALGO_AUTO to choose the
+ * fastest; @sub_out (may be NULL) receives the algorithms priced and
+ * @chunks_out (may be NULL) the inter-host phase's chunk count.
+ * Return: seconds, or NAN when the form does not apply, an argument is
+ * bad or @sub names an algorithm some phase of its class cannot run.
+ */
+double hop_model_hier_predict(int kind, size_t bytes,
+			      const struct hop_model_place *pl,
+			      const struct hop_model_link links[HOP_MODEL_CLASSES],
+			      const int sub[HOP_MODEL_CLASSES],
+			      int sub_out[HOP_MODEL_CLASSES], long *chunks_out);
+
+/*
+ * hop_model_choose_place() - The choice of @kind for placement @pl: the
+ * best flat algorithm (priced on the inter link when @pl spans hosts,
+ * else on the intra link) against the hierarchical form when it applies;
+ * the flat one on ties. @forced (HOP_ALGO, HOP_ALGO_AUTO = none) fixes
+ * the algorithm; HOP_ALGO_HIER forced still chooses its phases.
+ * Return: 0, or HOP_ERR_INVALID_ARG (bad kind, placement or link, or a
+ * forced algorithm @kind has not).
+ */
+int hop_model_choose_place(int kind, size_t bytes,
+			   const struct hop_model_place *pl,
+			   const struct hop_model_link links[HOP_MODEL_CLASSES],
+			   int forced, struct hop_model_choice *out);
+
 /* ---- multi-hop paths (m bytes over h hops, k chunks) ---- */
 
 /* Store-and-forward over h equal hops: h (a + m/b). */

@@ -5,6 +5,7 @@
 #define HOP_MODEL_MODEL_INT_H
 
 #include "model/model.h"
+#include "model/profile.h"
 
 /*
  * hop_model_form() - The closed form of (@kind, @algo) at @chunks chunks
@@ -14,5 +15,21 @@
 double hop_model_form(int kind, int algo, size_t bytes, int nranks,
 		      const struct hop_model_link *l, long chunks,
 		      int inplace);
+
+struct hop_profile_pair;
+
+/*
+ * hop_model_summarise() - @base with the numbers of the pairs of @p that
+ * have a usable alpha and beta and that @use accepts (NULL: every pair):
+ * the largest alpha, the smallest beta (the slowest link paces every
+ * collective), the largest duplex factor, gamma from the smallest memory
+ * bandwidth (1.5 / beta_mem: a reduction moves three bytes per byte where
+ * memcpy moves two). Returns the number of pairs used (0: @out = @base).
+ */
+int hop_model_summarise(const struct hop_profile *p,
+			int (*use)(const struct hop_profile_pair *q,
+				   const void *ctx),
+			const void *ctx, const struct hop_model_link *base,
+			struct hop_model_link *out);
 
 #endif /* HOP_MODEL_MODEL_INT_H */

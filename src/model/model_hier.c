@@ -1,0 +1,285 @@
+/*
+ * model_hier.c - the hierarchical collectives priced as the sum of their
+ * phases (the shapes the schedule builder runs, docs/model.md
+ * "Hierarchical collectives"), and the choice between them and the flat
+ * algorithms for a placement of ranks on hosts.
+ *
+ * Each phase is a flat collective on a sub-group: intra-host phases run on
+ * every host at once, so the host with the most ranks (lmax) paces them;
+ * the inter-host phase runs among one rank per host (the leaders), or, in
+ * the rail-parallel forms of a uniform placement, among the L ranks of each
+ * rail at once, which share their host's link: its bandwidth term is
+ * priced at beta_inter / L.
+ */
+#include "model/model.h"
+
+#include <math.h>
+#include <stddef.h>
+
+#include <hop/common.h>
+
+#include "model/model_int.h"
+
+#define MAX_PHASES 3
+
+struct phase {
+	int cls;        /* HOP_MODEL_INTRA / HOP_MODEL_INTER */
+	int kind;       /* the flat collective it runs */
+	size_t bytes;   /* as hop_model_predict() counts them */
+	int n;          /* ranks of its group */
+	int rail;       /* L rails share the inter link */
+};
+
+static struct phase ph(int cls, int kind, double bytes, int n, int rail)
+{
+	struct phase p = { cls, kind, (size_t)bytes, n, rail };
+
+	return p;
+}
+
+/* The phases of the hierarchical @kind on @pl (hier-shape: src/coll's
+ * builder runs the same); returns how many, 0 when it has none. */
+static int phases_of(int kind, size_t bytes, const struct hop_model_place *pl,
+		     struct phase *p)
+{
+	const int A = HOP_MODEL_INTRA, E = HOP_MODEL_INTER;
+	int H = pl->nhosts, L = pl->lmax, N = pl->nranks;
+	int rails = pl->uniform && L > 1;
+	double m = (double)bytes, slice = ceil(m / L);
+
+	switch (kind) {
+	case HOP_COLL_ALLREDUCE:
+		if (rails) {
+			p[0] = ph(A, HOP_COLL_REDUCESCATTER, slice, L, 0);
+			p[1] = ph(E, HOP_COLL_ALLREDUCE, slice, H, 1);
+			p[2] = ph(A, HOP_COLL_ALLGATHER, slice, L, 0);
+		} else {
+			p[0] = ph(A, HOP_COLL_REDUCE, m, L, 0);
+			p[1] = ph(E, HOP_COLL_ALLREDUCE, m, H, 0);
+			p[2] = ph(A, HOP_COLL_BROADCAST, m, L, 0);
+		}
+		return 3;
+	case HOP_COLL_BROADCAST:
+		p[0] = ph(E, HOP_COLL_BROADCAST, m, H, 0);
+		p[1] = ph(A, HOP_COLL_BROADCAST, m, L, 0);
+		return 2;
+	case HOP_COLL_REDUCE:
+		p[0] = ph(A, HOP_COLL_REDUCE, m, L, 0);
+		p[1] = ph(E, HOP_COLL_REDUCE, m, H, 0);
+		return 2;
+	case HOP_COLL_ALLGATHER:        /* @bytes: one rank's block */
+		if (rails) {
+			p[0] = ph(A, HOP_COLL_ALLGATHER, m, L, 0);
+			p[1] = ph(E, HOP_COLL_ALLGATHER, m * L, H, 1);
+			return 2;
+		}
+		p[0] = ph(A, HOP_COLL_GATHER, m, L, 0);
+		p[1] = ph(E, HOP_COLL_ALLGATHERV, m * L, H, 0);
+		p[2] = ph(A, HOP_COLL_BROADCAST, m * N, L, 0);
+		return 3;
+	case HOP_COLL_REDUCESCATTER:    /* @bytes: one rank's block */
+		if (rails) {
+			p[0] = ph(A, HOP_COLL_REDUCESCATTER, m * H, L, 0);
+			p[1] = ph(E, HOP_COLL_REDUCESCATTER, m, H, 1);
+			return 2;
+		}
+		p[0] = ph(A, HOP_COLL_REDUCE, m * N, L, 0);
+		p[1] = ph(E, HOP_COLL_REDUCESCATTERV, m * L, H, 0);
+		p[2] = ph(A, HOP_COLL_SCATTER, m, L, 0);
+		return 3;
+	case HOP_COLL_BARRIER:  /* arrival and release inside, one among hosts */
+		p[0] = ph(A, HOP_COLL_BARRIER, 0, L, 0);
+		p[1] = ph(E, HOP_COLL_BARRIER, 0, H, 0);
+		p[2] = ph(A, HOP_COLL_BARRIER, 0, L, 0);
+		return 3;
+	}
+	return 0;
+}
+
+static int place_ok(const struct hop_model_place *pl)
+{
+	return pl && pl->nranks >= 1 && pl->nhosts >= 1 &&
+	       pl->nhosts <= pl->nranks && pl->lmax >= 1 &&
+	       pl->lmax <= pl->nranks &&
+	       (long)pl->nhosts * pl->lmax >= pl->nranks;
+}
+
+int hop_model_hier_applies(int kind, const struct hop_model_place *pl)
+{
+	struct phase p[MAX_PHASES];
+
+	return place_ok(pl) && pl->nhosts > 1 && pl->lmax > 1 &&
+	       phases_of(kind, 0, pl, p) > 0;
+}
+
+/* Time of phase @p by @algo on @l at its best chunk count. */
+static double phase_time(const struct phase *p, int algo,
+			 const struct hop_model_link *l, long *chunks)
+{
+	long k = hop_model_best_chunks(p->kind, algo, p->bytes, p->n, l);
+
+	if (chunks)
+		*chunks = k;
+	return hop_model_predict(p->kind, algo, p->bytes, p->n, l, k);
+}
+
+/* Class @cls's phases by @algo: their sum, NAN when one cannot run it. */
+static double class_time(const struct phase *p, int np, int cls, int algo,
+			 const struct hop_model_link *l, long *chunks)
+{
+	double t = 0;
+
+	for (int i = 0; i < np; i++) {
+		if (p[i].cls != cls)
+			continue;
+		if (!hop_model_algo_valid(p[i].kind, algo))
+			return NAN;
+		t += phase_time(&p[i], algo, l, chunks);
+	}
+	return t;
+}
+
+/* The algorithm of class @cls's phases (@want, or the fastest every one
+ * of them can run when @want is AUTO; table order on ties); its time. */
+static double class_best(const struct phase *p, int np, int cls, int want,
+			 const struct hop_model_link *l, int *algo,
+			 long *chunks)
+{
+	int cand[HOP_ALGO_COUNT], nc = 0;
+	double best = NAN;
+
+	for (int i = 0; i < np && !nc; i++)
+		if (p[i].cls == cls)
+			nc = hop_model_algos(p[i].kind, cand, HOP_ALGO_COUNT);
+	if (!nc) {                      /* no phase of this class */
+		*algo = HOP_ALGO_AUTO;
+		return 0;
+	}
+	for (int i = 0; i < nc; i++) {
+		long k = 1;
+		double t;
+
+		if (cand[i] == HOP_ALGO_HIER ||
+		    (want != HOP_ALGO_AUTO && cand[i] != want))
+			continue;
+		t = class_time(p, np, cls, cand[i], l, &k);
+		if (!isnan(t) && (isnan(best) || t < best)) {
+			best = t;
+			*algo = cand[i];
+			if (chunks)
+				*chunks = k;
+		}
+	}
+	return best;
+}
+
+double hop_model_hier_predict(int kind, size_t bytes,
+			      const struct hop_model_place *pl,
+			      const struct hop_model_link links[HOP_MODEL_CLASSES],
+			      const int sub[HOP_MODEL_CLASSES],
+			      int sub_out[HOP_MODEL_CLASSES], long *chunks_out)
+{
+	struct phase p[MAX_PHASES];
+	struct hop_model_link cl[HOP_MODEL_CLASSES];
+	int np, algo[HOP_MODEL_CLASSES];
+	long k = 1;
+	double t = 0;
+
+	if (!hop_model_hier_applies(kind, pl) || !links || !sub ||
+	    hop_model_link_check(&links[0], NULL, 0) ||
+	    hop_model_link_check(&links[1], NULL, 0))
+		return NAN;
+	np = phases_of(kind, bytes, pl, p);
+	cl[HOP_MODEL_INTRA] = links[HOP_MODEL_INTRA];
+	cl[HOP_MODEL_INTER] = links[HOP_MODEL_INTER];
+	for (int i = 0; i < np; i++)    /* rails share the host's link */
+		if (p[i].rail)
+			cl[HOP_MODEL_INTER].beta /= pl->lmax;
+	for (int c = 0; c < HOP_MODEL_CLASSES; c++)
+		t += class_best(p, np, c, sub[c], &cl[c], &algo[c],
+				c == HOP_MODEL_INTER ? &k : NULL);
+	if (sub_out)
+		for (int c = 0; c < HOP_MODEL_CLASSES; c++)
+			sub_out[c] = algo[c];
+	if (chunks_out)
+		*chunks_out = k;
+	return t;
+}
+
+/* The flat choice (@forced or the model's) on @l into @out. */
+static void flat_choice(int kind, size_t bytes, int n, int forced,
+			const struct hop_model_link *l,
+			struct hop_model_choice *out)
+{
+	if (forced == HOP_ALGO_AUTO) {
+		hop_model_choose(kind, bytes, n, l, &out->algo, &out->chunks,
+				 &out->flat);
+	} else {
+		out->algo = forced;
+		out->chunks = hop_model_best_chunks(kind, forced, bytes, n, l);
+		out->flat = hop_model_predict(kind, forced, bytes, n, l,
+					      out->chunks);
+	}
+	out->predicted = out->flat;
+	out->chunk_bytes = hop_model_sched_chunk(kind, out->algo, bytes, n,
+						 out->chunks);
+}
+
+/* The chunk the hierarchical schedule is given: its inter-host phase's. */
+static size_t hier_chunk(int kind, size_t bytes,
+			 const struct hop_model_place *pl, int algo, long k)
+{
+	struct phase p[MAX_PHASES];
+	int np = phases_of(kind, bytes, pl, p);
+
+	for (int i = 0; i < np; i++)
+		if (p[i].cls == HOP_MODEL_INTER)
+			return hop_model_sched_chunk(p[i].kind, algo, p[i].bytes,
+						     p[i].n, k);
+	return hop_model_sched_chunk(kind, HOP_ALGO_AUTO, bytes, pl->nranks, 1);
+}
+
+int hop_model_choose_place(int kind, size_t bytes,
+			   const struct hop_model_place *pl,
+			   const struct hop_model_link links[HOP_MODEL_CLASSES],
+			   int forced, struct hop_model_choice *out)
+{
+	static const int auto2[HOP_MODEL_CLASSES] = { HOP_ALGO_AUTO,
+						      HOP_ALGO_AUTO };
+	int sub[HOP_MODEL_CLASSES];
+	long k = 1;
+	double th;
+	const struct hop_model_link *flat_l;
+
+	if (!out || !hop_model_kind_name(kind) || !place_ok(pl) || !links ||
+	    hop_model_link_check(&links[0], NULL, 0) ||
+	    hop_model_link_check(&links[1], NULL, 0) ||
+	    (forced != HOP_ALGO_AUTO && forced != HOP_ALGO_HIER &&
+	     !hop_model_algo_valid(kind, forced)))
+		return HOP_ERR_INVALID_ARG;
+	flat_l = &links[pl->nhosts > 1 ? HOP_MODEL_INTER : HOP_MODEL_INTRA];
+	out->sub_algo[0] = out->sub_algo[1] = HOP_ALGO_AUTO;
+	out->hier = NAN;
+	out->flat = NAN;
+	if (forced != HOP_ALGO_HIER)
+		flat_choice(kind, bytes, pl->nranks, forced, flat_l, out);
+	if (forced != HOP_ALGO_AUTO && forced != HOP_ALGO_HIER)
+		return 0;
+	th = hop_model_hier_predict(kind, bytes, pl, links, auto2, sub, &k);
+	out->hier = th;
+	if (isnan(th)) {
+		if (forced == HOP_ALGO_HIER)    /* runs as the flat form */
+			flat_choice(kind, bytes, pl->nranks, HOP_ALGO_AUTO,
+				    flat_l, out);
+		return 0;
+	}
+	if (forced == HOP_ALGO_HIER || th < out->flat) {
+		out->algo = HOP_ALGO_HIER;
+		out->sub_algo[0] = sub[0];
+		out->sub_algo[1] = sub[1];
+		out->chunks = k;
+		out->predicted = th;
+		out->chunk_bytes = hier_chunk(kind, bytes, pl, sub[1], k);
+	}
+	return 0;
+}

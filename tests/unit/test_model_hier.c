@@ -1,0 +1,222 @@
+/*
+ * test_model_hier.c - link classes and the flat/hierarchical choice of the
+ * cost model (src/model/model_class.c, model_hier.c): a profile's pairs
+ * per class, the placement of ranks on hosts, the hierarchical forms as
+ * the sum of their phases and the choice between them and the flat
+ * algorithms.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <hop/common.h>
+
+#include "model/model.h"
+#include "model/profile.h"
+
+/* 4 hosts x 2 ranks: fast shared memory inside, 1 Gbit/s between. */
+static void links_1g(struct hop_model_link l[2])
+{
+	hop_model_link_generic(&l[HOP_MODEL_INTRA]);
+	hop_model_link_generic(&l[HOP_MODEL_INTER]);
+	l[HOP_MODEL_INTRA].alpha = 1e-6;
+	l[HOP_MODEL_INTRA].beta = 10e9;
+	l[HOP_MODEL_INTER].alpha = 50e-6;
+	l[HOP_MODEL_INTER].beta = 125e6;
+	l[HOP_MODEL_INTER].duplex = 1;
+}
+
+static void test_place(void **state)
+{
+	static const int block[8] = { 0, 0, 1, 1, 2, 2, 3, 3 };
+	static const int cyclic[8] = { 0, 1, 2, 3, 0, 1, 2, 3 };
+	static const int uneven[6] = { 0, 0, 0, 1, 2, 2 };
+	static const int bad[2] = { 0, 2 };
+	struct hop_model_place pl;
+
+	(void)state;
+	assert_int_equal(hop_model_place_of(block, 8, &pl), 0);
+	assert_int_equal(pl.nhosts, 4);
+	assert_int_equal(pl.lmax, 2);
+	assert_true(pl.uniform);
+	assert_int_equal(hop_model_place_of(cyclic, 8, &pl), 0);
+	assert_int_equal(pl.nhosts, 4);
+	assert_true(pl.uniform);
+	assert_int_equal(hop_model_place_of(uneven, 6, &pl), 0);
+	assert_int_equal(pl.nhosts, 3);
+	assert_int_equal(pl.lmax, 3);
+	assert_false(pl.uniform);
+	assert_int_equal(hop_model_place_of(bad, 2, &pl), HOP_ERR_INVALID_ARG);
+	assert_int_equal(hop_model_place_of(NULL, 2, &pl), HOP_ERR_INVALID_ARG);
+}
+
+/* The rail-parallel AllReduce is the sum of its three phases. */
+static void test_hier_sum(void **state)
+{
+	struct hop_model_place pl = { 8, 4, 2, 1 };
+	struct hop_model_link l[2], rail;
+	static const int ring2[2] = { HOP_ALGO_RING, HOP_ALGO_RING };
+	int sub[2];
+	size_t m = 1 << 22, s = m / 2;
+	double t, want;
+
+	(void)state;
+	links_1g(l);
+	rail = l[HOP_MODEL_INTER];
+	rail.beta /= 2;
+	t = hop_model_hier_predict(HOP_COLL_ALLREDUCE, m, &pl, l, ring2, sub,
+				   NULL);
+	want = hop_model_predict(HOP_COLL_REDUCESCATTER, HOP_ALGO_RING, s, 2,
+				 &l[0], hop_model_best_chunks(
+					 HOP_COLL_REDUCESCATTER, HOP_ALGO_RING,
+					 s, 2, &l[0])) +
+	       hop_model_predict(HOP_COLL_ALLREDUCE, HOP_ALGO_RING, s, 4, &rail,
+				 hop_model_best_chunks(HOP_COLL_ALLREDUCE,
+						       HOP_ALGO_RING, s, 4,
+						       &rail)) +
+	       hop_model_predict(HOP_COLL_ALLGATHER, HOP_ALGO_RING, s, 2, &l[0],
+				 1);
+	assert_true(fabs(t - want) <= 1e-12 * want);
+	assert_int_equal(sub[0], HOP_ALGO_RING);
+	assert_int_equal(sub[1], HOP_ALGO_RING);
+	/* an algorithm a phase of its class cannot run: none */
+	static const int bad[2] = { HOP_ALGO_BRUCK, HOP_ALGO_AUTO };
+	assert_true(isnan(hop_model_hier_predict(HOP_COLL_ALLREDUCE, m, &pl, l,
+						 bad, NULL, NULL)));
+	/* one host, or one rank per host: no hierarchical form */
+	struct hop_model_place one = { 8, 1, 8, 1 }, flat = { 4, 4, 1, 1 };
+	assert_true(isnan(hop_model_hier_predict(HOP_COLL_ALLREDUCE, m, &one, l,
+						 ring2, NULL, NULL)));
+	assert_true(isnan(hop_model_hier_predict(HOP_COLL_ALLREDUCE, m, &flat,
+						 l, ring2, NULL, NULL)));
+	assert_true(isnan(hop_model_hier_predict(HOP_COLL_ALLTOALL, m, &pl, l,
+						 ring2, NULL, NULL)));
+}
+
+/* 4 hosts x 2 on 1 Gbit/s: hierarchical from some size on; all on one
+ * host: flat, priced on the intra link. */
+static void test_choice(void **state)
+{
+	struct hop_model_place pl = { 8, 4, 2, 1 }, one = { 8, 1, 8, 1 };
+	struct hop_model_link l[2];
+	struct hop_model_choice ch;
+
+	(void)state;
+	links_1g(l);
+	assert_int_equal(hop_model_choose_place(HOP_COLL_ALLREDUCE, 4 << 20, &pl,
+						l, HOP_ALGO_AUTO, &ch), 0);
+	assert_int_equal(ch.algo, HOP_ALGO_HIER);
+	assert_true(ch.hier < ch.flat);
+	assert_true(ch.predicted == ch.hier);
+	assert_int_equal(ch.sub_algo[HOP_MODEL_INTRA], HOP_ALGO_RING);
+	assert_true(hop_model_algo_valid(HOP_COLL_ALLREDUCE,
+					 ch.sub_algo[HOP_MODEL_INTER]));
+	assert_true(ch.chunk_bytes > 0 && ch.chunk_bytes % 8 == 0);
+	/* the flat price is the inter link's */
+	int a;
+	long k;
+	double t;
+	assert_int_equal(hop_model_choose(HOP_COLL_ALLREDUCE, 4 << 20, 8,
+					  &l[HOP_MODEL_INTER], &a, &k, &t), 0);
+	assert_true(t == ch.flat);
+
+	assert_int_equal(hop_model_choose_place(HOP_COLL_ALLREDUCE, 4 << 20,
+						&one, l, HOP_ALGO_AUTO, &ch), 0);
+	assert_int_not_equal(ch.algo, HOP_ALGO_HIER);
+	assert_true(isnan(ch.hier));
+	assert_int_equal(hop_model_choose(HOP_COLL_ALLREDUCE, 4 << 20, 8,
+					  &l[HOP_MODEL_INTRA], &a, &k, &t), 0);
+	assert_true(t == ch.flat && a == ch.algo);
+
+	/* these kinds take their hierarchical form at 4 MiB here (AllGather
+	 * not: each rail gathers every other host's blocks, L times the
+	 * bytes a flat ring moves over a host's link) */
+	static const int kinds[] = { HOP_COLL_BROADCAST, HOP_COLL_REDUCE,
+				     HOP_COLL_REDUCESCATTER };
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(*kinds); i++) {
+		assert_int_equal(hop_model_choose_place(kinds[i], 4 << 20, &pl,
+							l, HOP_ALGO_AUTO, &ch),
+				 0);
+		assert_int_equal(ch.algo, HOP_ALGO_HIER);
+	}
+	/* forced: a flat algorithm stays flat, hier chooses its phases */
+	assert_int_equal(hop_model_choose_place(HOP_COLL_ALLREDUCE, 4 << 20, &pl,
+						l, HOP_ALGO_RING, &ch), 0);
+	assert_int_equal(ch.algo, HOP_ALGO_RING);
+	assert_int_equal(ch.sub_algo[0], HOP_ALGO_AUTO);
+	assert_int_equal(hop_model_choose_place(HOP_COLL_ALLREDUCE, 8, &pl, l,
+						HOP_ALGO_HIER, &ch), 0);
+	assert_int_equal(ch.algo, HOP_ALGO_HIER);
+	assert_int_not_equal(ch.sub_algo[1], HOP_ALGO_AUTO);
+	assert_int_equal(hop_model_choose_place(HOP_COLL_ALLREDUCE, 8, &pl, l,
+						HOP_ALGO_BRUCK, &ch),
+			 HOP_ERR_INVALID_ARG);
+	/* the uneven placement 3+1+2: leaders' forms */
+	struct hop_model_place un = { 6, 3, 3, 0 };
+	assert_int_equal(hop_model_choose_place(HOP_COLL_ALLREDUCE, 4 << 20, &un,
+						l, HOP_ALGO_AUTO, &ch), 0);
+	assert_int_equal(ch.algo, HOP_ALGO_HIER);
+	assert_true(ch.sub_algo[0] == HOP_ALGO_TREE ||
+		    ch.sub_algo[0] == HOP_ALGO_CHAIN ||
+		    ch.sub_algo[0] == HOP_ALGO_FLAT);
+}
+
+/* A profile's pairs per class; a version 1 profile by its provider. */
+static void test_class_links(void **state)
+{
+	struct hop_profile_pair q[2];
+	struct hop_profile p;
+	struct hop_model_link base, out;
+	const char *shm_tcp[2] = { "shm", "tcp" }, *tcp2[2] = { "tcp", "tcp" },
+		   *none[2] = { "shm", "verbs" };
+
+	(void)state;
+	memset(&p, 0, sizeof(p));
+	strcpy(p.provider, "tcp");
+	p.nranks = 4;
+	p.npairs = 2;
+	p.pairs = q;
+	for (int i = 0; i < 2; i++) {
+		hop_profile_pair_init(&q[i]);
+		q[i].a = 0;
+		q[i].b = i + 1;
+	}
+	q[0].alpha_us = 1;
+	q[0].beta_gbps = 10;
+	q[1].alpha_us = 40;
+	q[1].beta_gbps = 0.125;
+	hop_model_link_generic(&base);
+	/* unclassified: to the class whose provider measured them */
+	assert_int_equal(hop_model_link_class(&p, 1, shm_tcp, &base, &out), 2);
+	assert_true(out.alpha == 40 * 1e-6 && out.beta == 0.125 * 1e9);
+	assert_int_equal(hop_model_link_class(&p, 0, shm_tcp, &base, &out), 0);
+	assert_memory_equal(&out, &base, sizeof(out));
+	assert_int_equal(hop_model_link_class(&p, 0, tcp2, &base, &out), 2);
+	assert_int_equal(hop_model_link_class(&p, 0, none, &base, &out), 2);
+	/* labelled: each class its own pairs */
+	q[0].link_class = 0;
+	q[1].link_class = 1;
+	assert_int_equal(hop_model_link_class(&p, 0, tcp2, &base, &out), 1);
+	assert_true(out.alpha == 1 * 1e-6 && out.beta == 10 * 1e9);
+	assert_int_equal(hop_model_link_class(&p, 1, tcp2, &base, &out), 1);
+	assert_true(out.alpha == 40 * 1e-6 && out.beta == 0.125 * 1e9);
+	assert_int_equal(hop_model_link_class(&p, 2, tcp2, &base, &out),
+			 HOP_ERR_INVALID_ARG);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_place),
+		cmocka_unit_test(test_hier_sum),
+		cmocka_unit_test(test_choice),
+		cmocka_unit_test(test_class_links),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
