@@ -262,6 +262,9 @@ typedef enum hop_kind {
  * @depth:        messages in flight per peer (HOP_PIPELINE_DEPTH).
  * @predicted_us: time the cost model predicts for it, in microseconds.
  * @forced:       1 when HOP_ALGO chose @algo rather than the model.
+ * @sub_algo:     @algo "hier" (an intra-host phase, an inter-host phase):
+ *                the algorithm of its intra-host phases ([0]) and of its
+ *                inter-host phase ([1]); "auto" for a flat algorithm.
  */
 typedef struct hop_coll_plan {
 	const char *algo;
@@ -269,6 +272,7 @@ typedef struct hop_coll_plan {
 	int depth;
 	double predicted_us;
 	int forced;
+	const char *sub_algo[2];
 } hop_coll_plan_t;
 
 /**

@@ -17,6 +17,7 @@
 #include "core/comm_agree.h"
 #include "core/core.h"
 #include "core/core_int.h"
+#include "model/model_comm.h"
 #include "p2p/p2p.h"
 #include "relay/relay.h"
 #include "transport/provider.h"
@@ -156,6 +157,9 @@ int hop_comm_init_rank_with(hop_comm_t **commp, int nranks,
 	}
 	comm->prov_ops = ops;
 	resolve_wait_policy(comm);
+	stage = "cost model links";
+	if ((ret = hop_model_comm_links(comm, msg, sizeof(msg))))
+		goto err_prov;
 	stage = "agreement on the auto settings";
 	if ((ret = hop_comm_agree(comm, deadline))) {
 		snprintf(msg, sizeof(msg), "%s", layer_msg(comm, ret));

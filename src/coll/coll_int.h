@@ -35,6 +35,7 @@ struct hop_coll_op {
 
 struct hop_coll_choice {
 	int algo;
+	int sub_algo[2];                /* HOP_ALGO_HIER: per link class */
 	size_t chunk_bytes;
 	int depth;
 	double predicted;               /* seconds, by the cost model */
@@ -61,6 +62,12 @@ struct hop_coll_tune {
 	struct hop_model_link link;
 	int have_link;
 	char link_src[192];             /* where the link's numbers came from */
+	/* the agreed link of each class and the comm's placement on hosts
+	 * (select.c, on the first choice): 1 loaded, -1 none (the one link
+	 * above prices every choice), 0 not yet */
+	struct hop_model_link cls[2];
+	struct hop_model_place place;
+	int have_cls;
 	struct hop_coll_memo memo[HOP_COLL_MEMO];
 };
 

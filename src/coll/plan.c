@@ -58,6 +58,8 @@ static int plan_run(struct hop_comm *comm, int kind, size_t count,
 	plan->depth = ch.depth;
 	plan->predicted_us = ch.predicted * 1e6;
 	plan->forced = comm->coll->tune.forced[kind] != HOP_ALGO_AUTO;
+	plan->sub_algo[0] = hop_coll_algo_name(ch.sub_algo[0]);
+	plan->sub_algo[1] = hop_coll_algo_name(ch.sub_algo[1]);
 	return 0;
 }
 

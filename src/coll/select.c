@@ -4,19 +4,24 @@
  *
  * hop_coll_select() is the one function that chooses: HOP_ALGO when set,
  * else the algorithm and chunk count of least time predicted by
- * src/model (hop_model_choose()) on the comm's link (HOP_PROFILE or the
- * provider's built-in numbers, loaded once per comm). All inputs are
- * identical on every rank (size, N, environment, profile), and the model
- * is a pure function, so every rank picks the same schedule; when they
- * are not (different HOP_ALGO or profiles), the signature check fails the
- * collective with HOP_ERR_MISMATCH.
+ * src/model on the comm's links: the link of each class (intra-host,
+ * inter-host) agreed by every rank at init (src/core/comm_agree.c) and
+ * the comm's placement on hosts (hop_model_choose_place(): flat or
+ * hierarchical, and the algorithm of each phase). The agreed links and the
+ * placement are equal on every rank and the model is a pure function, so
+ * every rank picks the same schedule even when their HOP_PROFILE files
+ * differ; a different HOP_ALGO still fails the collective's signature
+ * check with HOP_ERR_MISMATCH. Without a comm (unit tests) the one link
+ * of the tune prices every flat choice.
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "coll/coll_int.h"
 #include "core/log.h"
+#include "model/model_comm.h"
 
 /* Collective spellings HOP_ALGO accepts besides the model's names;
  * algorithm names and aliases are the model's (hop_model_algo_lookup). */
@@ -135,24 +140,32 @@ int hop_coll_tune_model(struct hop_coll_tune *tune, const char *profile,
 	return 0;
 }
 
-/* The model's algorithm (or the forced one) and its best chunk size. */
+/* The model's algorithm (or the forced one) and its best chunk size, for
+ * the comm's placement on its agreed link classes when it has them. */
 static void model_choice(int kind, size_t bytes, int nranks, int forced,
 			 const struct hop_model_link *l,
+			 const struct hop_coll_tune *tune,
 			 struct hop_coll_choice *out)
 {
-	long k = 1;
-	double t = NAN;
-	int algo = forced;
+	struct hop_model_choice mc;
 
-	if (forced == HOP_ALGO_AUTO) {
-		hop_model_choose(kind, bytes, nranks, l, &algo, &k, &t);
-	} else {
-		k = hop_model_best_chunks(kind, algo, bytes, nranks, l);
-		t = hop_model_predict(kind, algo, bytes, nranks, l, k);
+	if (tune && tune->have_cls > 0 && tune->place.nranks == nranks &&
+	    !hop_model_choose_place(kind, bytes, &tune->place, tune->cls,
+				    forced, &mc)) {
+		out->algo = mc.algo;
+		out->sub_algo[0] = mc.sub_algo[0];
+		out->sub_algo[1] = mc.sub_algo[1];
+		out->predicted = mc.predicted;
+		out->chunk_bytes = mc.chunk_bytes;
+		return;
 	}
-	out->algo = algo;
-	out->predicted = t;
-	out->chunk_bytes = hop_model_sched_chunk(kind, algo, bytes, nranks, k);
+	if (forced == HOP_ALGO_HIER)    /* no placement: the flat form */
+		forced = HOP_ALGO_AUTO;
+	hop_model_choose_flat(kind, bytes, nranks, forced, l, &mc);
+	out->algo = mc.algo;
+	out->sub_algo[0] = out->sub_algo[1] = HOP_ALGO_AUTO;
+	out->predicted = mc.predicted;
+	out->chunk_bytes = mc.chunk_bytes;
 }
 
 static unsigned memo_slot(int kind, size_t bytes, int nranks)
@@ -193,13 +206,18 @@ void hop_coll_select(int kind, size_t bytes, int nranks,
 		l = &tune->link;
 	else /* no comm (unit tests): the model's fallback link */
 		hop_model_link_generic(&dflt);
-	model_choice(kind, bytes, nranks, forced, l, out);
+	model_choice(kind, bytes, nranks, forced, l, tune, out);
 	out->depth = depth < HOP_SCHED_MAX_DEPTH ? depth : HOP_SCHED_MAX_DEPTH;
 	if (tune && tune->chunk_size)
 		out->chunk_bytes = tune->chunk_size;
-	HOP_INFO("%s %zu B N=%d: %s chunk=%zu predicted %.1f us%s",
+	char sub[48] = "";
+	if (out->algo == HOP_ALGO_HIER)
+		snprintf(sub, sizeof(sub), " (intra %s, inter %s)",
+			 hop_coll_algo_name(out->sub_algo[0]),
+			 hop_coll_algo_name(out->sub_algo[1]));
+	HOP_INFO("%s %zu B N=%d: %s%s chunk=%zu predicted %.1f us%s",
 		 hop_coll_kind_name(kind), bytes, nranks,
-		 hop_coll_algo_name(out->algo), out->chunk_bytes,
+		 hop_coll_algo_name(out->algo), sub, out->chunk_bytes,
 		 out->predicted * 1e6,
 		 forced != HOP_ALGO_AUTO ? " (forced by HOP_ALGO)" : "");
 	if (m) {
@@ -220,10 +238,39 @@ size_t hop_coll_call_bytes(int kind, size_t count, hop_dtype_t dtype)
 		       ? 0 : count * hop_dtype_size(dtype);
 }
 
+/* The agreed links and the placement of @comm into @t, once: every rank
+ * reads the same agreed numbers and the same host of every rank. */
+static void tune_classes(struct hop_comm *comm, struct hop_coll_tune *t)
+{
+	const struct hop_comm *root = comm->root ? comm->root : comm;
+	int *host = NULL;
+
+	t->have_cls = -1;
+	if (!hop_model_comm_agreed(comm, t->cls) ||
+	    !(host = malloc((size_t)comm->nranks * sizeof(*host))))
+		return;
+	for (int r = 0; r < comm->nranks; r++)
+		host[r] = hop_comm_host(comm, r);
+	if (!hop_model_place_of(host, comm->nranks,
+				root->nhosts > 0 ? root->nhosts : 1, &t->place))
+		t->have_cls = 1;
+	free(host);
+	if (t->have_cls > 0)
+		HOP_INFO("cost model: %d ranks on %d hosts (at most %d on one, "
+			 "%s): flat algorithms priced on the %s link",
+			 t->place.nranks, t->place.nhosts, t->place.lmax,
+			 t->place.uniform ? "uniform" : "uneven",
+			 t->place.nhosts > 1 ? "inter-host" : "intra-host");
+}
+
 void hop_coll_choose_bytes(struct hop_comm *comm, int kind, size_t bytes,
 			   struct hop_coll_choice *out)
 {
-	hop_coll_select(kind, bytes, comm->nranks, &comm->coll->tune, out);
+	struct hop_coll_tune *t = &comm->coll->tune;
+
+	if (!t->have_cls)
+		tune_classes(comm, t);
+	hop_coll_select(kind, bytes, comm->nranks, t, out);
 }
 
 void hop_coll_choose(struct hop_comm *comm, int kind, size_t count,

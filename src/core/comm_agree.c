@@ -13,7 +13,10 @@
  *  - oversubscription of the cost model: the largest ranks/cores of any
  *    rank (the slowest rank paces a collective);
  *  - HOP_EAGER_SIZE=auto: the smallest of the ranks that asked for auto
- *    (the largest slot every such rank can register).
+ *    (the largest slot every such rank can register);
+ *  - the cost model's link of each class (intra-host, inter-host): each
+ *    rank's HOP_PROFILE or providers' defaults, folded to the slowest, so
+ *    that a rank whose profile differs still chooses what the others do.
  * The wait policy (spin or yield) stays per process: it only decides how
  * this process waits and must not be equal.
  */
@@ -73,6 +76,34 @@ void hop_agree_local(const struct hop_comm *comm, struct hop_agree_rec *rec)
 	rec->eager_auto = comm->cfg.eager_size == 0;
 	rec->eager = rec->eager_auto ? local_eager_auto(comm)
 				     : comm->cfg.eager_size;
+	rec->has_links = comm->model_links != 0;
+	if (rec->has_links)
+		memcpy(rec->link, comm->model_link, sizeof(rec->link));
+}
+
+static double dmax(double a, double b)
+{
+	return a > b ? a : b;
+}
+
+static double dmin(double a, double b)
+{
+	return a < b ? a : b;
+}
+
+/* @out (a link already given) slowed to @a where @a is slower. */
+static void link_fold(struct hop_agreed_link *out,
+		      const struct hop_agreed_link *a)
+{
+	out->alpha = dmax(out->alpha, a->alpha);
+	out->beta = dmin(out->beta, a->beta);
+	out->gamma = dmax(out->gamma, a->gamma);
+	out->duplex = dmax(out->duplex, a->duplex);
+	out->min_chunk = dmax(out->min_chunk, a->min_chunk);
+	/* the tighter bound; 0 is none */
+	if (out->max_chunk == 0 || (a->max_chunk != 0 &&
+				    a->max_chunk < out->max_chunk))
+		out->max_chunk = a->max_chunk;
 }
 
 void hop_agree_fold(const struct hop_agree_rec *all, int n,
@@ -94,6 +125,13 @@ void hop_agree_fold(const struct hop_agree_rec *all, int n,
 			out->eager_auto = 1;
 			out->eager = a->eager;
 		}
+		for (int c = 0; a->has_links && c < 2; c++) {
+			if (out->has_links)
+				link_fold(&out->link[c], &a->link[c]);
+			else
+				out->link[c] = a->link[c];
+		}
+		out->has_links |= a->has_links;
 	}
 }
 
@@ -116,6 +154,15 @@ int hop_comm_agree(struct hop_comm *comm, uint64_t deadline)
 	free(all);
 	comm->model_ranks = (int)agreed.local_ranks;
 	comm->model_cores = (int)agreed.usable_cores;
+	if (agreed.has_links) {
+		memcpy(comm->model_link, agreed.link, sizeof(agreed.link));
+		comm->model_links = 1;
+		HOP_INFO("cost model: agreed links (the slowest of every "
+			 "rank's): intra alpha %.2f us beta %.3f GB/s, inter "
+			 "alpha %.2f us beta %.3f GB/s",
+			 agreed.link[0].alpha * 1e6, agreed.link[0].beta / 1e9,
+			 agreed.link[1].alpha * 1e6, agreed.link[1].beta / 1e9);
+	}
 	if (mine.eager_auto) {
 		comm->cfg.eager_size = agreed.eager;
 		HOP_INFO("HOP_EAGER_SIZE=auto: %zu B on %s (%d ranks x %d "

@@ -31,6 +31,13 @@ struct relay_env;
 #define HOP_COMM_MAGIC 0x686f7063u /* "hopc" */
 
 enum hop_link_class { HOP_LINK_INTRA = 0, HOP_LINK_INTER = 1 };
+
+/* A link of the cost model as plain numbers (the first fields of
+ * src/model's struct hop_model_link: seconds, bytes per second, seconds
+ * per byte, factor, bytes, bytes), what comm_agree.c exchanges. */
+struct hop_agreed_link {
+	double alpha, beta, gamma, duplex, min_chunk, max_chunk;
+};
 #define HOP_MSG_LEN 512
 
 struct hop_comm {
@@ -62,6 +69,12 @@ struct hop_comm {
 	/* the oversubscription the cost model prices, equal on every rank:
 	 * the largest local_ranks/usable_cores of any rank (comm_agree.c) */
 	int model_ranks, model_cores;
+	/* the cost model's link of each class (enum hop_link_class): this
+	 * rank's own (HOP_PROFILE or its providers' defaults) until
+	 * hop_comm_agree() replaces it with the fold of every rank's;
+	 * model_links 0 when none was given */
+	struct hop_agreed_link model_link[2];
+	int model_links;
 	uint64_t spin_min_ns;           /* auto HOP_SPIN: spin at least this long */
 	/* A derived communicator (hop_comm_split/dup, src/api/split.c)
 	 * shares the provider, channels and slots of the communicator made

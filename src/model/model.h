@@ -294,9 +294,9 @@ struct hop_model_place {
 };
 
 /* hop_model_place_of() - The placement of @n ranks whose hosts are
- * @host_of[r] (any ids in [0, n)). 0, or HOP_ERR_INVALID_ARG (an id out
+ * @host_of[r] (any ids in [0, nids)). 0, or HOP_ERR_INVALID_ARG (an id out
  * of range, n < 1), HOP_ERR_NO_MEMORY. */
-int hop_model_place_of(const int *host_of, int n,
+int hop_model_place_of(const int *host_of, int n, int nids,
 		       struct hop_model_place *out);
 
 /* 1 when @kind has a hierarchical form and @pl lets it differ from the
@@ -351,6 +351,13 @@ int hop_model_choose_place(int kind, size_t bytes,
 			   const struct hop_model_place *pl,
 			   const struct hop_model_link links[HOP_MODEL_CLASSES],
 			   int forced, struct hop_model_choice *out);
+
+/* hop_model_choose_flat() - The flat choice on one link @l among @n ranks
+ * (@forced, a flat algorithm of @kind, or the model's for HOP_ALGO_AUTO)
+ * as a struct hop_model_choice (hier NAN). */
+void hop_model_choose_flat(int kind, size_t bytes, int n, int forced,
+			   const struct hop_model_link *l,
+			   struct hop_model_choice *out);
 
 /* ---- multi-hop paths (m bytes over h hops, k chunks) ---- */
 

@@ -125,17 +125,17 @@ int hop_model_links_load(const char *profile_path,
 	return 0;
 }
 
-int hop_model_place_of(const int *host_of, int n,
+int hop_model_place_of(const int *host_of, int n, int nids,
 		       struct hop_model_place *out)
 {
 	int *cnt;
 
-	if (!host_of || !out || n < 1)
+	if (!host_of || !out || n < 1 || nids < 1)
 		return HOP_ERR_INVALID_ARG;
-	if (!(cnt = calloc((size_t)n, sizeof(*cnt))))
+	if (!(cnt = calloc((size_t)nids, sizeof(*cnt))))
 		return HOP_ERR_NO_MEMORY;
 	for (int r = 0; r < n; r++) {
-		if (host_of[r] < 0 || host_of[r] >= n) {
+		if (host_of[r] < 0 || host_of[r] >= nids) {
 			free(cnt);
 			return HOP_ERR_INVALID_ARG;
 		}
@@ -145,7 +145,7 @@ int hop_model_place_of(const int *host_of, int n,
 	out->nhosts = 0;
 	out->lmax = 0;
 	out->uniform = 1;
-	for (int h = 0; h < n; h++) {
+	for (int h = 0; h < nids; h++) {
 		if (!cnt[h])
 			continue;
 		if (out->nhosts && cnt[h] != out->lmax)

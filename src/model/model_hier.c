@@ -206,11 +206,12 @@ double hop_model_hier_predict(int kind, size_t bytes,
 	return t;
 }
 
-/* The flat choice (@forced or the model's) on @l into @out. */
-static void flat_choice(int kind, size_t bytes, int n, int forced,
-			const struct hop_model_link *l,
-			struct hop_model_choice *out)
+void hop_model_choose_flat(int kind, size_t bytes, int n, int forced,
+			   const struct hop_model_link *l,
+			   struct hop_model_choice *out)
 {
+	out->sub_algo[0] = out->sub_algo[1] = HOP_ALGO_AUTO;
+	out->hier = NAN;
 	if (forced == HOP_ALGO_AUTO) {
 		hop_model_choose(kind, bytes, n, l, &out->algo, &out->chunks,
 				 &out->flat);
@@ -262,14 +263,14 @@ int hop_model_choose_place(int kind, size_t bytes,
 	out->hier = NAN;
 	out->flat = NAN;
 	if (forced != HOP_ALGO_HIER)
-		flat_choice(kind, bytes, pl->nranks, forced, flat_l, out);
+		hop_model_choose_flat(kind, bytes, pl->nranks, forced, flat_l, out);
 	if (forced != HOP_ALGO_AUTO && forced != HOP_ALGO_HIER)
 		return 0;
 	th = hop_model_hier_predict(kind, bytes, pl, links, auto2, sub, &k);
 	out->hier = th;
 	if (isnan(th)) {
 		if (forced == HOP_ALGO_HIER)    /* runs as the flat form */
-			flat_choice(kind, bytes, pl->nranks, HOP_ALGO_AUTO,
+			hop_model_choose_flat(kind, bytes, pl->nranks, HOP_ALGO_AUTO,
 				    flat_l, out);
 		return 0;
 	}

@@ -111,6 +111,48 @@ static void drop_ipc_lock(void)
 	}
 }
 
+static struct hop_agreed_link alink(double alpha, double beta, double mc)
+{
+	struct hop_agreed_link l = { alpha, beta, 1e-10, 1.5, 16384, mc };
+
+	return l;
+}
+
+/* Ranks with different links (different HOP_PROFILE files): every rank
+ * folds the slowest of each class, whatever the order, and a rank that
+ * gave none does not count. */
+static void test_fold_links(void **state)
+{
+	struct hop_agree_rec all[3], rev[3], out, out2;
+
+	(void)state;
+	all[0] = rec(2, 4, 0, 0);
+	all[1] = rec(2, 4, 0, 0);
+	all[2] = rec(2, 4, 0, 0);
+	all[0].has_links = all[1].has_links = 1;
+	all[0].link[0] = alink(1e-6, 10e9, 0);
+	all[0].link[1] = alink(20e-6, 1e9, 1 << 20);
+	all[1].link[0] = alink(2e-6, 20e9, 4096);
+	all[1].link[1] = alink(10e-6, 0.125e9, 0);
+	all[1].link[1].duplex = 2;
+	all[2].link[1] = alink(1, 1, 1); /* has_links 0: ignored */
+	hop_agree_fold(all, 3, &out);
+	assert_int_equal(out.has_links, 1);
+	assert_true(out.link[0].alpha == 2e-6 && out.link[0].beta == 10e9);
+	assert_true(out.link[0].max_chunk == 4096);
+	assert_true(out.link[1].alpha == 20e-6 && out.link[1].beta == 0.125e9);
+	assert_true(out.link[1].duplex == 2);
+	assert_true(out.link[1].max_chunk == 1 << 20);
+	for (int r = 0; r < 3; r++)
+		rev[r] = all[2 - r];
+	hop_agree_fold(rev, 3, &out2);
+	assert_memory_equal(&out.link, &out2.link, sizeof(out.link));
+	/* nobody gave links: none agreed */
+	all[0].has_links = all[1].has_links = 0;
+	hop_agree_fold(all, 3, &out);
+	assert_int_equal(out.has_links, 0);
+}
+
 static int agree_rank(int slot, void *arg)
 {
 	struct hop_comm *comm = calloc(1, sizeof(*comm));
@@ -141,6 +183,10 @@ static int agree_rank(int slot, void *arg)
 	comm->prov_ops = &rdma_ops;
 	comm->local_ranks = 3;
 	comm->usable_cores = slot == 1 ? 1 : 2;
+	/* rank 2 has the slowest inter link, rank 0 the slowest intra */
+	comm->model_links = 1;
+	comm->model_link[0] = alink(slot == 0 ? 3e-6 : 1e-6, 10e9, 0);
+	comm->model_link[1] = alink(10e-6, slot == 2 ? 0.125e9 : 1e9, 0);
 	hop_agree_local(comm, &mine);
 	ret = hop_bootstrap_open(&g_id, slot, 3, &comm->cfg,
 				 hop_deadline_after(30000), &comm->bs, err,
@@ -148,6 +194,9 @@ static int agree_rank(int slot, void *arg)
 	if (!ret)
 		ret = hop_comm_agree(comm, hop_deadline_after(30000));
 	cf_res[slot].ret = ret;
+	if (!ret && !(comm->model_link[0].alpha == 3e-6 &&
+		      comm->model_link[1].beta == 0.125e9))
+		ret = HOP_ERR_MISMATCH;
 	snprintf(cf_res[slot].msg, sizeof(cf_res[slot].msg), "%llu %zu %d %d %.400s",
 		 (unsigned long long)mine.eager, comm->cfg.eager_size,
 		 comm->model_ranks, comm->model_cores,
@@ -200,6 +249,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fold_largest_oversubscription),
 		cmocka_unit_test(test_fold_smallest_auto_eager),
+		cmocka_unit_test(test_fold_links),
 		cmocka_unit_test(test_exchange_agrees),
 	};
 

@@ -40,19 +40,19 @@ static void test_place(void **state)
 	struct hop_model_place pl;
 
 	(void)state;
-	assert_int_equal(hop_model_place_of(block, 8, &pl), 0);
+	assert_int_equal(hop_model_place_of(block, 8, 8, &pl), 0);
 	assert_int_equal(pl.nhosts, 4);
 	assert_int_equal(pl.lmax, 2);
 	assert_true(pl.uniform);
-	assert_int_equal(hop_model_place_of(cyclic, 8, &pl), 0);
+	assert_int_equal(hop_model_place_of(cyclic, 8, 4, &pl), 0);
 	assert_int_equal(pl.nhosts, 4);
 	assert_true(pl.uniform);
-	assert_int_equal(hop_model_place_of(uneven, 6, &pl), 0);
+	assert_int_equal(hop_model_place_of(uneven, 6, 3, &pl), 0);
 	assert_int_equal(pl.nhosts, 3);
 	assert_int_equal(pl.lmax, 3);
 	assert_false(pl.uniform);
-	assert_int_equal(hop_model_place_of(bad, 2, &pl), HOP_ERR_INVALID_ARG);
-	assert_int_equal(hop_model_place_of(NULL, 2, &pl), HOP_ERR_INVALID_ARG);
+	assert_int_equal(hop_model_place_of(bad, 2, 2, &pl), HOP_ERR_INVALID_ARG);
+	assert_int_equal(hop_model_place_of(NULL, 2, 2, &pl), HOP_ERR_INVALID_ARG);
 }
 
 /* The rail-parallel AllReduce is the sum of its three phases. */
