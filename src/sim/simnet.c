@@ -185,6 +185,14 @@ static int msg_time(struct hop_simnet *net, int src, int dst, size_t len,
 {
 	const struct hop_topo_link *l;
 
+	if (!net->topo && net->host_of) {
+		int c = net->host_of[src] != net->host_of[dst];
+
+		*t = hop_model_rndv_alpha(net->class_alpha[c], net->eager,
+					  (double)len) +
+		     (double)len / net->class_beta[c];
+		return 0;
+	}
 	if (!net->topo) {
 		*t = hop_model_rndv_alpha(net->alpha, net->eager, (double)len) +
 		     (double)len / net->beta;
@@ -355,7 +363,15 @@ static int setup(struct hop_simnet *net)
 			 n, net->beta, net->alpha);
 		return HOP_ERR_INVALID_ARG;
 	}
-	if (net->rotate && (net->topo || net->trace)) {
+	if (net->host_of && !net->topo &&
+	    !(net->class_beta[0] > 0 && net->class_beta[1] > 0 &&
+	      net->class_alpha[0] >= 0 && net->class_alpha[1] >= 0)) {
+		snprintf(net->err, sizeof(net->err), "simnet: link classes "
+			 "need beta > 0 and alpha >= 0 (intra %g B/s, inter "
+			 "%g B/s)", net->class_beta[0], net->class_beta[1]);
+		return HOP_ERR_INVALID_ARG;
+	}
+	if (net->rotate && (net->topo || net->trace || net->host_of)) {
 		snprintf(net->err, sizeof(net->err), "simnet: a rotated run "
 			 "needs uniform links and no trace");
 		return HOP_ERR_INVALID_ARG;

@@ -13,7 +13,8 @@
  * among the eligible messages that wait for it, the one its rank's
  * schedule lists first (builders emit steps chunk by chunk, so an older
  * chunk goes before a newer one, as a pipeline needs). alpha and beta are
- * uniform, or per link from a HOP_TOPO file; ranks without a direct link
+ * uniform, per link class (intra-host or inter-host, from the hosts of
+ * the two ranks), or per link from a HOP_TOPO file; ranks without a direct link
  * take the store-and-forward time of the topology's best route (its
  * relays' ports are not simulated). Reductions and copies take
  * gamma seconds per byte (timed through the shared schedule driver's
@@ -59,6 +60,11 @@ struct hop_simnet {
 	double eager;           /* bytes; a larger message costs
 				 * 1 + HOP_MODEL_RNDV_ALPHAS alphas (0: one) */
 	const struct hop_topo *topo; /* per-link alpha/beta, or NULL */
+	/* link classes (no topo): rank r on host host_of[r]; a message
+	 * between two ranks of one host takes class_alpha/beta[0] (intra),
+	 * between hosts [1] (inter). NULL: alpha and beta above for all */
+	const int *host_of;
+	double class_alpha[2], class_beta[2];
 	FILE *trace;            /* one line per message (start end src -> dst
 				 * tag bytes), or NULL */
 	int rotate;             /* s holds rank 0's schedule alone, and every

@@ -43,7 +43,7 @@ static void fill(float *p, int r, size_t first, size_t n)
 
 static int check_args(struct hop_simrun *r)
 {
-	char lerr[128];
+	char lerr[128] = "";
 
 	if (!hop_model_kind_name(r->kind))
 		snprintf(r->err, sizeof(r->err), "collective %d: unknown", r->kind);
@@ -67,6 +67,13 @@ static int check_args(struct hop_simrun *r)
 			 r->depth, HOP_SCHED_MAX_DEPTH);
 	else if (hop_model_link_check(&r->link, lerr, sizeof(lerr)))
 		snprintf(r->err, sizeof(r->err), "%s", lerr);
+	else if (r->host_of && (r->topo || r->rotate ||
+				hop_model_link_check(&r->links[0], lerr,
+						     sizeof(lerr)) ||
+				hop_model_link_check(&r->links[1], lerr,
+						     sizeof(lerr))))
+		snprintf(r->err, sizeof(r->err), "link classes: %s", lerr[0]
+			 ? lerr : "not with a topology or a rotated run");
 	else if (r->rotate && (r->verify || r->topo || r->trace))
 		snprintf(r->err, sizeof(r->err), "a rotated run moves no data "
 			 "and needs uniform links: no verify, topology or trace");
@@ -75,11 +82,46 @@ static int check_args(struct hop_simrun *r)
 	return HOP_ERR_INVALID_ARG;
 }
 
+/* plan() on link classes: the placement's choice (flat on the inter
+ * link when it spans hosts, or the hierarchical form). */
+static int plan_place(struct hop_simrun *r)
+{
+	struct hop_model_place pl;
+	struct hop_model_choice ch;
+	int ret;
+
+	if ((ret = hop_model_place_of(r->host_of, r->nranks, r->nranks, &pl)) ||
+	    (ret = hop_model_choose_place(r->kind, r->bytes, &pl, r->links,
+					  r->algo, &ch))) {
+		snprintf(r->err, sizeof(r->err), "placement: %s",
+			 ret == HOP_ERR_NO_MEMORY ? "out of memory"
+			 : "a host id out of [0, nranks) or an algorithm the "
+			   "collective has not");
+		return ret;
+	}
+	r->algo = ch.algo;
+	r->link = r->links[pl.nhosts > 1 ? HOP_MODEL_INTER : HOP_MODEL_INTRA];
+	r->chunks_used = ch.algo == HOP_ALGO_HIER ||
+			 !hop_model_pipelined(r->kind, r->algo) ? ch.chunks
+			 : r->chunks ? r->chunks : ch.chunks;
+	r->chunk_bytes = r->chunks && ch.algo != HOP_ALGO_HIER
+		? hop_model_sched_chunk(r->kind, r->algo, r->bytes, r->nranks,
+					r->chunks_used)
+		: ch.chunk_bytes;
+	r->predicted = ch.algo == HOP_ALGO_HIER ? ch.hier
+		: hop_model_predict_inplace(r->kind, r->algo, r->bytes,
+					    r->nranks, &r->link,
+					    r->chunks_used, r->inplace);
+	return 0;
+}
+
 /* The model's algorithm and chunk count unless the caller fixed them. */
-static void plan(struct hop_simrun *r)
+static int plan(struct hop_simrun *r)
 {
 	long best = 1;
 
+	if (r->host_of)
+		return plan_place(r);
 	if (r->algo == HOP_ALGO_AUTO)
 		hop_model_choose(r->kind, r->bytes, r->nranks, &r->link, &r->algo,
 				 &best, NULL);
@@ -93,6 +135,7 @@ static void plan(struct hop_simrun *r)
 	r->predicted = hop_model_predict_inplace(r->kind, r->algo, r->bytes,
 						 r->nranks, &r->link,
 						 r->chunks_used, r->inplace);
+	return 0;
 }
 
 /* Rank @rk's input (output) holds all N blocks: reducescatter(v) and
@@ -331,9 +374,8 @@ int hop_simrun(struct hop_simrun *r)
 	r->err[0] = 0;
 	r->steps = r->messages = r->moved = r->events = 0;
 	r->wrong = 0;
-	if ((ret = check_args(r)))
+	if ((ret = check_args(r)) || (ret = plan(r)))
 		return ret;
-	plan(r);
 	n = r->nranks;
 	s = calloc((size_t)n, sizeof(*s));
 	b = calloc((size_t)n, sizeof(*b));
@@ -356,6 +398,11 @@ int hop_simrun(struct hop_simrun *r)
 	net.gamma = r->link.gamma;
 	net.eager = r->link.eager;
 	net.topo = r->topo;
+	net.host_of = r->host_of;
+	for (int c = 0; c < HOP_MODEL_CLASSES; c++) {
+		net.class_alpha[c] = r->links[c].alpha;
+		net.class_beta[c] = r->links[c].beta;
+	}
 	net.trace = r->trace;
 	net.rotate = r->rotate;
 	if ((ret = hop_simnet_run(&net))) {

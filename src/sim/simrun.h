@@ -30,6 +30,13 @@ struct hop_simrun {
 	long chunks;            /* pipelining chunks; 0 = the model's best */
 	struct hop_model_link link;  /* alpha, beta, gamma (duplex: 1) */
 	const struct hop_topo *topo; /* per-link alpha/beta, or NULL */
+	/* link classes: rank r on host host_of[r] (ids in [0, nranks)); a
+	 * message inside a host runs on links[0] (intra), between hosts on
+	 * links[1] (inter), and the model prices the placement
+	 * (hop_model_choose_place(): AUTO may pick HOP_ALGO_HIER, whose
+	 * schedule hop_sched_build() makes). NULL: @link for every message */
+	const int *host_of;
+	struct hop_model_link links[HOP_MODEL_CLASSES];
 	int verify;             /* move real data and check it */
 	int rotate;             /* run rank 0's schedule as every rank's
 				 * rotation (simnet.h): needs verify 0, no
