@@ -1,6 +1,7 @@
 #!/bin/bash
 # hop-model end to end: predict at up to 65536 ranks (one pick per size, CSV
 # consistent with the table) and on a host with fewer cores than ranks,
+# predict and sim for placements on hosts (two link classes),
 # route on a topology where store-and-forward and pipelining disagree, and
 # the exit status and message of bad input.
 set -u
@@ -89,4 +90,31 @@ check "missing profile: status 1" [ $? = 0 ]
 check "missing profile: named" grep -q "none.json" "$tmp/err"
 status 2 "$bin" predict --nranks 0 --sizes 1K
 check "0 ranks: status 2" [ $? = 0 ]
+
+# placements on two link classes: 4 hosts x 2 ranks on a 1 Gbit/s inter
+# link: the hierarchical AllReduce from 4 MiB, its phases named; all on one
+# host: flat; a two-class profile gives each class its pairs
+g1="--inter-alpha-us 50 --inter-beta-GBps 0.125"
+status 0 "$bin" predict --hosts 4 --ppn 2 --sizes 8,4M --csv $g1
+check "placement: csv header" [ "$(head -1 "$tmp/out")" = "collective,nranks,hosts,max_ppn,bytes,flat_algo,flat_seconds,hier_intra,hier_inter,hier_seconds,picked,picked_seconds" ]
+check "placement: 4 MiB picks hier (ring inside)" grep -qE '^allreduce,8,4,2,4194304,[a-z]+,[0-9.e-]+,ring,[a-z]+,[0-9.e-]+,hier,' "$tmp/out"
+status 0 "$bin" predict --hosts 1 --ppn 8 --sizes 4M --csv $g1
+check "placement: one host is flat" grep -qE '^allreduce,8,1,8,4194304,[a-z]+,[0-9.e-]+,auto,auto,nan,[a-z]+,' "$tmp/out"
+check "placement: one host not hier" [ "$(grep -c ",hier," "$tmp/out")" = 0 ]
+status 0 "$bin" predict --ppn 3,1,2 --map cyclic --sizes 1M --collective all $g1
+check "placement: uneven 3+1+2" grep -q "6 ranks on 3 hosts (up to 3 per host, cyclic)" "$tmp/out"
+printf 'hop-link-profile 2\nprovider tcp\nnranks 4\npair 0 1 shm 0.7 9 - - intra\npair 0 2 tcp 40 0.1 - - inter\nend\n' >"$tmp/two.prof"
+status 0 "$bin" predict --hosts 2 --ppn 2 --sizes 1M --profile "$tmp/two.prof"
+check "two-class profile: intra" grep -q "link: intra: alpha 0.70 us, beta 9.000 GB/s" "$tmp/out"
+check "two-class profile: inter" grep -q "link: inter: alpha 40.00 us, beta 0.100 GB/s" "$tmp/out"
+status 0 "$bin" sim --coll allreduce --algo ring --hosts 2 --ppn 2 --map cyclic --bytes 64K --csv $g1
+check "sim on two classes: exact" grep -qE '^allreduce,ring,4,65536,.*,exact,0$' "$tmp/out"
+status 2 "$bin" predict --hosts 2 --sizes 1K
+check "--hosts without --ppn: status 2" [ $? = 0 ]
+status 2 "$bin" predict --hosts 2 --ppn 1,2,3 --sizes 1K
+check "--hosts against a --ppn list: status 2" [ $? = 0 ]
+status 2 "$bin" predict --hosts 2 --ppn 2 --map ring --sizes 1K
+check "--map ring: status 2" [ $? = 0 ]
+status 2 "$bin" predict --hosts 2 --ppn 2 --sizes 1K --intra-provider ib
+check "--intra-provider ib: status 2" [ $? = 0 ]
 exit $fail

@@ -49,10 +49,8 @@ int hm_link_opt(struct hm_link_opts *lo, int c, const char *arg)
 int hm_link_load(const char *cmd, const struct hm_link_opts *lo,
 		 struct hop_model_link *l, char *src, size_t srclen)
 {
-	static const double scale[HM_LINK_NFIELDS] = { 1e-6, 1e9, 1e-9, 1, 1, 1, 1 };
 	const struct hop_prov_caps *caps;
 	char err[512];
-	int any = 0;
 
 	if (lo->profile && lo->provider) {
 		fprintf(stderr, "hop-model %s: give --profile or --provider, "
@@ -72,6 +70,22 @@ int hm_link_load(const char *cmd, const struct hm_link_opts *lo,
 		fprintf(stderr, "hop-model %s: %s\n", cmd, err);
 		return 1;
 	}
+	if (hm_link_overrides(cmd, lo, l) == 1)
+		strncat(src, " with overrides", srclen - strlen(src) - 1);
+	if (hop_model_link_check(l, err, sizeof(err))) {
+		fprintf(stderr, "hop-model %s: %s\n", cmd, err);
+		return 2;
+	}
+	return 0;
+}
+
+int hm_link_overrides(const char *cmd, const struct hm_link_opts *lo,
+		      struct hop_model_link *l)
+{
+	static const double scale[HM_LINK_NFIELDS] = { 1e-6, 1e9, 1e-9, 1, 1, 1, 1 };
+	int any = 0;
+
+	(void)cmd;
 	for (int i = 0; i < HM_LINK_NFIELDS; i++) {
 		double v = lo->v[i] * scale[i];
 
@@ -88,13 +102,7 @@ int hm_link_load(const char *cmd, const struct hm_link_opts *lo,
 		default: l->max_chunk = v; break;
 		}
 	}
-	if (any)
-		strncat(src, " with overrides", srclen - strlen(src) - 1);
-	if (hop_model_link_check(l, err, sizeof(err))) {
-		fprintf(stderr, "hop-model %s: %s\n", cmd, err);
-		return 2;
-	}
-	return 0;
+	return any;
 }
 
 void hm_print_link(const struct hop_model_link *l, const char *src)

@@ -6,6 +6,7 @@
 
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <hop/common.h>
@@ -132,6 +133,29 @@ static int parse_kinds(const char *spec, struct popts *o)
 	return o->nk ? 0 : -1;
 }
 
+/* predict for a placement: --nranks, if given, must be its rank count. */
+static int predict_place(struct popts *o, const struct hm_place_opts *po,
+			 const struct hm_link_opts *lo, int have_n)
+{
+	struct hm_place p;
+	int ret;
+
+	if ((ret = hm_place_build("predict", po, lo, &p, o->src,
+				  sizeof(o->src))))
+		return ret;
+	if (have_n && (o->nn != 1 || o->nranks[0] != p.pl.nranks)) {
+		fprintf(stderr, "hop-model predict: --nranks does not match the "
+			"placement's %d ranks\n", p.pl.nranks);
+		free(p.host_of);
+		return 2;
+	}
+	if (!o->csv)
+		hm_print_place(&p, o->src);
+	ret = hm_predict_place(&p, o->kinds, o->nk, o->sizes, o->ns, o->csv);
+	free(p.host_of);
+	return ret;
+}
+
 int hm_predict(int argc, char **argv)
 {
 	static const struct option lopts[] = {
@@ -141,10 +165,12 @@ int hm_predict(int argc, char **argv)
 		{ "csv", no_argument, NULL, 'C' },
 		{ "cores", required_argument, NULL, 'k' },
 		HM_LINK_LONGOPTS,
+		HM_PLACE_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct popts o;
 	struct hm_link_opts lo = { 0 };
+	struct hm_place_opts po = { 0 };
 	const char *nspec = NULL, *sspec = NULL, *cspec = "allreduce";
 	const char *kspec = NULL;
 	int c, ret;
@@ -160,6 +186,8 @@ int hm_predict(int argc, char **argv)
 		case 'k': kspec = optarg; break;
 		default:
 			ret = hm_link_opt(&lo, c, optarg);
+			if (ret == 0)
+				ret = hm_place_opt(&po, c, optarg);
 			if (ret < 0)
 				return 2;
 			if (ret == 0) {
@@ -174,16 +202,18 @@ int hm_predict(int argc, char **argv)
 			argv[optind]);
 		return 2;
 	}
-	if (!nspec || !sspec) {
-		fprintf(stderr, "hop-model predict: --nranks and --sizes are "
-			"required\n");
+	if ((!nspec && !po.given) || !sspec) {
+		fprintf(stderr, "hop-model predict: --sizes and --nranks (or a "
+			"placement: --hosts, --ppn) are required\n");
 		return 2;
 	}
-	if (hm_parse_ints("--nranks", nspec, 1, HM_MAX_RANKS, o.nranks,
-			  HM_MAX_LIST, &o.nn) ||
+	if ((nspec && hm_parse_ints("--nranks", nspec, 1, HM_MAX_RANKS,
+				    o.nranks, HM_MAX_LIST, &o.nn)) ||
 	    hm_parse_sizes("--sizes", sspec, o.sizes, HM_MAX_LIST, &o.ns) ||
 	    parse_kinds(cspec, &o))
 		return 2;
+	if (po.given)
+		return predict_place(&o, &po, &lo, nspec != NULL);
 	if (kspec) {
 		int nk;
 

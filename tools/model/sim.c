@@ -8,11 +8,14 @@
  *                 [--inplace] [--no-verify [--rotate]] [--topo FILE] [--csv]
  *                 [--trace]  (every message on stderr)
  *                 [--profile FILE | --provider P] [--alpha-us ...]
+ *                 [--hosts H --ppn L | --ppn L1,L2,..] [--map block|cyclic]
+ *                 [--intra-... | --inter-... link of each class]
  */
 #include "hop_model.h"
 
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <hop/common.h>
@@ -24,8 +27,16 @@
 struct sopts {
 	int kind, all, csv;
 	struct hop_simrun tmpl;
+	struct hm_place_opts po;        /* --hosts, --ppn: link classes */
 	char src[512];
 };
+
+static void print_csv_head(void)
+{
+	printf("collective,algo,nranks,bytes,chunks,chunk_bytes,sim_seconds,"
+	       "model_seconds,diff_pct,messages,steps,wall_seconds,data,"
+	       "wrong\n");
+}
 
 /* One run; prints its line. Returns 0, or 1 (failed or wrong data). */
 static int run_one(const struct sopts *o, int algo)
@@ -89,6 +100,7 @@ static int parse(int argc, char **argv, struct sopts *o,
 		{ "csv", no_argument, NULL, 'C' },
 		{ "trace", no_argument, NULL, 'T' },
 		HM_LINK_LONGOPTS,
+		HM_PLACE_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *aspec = "auto", *nspec = NULL, *bspec = NULL;
@@ -133,6 +145,8 @@ static int parse(int argc, char **argv, struct sopts *o,
 		}
 		default:
 			ret = hm_link_opt(lo, c, optarg);
+			if (ret == 0)
+				ret = hm_place_opt(&o->po, c, optarg);
 			if (ret <= 0) {
 				if (ret == 0)
 					fprintf(stderr, "hop-model sim: see "
@@ -141,15 +155,17 @@ static int parse(int argc, char **argv, struct sopts *o,
 			}
 		}
 	}
-	if (optind < argc || !nspec || (!bspec && o->kind != HOP_COLL_BARRIER)) {
+	if (optind < argc || (!nspec && !o->po.given) ||
+	    (!bspec && o->kind != HOP_COLL_BARRIER)) {
 		fprintf(stderr, "hop-model sim: %s%s\n", optind < argc
-			? "unexpected " : "-n N and --bytes SIZE are required",
+			? "unexpected " : "-n N (or a placement: --hosts, --ppn) "
+			"and --bytes SIZE are required",
 			optind < argc ? argv[optind] : "");
 		return 2;
 	}
-	long nr;
+	long nr = 0;
 	size_t bytes = 0;
-	if (hm_parse_ints("-n", nspec, 1, 1 << 20, &nr, 1, &n) ||
+	if ((nspec && hm_parse_ints("-n", nspec, 1, 1 << 20, &nr, 1, &n)) ||
 	    (bspec && hm_parse_sizes("--bytes", bspec, &bytes, 1, &n)))
 		return 2;
 	o->all = !strcmp(aspec, "all");
@@ -170,6 +186,55 @@ static int parse(int argc, char **argv, struct sopts *o,
 	return 0;
 }
 
+/* The runs of @o, every algorithm with --algo all. */
+static int run_all(const struct sopts *o)
+{
+	int algos[16], na, fail = 0;
+
+	if (!o->all)
+		return run_one(o, o->tmpl.algo);
+	na = hop_model_algos(o->kind, algos, 16);
+	for (int i = 0; i < na; i++)
+		fail |= run_one(o, algos[i]);
+	return fail;
+}
+
+/* sim on link classes: the placement's hosts and the link of each class;
+ * -n, if given, must be its rank count. */
+static int sim_place(struct sopts *o, const struct hm_link_opts *lo,
+		     const char *tpath)
+{
+	struct hm_place p;
+	int ret;
+
+	if (tpath) {
+		fprintf(stderr, "hop-model sim: --topo or a placement, not "
+			"both\n");
+		return 2;
+	}
+	if ((ret = hm_place_build("sim", &o->po, lo, &p, o->src,
+				  sizeof(o->src))))
+		return ret;
+	if (o->tmpl.nranks && o->tmpl.nranks != p.pl.nranks) {
+		fprintf(stderr, "hop-model sim: -n %d does not match the "
+			"placement's %d ranks\n", o->tmpl.nranks, p.pl.nranks);
+		free(p.host_of);
+		return 2;
+	}
+	o->tmpl.nranks = p.pl.nranks;
+	o->tmpl.host_of = p.host_of;
+	o->tmpl.links[0] = p.links[0];
+	o->tmpl.links[1] = p.links[1];
+	o->tmpl.link = p.links[p.pl.nhosts > 1];
+	if (o->csv)
+		print_csv_head();
+	else
+		hm_print_place(&p, o->src);
+	ret = run_all(o);
+	free(p.host_of);
+	return ret;
+}
+
 int hm_sim(int argc, char **argv)
 {
 	static struct sopts o;
@@ -184,6 +249,8 @@ int hm_sim(int argc, char **argv)
 	o.tmpl.verify = 1;
 	if ((ret = parse(argc, argv, &o, &lo, &tpath)))
 		return ret;
+	if (o.po.given)
+		return sim_place(&o, &lo, tpath);
 	if ((ret = hm_link_load("sim", &lo, &o.tmpl.link, o.src, sizeof(o.src))))
 		return ret;
 	if (tpath) {
@@ -200,9 +267,7 @@ int hm_sim(int argc, char **argv)
 		o.tmpl.topo = &topo;
 	}
 	if (o.csv) {
-		printf("collective,algo,nranks,bytes,chunks,chunk_bytes,"
-		       "sim_seconds,model_seconds,diff_pct,messages,steps,"
-		       "wall_seconds,data,wrong\n");
+		print_csv_head();
 	} else {
 		hm_print_link(&o.tmpl.link, o.src);
 		if (o.tmpl.link.duplex != 1)
@@ -212,14 +277,7 @@ int hm_sim(int argc, char **argv)
 			printf("# per-link alpha/beta from %s (the closed forms "
 			       "use the link above)\n", tpath);
 	}
-	if (!o.all) {
-		fail = run_one(&o, o.tmpl.algo);
-	} else {
-		int algos[16], na = hop_model_algos(o.kind, algos, 16);
-
-		for (int i = 0; i < na; i++)
-			fail |= run_one(&o, algos[i]);
-	}
+	fail = run_all(&o);
 	if (tpath)
 		hop_topo_free(&topo);
 	return fail;
