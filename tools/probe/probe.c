@@ -239,6 +239,10 @@ static int run(struct probe_ctx *c, struct hop_profile_pair *mine)
 			mine->b = b;
 			snprintf(mine->provider, sizeof(mine->provider), "%s",
 				 c->ops->name);
+			/* what the cost model prices this pair as */
+			mine->link_class = hop_comm_host(c->comm, a) ==
+					   hop_comm_host(c->comm, b)
+					   ? HOP_LINK_INTRA : HOP_LINK_INTER;
 			mine->beta_mem_gbps = probe_beta_mem(c);
 		}
 		if ((me == a || me == b) &&

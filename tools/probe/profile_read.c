@@ -102,6 +102,21 @@ static int rd_str(struct rd *r, const struct hop_json *obj, const char *key,
 	return 0;
 }
 
+/* The optional "link_class" of a pair: "intra" or "inter". */
+static int rd_class(struct rd *r, const struct hop_json *o,
+		    struct hop_profile_pair *q)
+{
+	char name[8] = "";
+	int ret = rd_str(r, o, "link_class", OPT, name, sizeof(name));
+
+	if (ret || !name[0])
+		return ret;
+	if ((q->link_class = hop_profile_class_lookup(name)) < 0)
+		return rd_fail(r, "link_class", "expected intra or inter, got "
+			       "'%s'", name);
+	return 0;
+}
+
 static int rd_stat(struct rd *r, const struct hop_json *obj, const char *key,
 		   int flags, struct hop_pstat *out)
 {
@@ -277,7 +292,8 @@ static int rd_pair(struct rd *r, const struct hop_json *o, int nranks,
 	    (ret = rd_num(r, o, "r2", REQ, &q->r2)) ||
 	    (ret = rd_num(r, o, "beta_mem_GBps", REQ, &q->beta_mem_gbps)) ||
 	    (ret = rd_num(r, o, "duplex_factor", REQ | NUL_OK,
-			  &q->duplex_factor)))
+			  &q->duplex_factor)) ||
+	    (ret = rd_class(r, o, q)))
 		return ret;
 	if (q->a == q->b)
 		return rd_fail(r, "b", "equals a (%d)", q->a);

@@ -56,6 +56,9 @@ static void write_pair(FILE *f, const struct hop_profile_pair *q,
 
 	fprintf(f, "    {\n%s\"a\": %d, \"b\": %d, ", I, q->a, q->b);
 	wstr(f, "provider", q->provider, ",\n");
+	if (q->link_class >= 0)
+		fprintf(f, "%s\"link_class\": \"%s\",\n", I,
+			hop_profile_class_name(q->link_class));
 	fprintf(f, "%s", I);
 	wnum(f, "alpha_us", q->alpha_us, ", ");
 	wnum(f, "beta_GBps", q->beta_gbps, ", ");
