@@ -311,11 +311,12 @@ int hop_model_hier_applies(int kind, const struct hop_model_place *pl);
  * @chunks:    the chunk count of @algo (HIER: of its inter-host phase).
  * @chunk_bytes: what the schedule is given (hop_model_sched_chunk()).
  * @predicted: seconds; @flat and @hier: the best of each (hier NAN when
- *             it does not apply).
+ *             it does not apply), @hier_sub the phase algorithms of @hier.
  */
 struct hop_model_choice {
 	int algo;
 	int sub_algo[HOP_MODEL_CLASSES];
+	int hier_sub[HOP_MODEL_CLASSES];
 	long chunks;
 	size_t chunk_bytes;
 	double predicted;
@@ -324,7 +325,7 @@ struct hop_model_choice {
 
 /*
  * hop_model_hier_predict() - The time of the hierarchical form of @kind
- * (docs/model.md "Hierarchical collectives"): the sum of its phases, each
+ * (docs/model-hosts.md "Hierarchical collectives"): the sum of its phases, each
  * priced on its class's link with its own rank count and size. @sub[c]
  * gives the algorithm of class c's phases, HOP_ALGO_AUTO to choose the
  * fastest; @sub_out (may be NULL) receives the algorithms priced and

@@ -1,6 +1,6 @@
 /*
  * model_hier.c - the hierarchical collectives priced as the sum of their
- * phases (the shapes the schedule builder runs, docs/model.md
+ * phases (the shapes the schedule builder runs, docs/model-hosts.md
  * "Hierarchical collectives"), and the choice between them and the flat
  * algorithms for a placement of ranks on hosts.
  *
@@ -211,6 +211,7 @@ void hop_model_choose_flat(int kind, size_t bytes, int n, int forced,
 			   struct hop_model_choice *out)
 {
 	out->sub_algo[0] = out->sub_algo[1] = HOP_ALGO_AUTO;
+	out->hier_sub[0] = out->hier_sub[1] = HOP_ALGO_AUTO;
 	out->hier = NAN;
 	if (forced == HOP_ALGO_AUTO) {
 		hop_model_choose(kind, bytes, n, l, &out->algo, &out->chunks,
@@ -260,6 +261,7 @@ int hop_model_choose_place(int kind, size_t bytes,
 		return HOP_ERR_INVALID_ARG;
 	flat_l = &links[pl->nhosts > 1 ? HOP_MODEL_INTER : HOP_MODEL_INTRA];
 	out->sub_algo[0] = out->sub_algo[1] = HOP_ALGO_AUTO;
+	out->hier_sub[0] = out->hier_sub[1] = HOP_ALGO_AUTO;
 	out->hier = NAN;
 	out->flat = NAN;
 	if (forced != HOP_ALGO_HIER)
@@ -268,6 +270,10 @@ int hop_model_choose_place(int kind, size_t bytes,
 		return 0;
 	th = hop_model_hier_predict(kind, bytes, pl, links, auto2, sub, &k);
 	out->hier = th;
+	if (!isnan(th)) {
+		out->hier_sub[0] = sub[0];
+		out->hier_sub[1] = sub[1];
+	}
 	if (isnan(th)) {
 		if (forced == HOP_ALGO_HIER)    /* runs as the flat form */
 			hop_model_choose_flat(kind, bytes, pl->nranks, HOP_ALGO_AUTO,

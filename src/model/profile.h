@@ -128,7 +128,7 @@ void hop_profile_pair_init(struct hop_profile_pair *pair);
 /* Version 2 adds an optional last field to a pair line, the pair's link
  * class: "intra" (both ranks on one host) or "inter" (two hosts). A pair
  * without it (every pair of a version 1 file) has link_class -1: what the
- * model makes of such a pair, docs/model.md "Link classes". The writer
+ * model makes of such a pair, docs/model-hosts.md "Link classes". The writer
  * writes version 1 when no pair has a class, so older readers read it. */
 #define HOP_PROFILE_LINK_V1 1
 /* The name of link class @c ("intra", "inter"), "-" for any other. */
