@@ -99,8 +99,14 @@ static int plan_place(struct hop_simrun *r)
 			   "collective has not");
 		return ret;
 	}
-	r->algo = ch.algo;
 	r->link = r->links[pl.nhosts > 1 ? HOP_MODEL_INTER : HOP_MODEL_INTRA];
+	/* as a communicator does: flat where no hierarchical schedule is
+	 * built (no HIER row in the model's table) */
+	if (ch.algo == HOP_ALGO_HIER &&
+	    !hop_model_algo_valid(r->kind, HOP_ALGO_HIER))
+		hop_model_choose_flat(r->kind, r->bytes, r->nranks,
+				      HOP_ALGO_AUTO, &r->link, &ch);
+	r->algo = ch.algo;
 	r->chunks_used = ch.algo == HOP_ALGO_HIER ||
 			 !hop_model_pipelined(r->kind, r->algo) ? ch.chunks
 			 : r->chunks ? r->chunks : ch.chunks;

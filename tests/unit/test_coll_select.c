@@ -51,6 +51,67 @@ static void test_small_large(void **state)
 	assert_int_equal(c.depth, 4);
 }
 
+/* With link classes and a placement (what a communicator agreed), the
+ * choice is hop_model_choose_place()'s: the hierarchical AllReduce with
+ * its phase algorithms on 4 hosts x 2 at 1 Gbit/s between hosts (once its
+ * schedule is built: a HIER row in the model's table; until then the
+ * best flat one, priced on the inter link), flat on one host; HOP_ALGO
+ * forces either. */
+static void test_classes(void **state)
+{
+	struct hop_coll_tune t;
+	struct hop_coll_choice c;
+	struct hop_model_choice mc;
+	(void)state;
+
+	tune_for(&t, "tcp");
+	hop_model_link_generic(&t.cls[0]);
+	hop_model_link_generic(&t.cls[1]);
+	t.cls[0].alpha = 1e-6;
+	t.cls[0].beta = 10e9;
+	t.cls[1].alpha = 50e-6;
+	t.cls[1].beta = 125e6;
+	t.place = (struct hop_model_place){ 8, 4, 2, 1 };
+	t.have_cls = 1;
+	hop_coll_select(HOP_COLL_ALLREDUCE, 4 << 20, 8, &t, &c);
+	assert_int_equal(hop_model_choose_place(HOP_COLL_ALLREDUCE, 4 << 20,
+						&t.place, t.cls, HOP_ALGO_AUTO,
+						&mc), 0);
+	assert_int_equal(mc.algo, HOP_ALGO_HIER);
+	if (hop_model_algo_valid(HOP_COLL_ALLREDUCE, HOP_ALGO_HIER)) {
+		assert_int_equal(c.algo, HOP_ALGO_HIER);
+		assert_int_equal(c.sub_algo[0], mc.sub_algo[0]);
+		assert_int_equal(c.sub_algo[1], mc.sub_algo[1]);
+		assert_int_equal(c.chunk_bytes, mc.chunk_bytes);
+		assert_true(c.predicted == mc.predicted);
+	} else {        /* no hierarchical schedule built: the flat pick */
+		assert_int_not_equal(c.algo, HOP_ALGO_HIER);
+		assert_true(c.predicted == mc.flat);
+	}
+	t.forced[HOP_COLL_ALLREDUCE] = HOP_ALGO_RING;
+	hop_coll_select(HOP_COLL_ALLREDUCE, 4 << 20, 8, &t, &c);
+	assert_int_equal(c.algo, HOP_ALGO_RING);
+	assert_int_equal(c.sub_algo[0], HOP_ALGO_AUTO);
+	t.forced[HOP_COLL_ALLREDUCE] = HOP_ALGO_HIER;
+	hop_coll_select(HOP_COLL_ALLREDUCE, 8, 8, &t, &c);
+	assert_int_equal(c.algo == HOP_ALGO_HIER,
+			 hop_model_algo_valid(HOP_COLL_ALLREDUCE, HOP_ALGO_HIER));
+	t.forced[HOP_COLL_ALLREDUCE] = HOP_ALGO_AUTO;
+	/* all on one host: flat, on the intra link */
+	t.place = (struct hop_model_place){ 8, 1, 8, 1 };
+	memset(t.memo, 0, sizeof(t.memo));
+	hop_coll_select(HOP_COLL_ALLREDUCE, 4 << 20, 8, &t, &c);
+	assert_int_not_equal(c.algo, HOP_ALGO_HIER);
+	hop_model_choose_flat(HOP_COLL_ALLREDUCE, 4 << 20, 8, HOP_ALGO_AUTO,
+			      &t.cls[0], &mc);
+	assert_int_equal(c.algo, mc.algo);
+	/* forced hier without a placement (no comm): the flat choice */
+	t.have_cls = -1;
+	t.forced[HOP_COLL_ALLREDUCE] = HOP_ALGO_HIER;
+	hop_coll_select(HOP_COLL_ALLREDUCE, 8, 8, &t, &c);
+	assert_int_not_equal(c.algo, HOP_ALGO_HIER);
+}
+
 /* every choice is the model's, on two providers' links */
 static void test_follows_model(void **state)
 {
@@ -174,6 +235,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_small_large),
 		cmocka_unit_test(test_follows_model),
+		cmocka_unit_test(test_classes),
 		cmocka_unit_test(test_overrides),
 		cmocka_unit_test(test_profile_errors),
 	};

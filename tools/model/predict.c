@@ -40,9 +40,21 @@ static struct hop_model_link link_for(const struct popts *o, int n)
 	return l;
 }
 
+/* The flat algorithms of @kind (the hierarchical form needs a
+ * placement: --hosts, --ppn). */
+static int flat_algos(int kind, int algos[16])
+{
+	int all[16], n = hop_model_algos(kind, all, 16), na = 0;
+
+	for (int i = 0; i < n; i++)
+		if (all[i] != HOP_ALGO_HIER)
+			algos[na++] = all[i];
+	return na;
+}
+
 static void table(const struct popts *o, int kind, int n)
 {
-	int algos[16], na = hop_model_algos(kind, algos, 16);
+	int algos[16], na = flat_algos(kind, algos);
 	struct hop_model_link link = link_for(o, n);
 	char tb[32];
 

@@ -194,8 +194,9 @@ static int run_all(const struct sopts *o)
 	if (!o->all)
 		return run_one(o, o->tmpl.algo);
 	na = hop_model_algos(o->kind, algos, 16);
-	for (int i = 0; i < na; i++)
-		fail |= run_one(o, algos[i]);
+	for (int i = 0; i < na; i++)   /* hier needs hosts: a placement */
+		if (algos[i] != HOP_ALGO_HIER || o->tmpl.host_of)
+			fail |= run_one(o, algos[i]);
 	return fail;
 }
 
