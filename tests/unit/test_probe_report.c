@@ -85,6 +85,28 @@ static void test_finish_pair_fit(void **state)
 	assert_false(chk.poor_fit);
 }
 
+/* A sweep whose fitted intercept is negative (sizes far above the
+ * latency, a shaped link's burst): the model's alpha, which a link
+ * profile must hold >= 0, is the measured one-way tiny write. */
+static void test_finish_pair_negative_intercept(void **state)
+{
+	struct hop_profile p;
+	struct hop_profile_pair q;
+	struct hop_fit fit;
+	struct hop_alpha_check chk;
+
+	(void)state;
+	synth(&p, &q, 1.0);
+	q.nsizes = 5;   /* 1 MiB .. 16 MiB */
+	for (int i = 0; i < q.nsizes; i++) {
+		q.pt[i].size = (double)(1u << (20 + i));
+		q.pt[i].median_us = -100.0 + q.pt[i].size / 4000.0;
+	}
+	probe_finish_pair(&q, &fit, &chk);
+	assert_true(fabs(fit.alpha + 100.0) < 1e-6);
+	assert_true(fabs(q.alpha_us - 2.0) < 1e-12);
+}
+
 static void test_table_warns_loudly(void **state)
 {
 	struct hop_profile p;
@@ -206,6 +228,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_finish_pair_fit),
+		cmocka_unit_test(test_finish_pair_negative_intercept),
 		cmocka_unit_test(test_table_warns_loudly),
 		cmocka_unit_test(test_csv_rows),
 		cmocka_unit_test(test_svg_well_formed),

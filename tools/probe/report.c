@@ -34,6 +34,11 @@ void probe_finish_pair(struct hop_profile_pair *q, struct hop_fit *fit,
 	hop_alpha_check(&parts, fit, HOP_FIT_R2_MIN, HOP_ALPHA_DIFF_MAX, chk);
 	q->alpha_sum_us = chk->sum;
 	q->alpha_diff_pct = chk->diff_pct;
+	/* a latency is >= 0: a negative intercept (a sweep of sizes far above
+	 * it, a shaped link's burst) says nothing about it, the measured
+	 * one-way tiny write does (the report still shows the fit) */
+	if (q->alpha_us < 0 && isfinite(chk->sum) && chk->sum >= 0)
+		q->alpha_us = chk->sum;
 }
 
 static const char *human_size(double b, char *buf, size_t len)
