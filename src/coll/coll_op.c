@@ -48,6 +48,7 @@ static int coll_placement(struct hop_comm *comm, struct hop_coll *c)
 		c->hosts[r] = *g;
 	}
 	free(map);
+	HOP_INFO("collectives: %d ranks on %d hosts", n, H);
 	if (H == 1) {
 		free(c->hosts);
 		c->hosts = NULL;
