@@ -5,7 +5,8 @@
 # every collective that has it, over tcp, on the placements 2x2, 3x2, 2x3
 # and 3+1+2, each in blocks and interleaved: results against the
 # reference and bitwise identical on every rank, nonblocking ones in
-# flight together; then coll_order (a late rank: nobody leaves a barrier
+# flight together; the flat rings (run in host order) on a cyclic
+# placement; then coll_order (a late rank: nobody leaves a barrier
 # or collective before the inputs it needs were given) on 3+1+2.
 # Default: counts up to 65543 (about 15 s); --long: every dtype x op and
 # the large counts (--full). One "PASS: ..." or "FAIL: ..." line per
@@ -28,7 +29,9 @@ if [ -n "${CLUSTER_PIDS:-}" ]; then
 	[ "$HIER_LONG" = 1 ] && args="--forced --full"
 	map=$(mktemp) && trap 'rm -f "$map"' EXIT || exit 2
 	fail=0
-	# name, hosts of ranks 0..n-1 (host numbers by lowest rank)
+	# name, hosts of ranks 0..n-1 (host numbers by lowest rank); HOP_ALGO
+	# from $algo
+	algo=$hier
 	place() {
 		local name=$1 n h pids start out rc
 		shift
@@ -37,7 +40,7 @@ if [ -n "${CLUSTER_PIDS:-}" ]; then
 		printf '%s\n' "$@" > "$map"
 		pids=$(cut -d, -f1-"$h" <<< "$CLUSTER_PIDS")
 		start=$(date +%s)
-		out=$(HOP_TRANSPORT=tcp HOP_ALGO=$hier "$build/tools/hop-run" --hosts "$h" --host-pids "$pids" \
+		out=$(HOP_TRANSPORT=tcp HOP_ALGO=$algo "$build/tools/hop-run" --hosts "$h" --host-pids "$pids" \
 			--map "$map" --timeout 600 -- "$build/tests/integration/coll_matrix" $args 2>&1)
 		rc=$?
 		if [ $rc = 0 ] && [ "$(grep -c "coll_matrix: rank [0-9]* passed" <<< "$out")" = "$n" ]; then
@@ -56,6 +59,9 @@ if [ -n "${CLUSTER_PIDS:-}" ]; then
 	place "2x3 cyclic" 0 1 0 1 0 1
 	place "3+1+2 block" 0 0 0 1 2 2
 	place "3+1+2 interleaved" 0 1 2 0 2 0
+	# flat rings in host order: a cyclic placement gives the same results
+	algo=allreduce:ring,allgather:ring,reducescatter:ring
+	place "3x2 cyclic, flat rings" 0 1 2 0 1 2
 	# a late rank, each in turn, on the uneven placement
 	printf '%s\n' 0 1 2 0 2 0 > "$map"
 	out=$(HOP_TRANSPORT=tcp HOP_ALGO=$hier "$build/tools/hop-run" --hosts 3 --host-pids "$CLUSTER_PIDS" \
