@@ -205,6 +205,8 @@ int hop_coll_launch(struct hop_comm *comm, struct hop_coll_launch *l,
 	a->algo = ch.algo;
 	a->rank = comm->rank;
 	a->nranks = comm->nranks;
+	a->hosts = comm->coll->hosts;
+	a->hsig = comm->coll->hsig;
 	a->chunk_bytes = ch.chunk_bytes;
 	a->depth = ch.depth;
 

@@ -73,6 +73,11 @@ struct hop_coll_tune {
 
 struct hop_coll {
 	uint32_t seq;                   /* collectives started on this comm */
+	/* the placement every schedule is built for (hop_coll_args.hosts):
+	 * the host of each rank, hosts renumbered 0.. by their lowest rank
+	 * in this comm; NULL when all ranks share one host */
+	int *hosts;
+	uint64_t hsig;
 	struct hop_coll_tune tune;
 	struct hop_coll_op *free;       /* ready for reuse */
 	struct hop_coll_op *active;     /* started, not released */

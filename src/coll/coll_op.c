@@ -21,6 +21,42 @@
 
 enum { OP_FREE = 0, OP_ACTIVE, OP_ZOMBIE };
 
+/* c->hosts: the comm's placement, hosts renumbered in the order of their
+ * lowest rank in this comm (a split's ranks may span few of the root's
+ * hosts), so every rank builds from the same numbers; NULL on one host. */
+static int coll_placement(struct hop_comm *comm, struct hop_coll *c)
+{
+	int n = comm->nranks, maxh = 0, H = 0, *map;
+
+	for (int r = 0; r < n; r++)
+		if (hop_comm_host(comm, r) > maxh)
+			maxh = hop_comm_host(comm, r);
+	if (!maxh)
+		return 0;
+	map = malloc((size_t)(maxh + 1) * sizeof(int));
+	c->hosts = malloc((size_t)n * sizeof(int));
+	if (!map || !c->hosts) {
+		free(map);
+		return HOP_ERR_NO_MEMORY;
+	}
+	for (int h = 0; h <= maxh; h++)
+		map[h] = -1;
+	for (int r = 0; r < n; r++) {
+		int *g = &map[hop_comm_host(comm, r)];
+		if (*g < 0)
+			*g = H++;
+		c->hosts[r] = *g;
+	}
+	free(map);
+	HOP_INFO("collectives: %d ranks on %d hosts", n, H);
+	if (H == 1) {
+		free(c->hosts);
+		c->hosts = NULL;
+	}
+	c->hsig = hop_hosts_sig(c->hosts, n);
+	return 0;
+}
+
 int hop_coll_init(struct hop_comm *comm)
 {
 	struct hop_coll *c;
@@ -36,6 +72,13 @@ int hop_coll_init(struct hop_comm *comm)
 		free(c);
 		return hop_set_error(comm, ret, "%s", err);
 	}
+	if (coll_placement(comm, c)) {
+		free(c->hosts);
+		free(c);
+		return hop_set_error(comm, HOP_ERR_NO_MEMORY, "collectives: "
+				     "out of memory for the placement of %d "
+				     "ranks", comm->nranks);
+	}
 	c->tune.chunk_size = comm->cfg.chunk_size;
 	c->tune.depth = comm->cfg.pipeline_depth;
 	/* the cost model's link, once per comm: a bad HOP_PROFILE fails init */
@@ -44,6 +87,7 @@ int hop_coll_init(struct hop_comm *comm)
 				  hop_prov_caps_of(comm->prov_ops), err,
 				  sizeof(err));
 	if (ret) {
+		free(c->hosts);
 		free(c);
 		return hop_set_error(comm, ret, "%s", err);
 	}
@@ -157,6 +201,7 @@ void hop_coll_fini(struct hop_comm *comm)
 		c->free = op->next;
 		op_free(op);
 	}
+	free(c->hosts);
 	free(c);
 	comm->coll = NULL;
 }
@@ -316,13 +361,18 @@ static void advance_all(struct hop_comm *comm)
  * byte-wise hash cost a third of a small collective's own instructions. */
 static uint32_t op_signature(const struct hop_coll_args *a)
 {
-	const uint64_t v[9] = { (uint64_t)a->kind, (uint64_t)a->algo,
-				a->count, (uint64_t)a->dtype, (uint64_t)a->op,
-				(uint64_t)a->root, (uint64_t)a->nranks,
-				a->chunk_bytes, a->vsig };
+	/* a hierarchical one's phases too: ranks forcing other ones
+	 * would build schedules that do not match */
+	const uint64_t v[10] = { (uint64_t)a->kind, (uint64_t)a->algo,
+				 a->count, (uint64_t)a->dtype, (uint64_t)a->op,
+				 (uint64_t)a->root, (uint64_t)a->nranks,
+				 a->chunk_bytes, a->vsig,
+				 a->algo == HOP_ALGO_HIER
+					 ? (uint64_t)(a->sub_algo[0] * 64 +
+						      a->sub_algo[1]) : 0 };
 	uint64_t h = 0x9e3779b97f4a7c15ull;
 
-	for (int i = 0; i < 9; i++) {
+	for (int i = 0; i < 10; i++) {
 		h = (h ^ v[i]) * 0xbf58476d1ce4e5b9ull;
 		h ^= h >> 31;
 	}

@@ -12,18 +12,46 @@
  * that ends up owning it, and the allgather copies exactly those bytes,
  * so every rank ends with identical results.
  *
+ * The ring runs through the ranks in host order (hop_sched_ring()), so
+ * with the ranks of a host adjacent only one edge per host crosses hosts
+ * whatever the placement; blocks of AllGather/ReduceScatter stay those
+ * of the ranks (block of the rank at a ring position), AllReduce's are
+ * ring positions, the same on every rank.
+ *
  * Tags: phase-step * nchunks + chunk, unique per ring pair.
  */
 #include "coll/sched.h"
+
+/* This rank's place on the ring. */
+struct ring {
+	const int *ord;         /* rank at each ring position */
+	int n, pos, next, prev;
+};
+
+static int ring_init(struct hop_sched *s, struct ring *g)
+{
+	g->n = s->args.nranks;
+	if (!(g->ord = hop_sched_ring(s, &g->pos)))
+		return s->err ? s->err : HOP_ERR_NO_MEMORY;
+	g->next = g->ord[(g->pos + 1) % g->n];
+	g->prev = g->ord[(g->pos + g->n - 1) % g->n];
+	return 0;
+}
+
+/* The rank @d positions after this one (d < 0: before). */
+static int ring_at(const struct ring *g, int d)
+{
+	return g->ord[hop_mod(g->pos + d, g->n)];
+}
 
 /* ---- AllReduce ---- */
 static int ring_allreduce(struct hop_sched *s)
 {
 	const struct hop_coll_args *a = &s->args;
-	int n = a->nranks, r = a->rank, D = a->depth;
-	int next = (r + 1) % n, prev = (r - 1 + n) % n;
+	int n = a->nranks, D = a->depth, ret;
 	size_t count = a->count, es = s->esize;
 	int lastuse[HOP_SCHED_MAX_DEPTH];
+	struct ring g;
 
 	s->avg_buf = HOP_BUF_RECV;
 	s->avg_count = count;
@@ -35,6 +63,10 @@ static int ring_allreduce(struct hop_sched *s)
 				   count * es, -1, -1, -1);
 		return 0;
 	}
+	if ((ret = ring_init(s, &g)))
+		return ret;
+	/* blocks by ring position */
+	int r = g.pos, next = g.next, prev = g.prev;
 	size_t ce = hop_chunk_elems(s, hop_blk_count(count, n, 0), 2 * n);
 	size_t nch = hop_nchunks(hop_blk_count(count, n, 0), ce);
 	size_t lane_bytes = ce * es;
@@ -131,12 +163,14 @@ static int vchunk(const struct hop_sched *s, int b, size_t ce, size_t c,
 static int ring_allgather(struct hop_sched *s)
 {
 	const struct hop_coll_args *a = &s->args;
-	int n = a->nranks, r = a->rank;
-	int next = (r + 1) % n, prev = (r - 1 + n) % n;
+	int n = a->nranks, r = a->rank, ret;
 	size_t es = s->esize, maxc = hop_vblk_max(s);
+	struct ring g;
 
 	if (!maxc)
 		return 0;
+	if ((ret = ring_init(s, &g)))
+		return ret;
 	size_t ce = hop_chunk_elems(s, maxc, n);
 	size_t nch = hop_nchunks(maxc, ce);
 
@@ -148,21 +182,21 @@ static int ring_allgather(struct hop_sched *s)
 			hop_s_copy(s, HOP_BUF_RECV, hop_vblk_start(s, r) * es +
 				   co, HOP_BUF_SEND, co, len, -1, -1, -1);
 		for (int st = 0; st < n - 1; st++) {
-			int sb = hop_mod(r - st, n), rb = hop_mod(r - st - 1, n);
+			int sb = ring_at(&g, -st), rb = ring_at(&g, -st - 1);
 			uint32_t tag = (uint32_t)((size_t)st * nch + c);
 
 			if (!vchunk(s, sb, ce, c, &co, &len))
 				;
 			else if (st == 0)
-				hop_s_send(s, next, tag, HOP_BUF_SEND, co, len,
+				hop_s_send(s, g.next, tag, HOP_BUF_SEND, co, len,
 					   -1, -1, -1);
 			else
-				hop_s_send(s, next, tag, HOP_BUF_RECV,
+				hop_s_send(s, g.next, tag, HOP_BUF_RECV,
 					   hop_vblk_start(s, sb) * es + co, len,
 					   got, -1, -1);
 			got = -1;
 			if (vchunk(s, rb, ce, c, &co, &len))
-				got = hop_s_recv(s, prev, tag, HOP_BUF_RECV,
+				got = hop_s_recv(s, g.prev, tag, HOP_BUF_RECV,
 						 hop_vblk_start(s, rb) * es + co,
 						 len, -1, -1, -1);
 		}
@@ -184,15 +218,14 @@ static int ring_allgather(struct hop_sched *s)
 /* Step @st of chunk @c (@ce elements per chunk) in a lane of RS_SLOTS
  * slots at @lane; @red: the chunk's reduce at step st-1. A block without
  * a chunk @c moves nothing. Returns this step's reduce, -1 if none. */
-static int rs_step(struct hop_sched *s, int st, size_t c, size_t nch,
-		   size_t ce, size_t lane, size_t slot_bytes, int *lastuse,
-		   int red)
+static int rs_step(struct hop_sched *s, const struct ring *g, int st,
+		   size_t c, size_t nch, size_t ce, size_t lane,
+		   size_t slot_bytes, int *lastuse, int red)
 {
 	const struct hop_coll_args *a = &s->args;
-	int n = a->nranks, r = a->rank;
-	int next = (r + 1) % n, prev = (r - 1 + n) % n;
+	int n = a->nranks, r = a->rank, next = g->next, prev = g->prev;
 	size_t es = s->esize, co, len;
-	int sb = hop_mod(r - st - 1, n), rb = hop_mod(r - st - 2, n);
+	int sb = ring_at(g, -st - 1), rb = ring_at(g, -st - 2);
 	int p = st % RS_SLOTS, pp = (st + RS_SLOTS - 1) % RS_SLOTS;
 	size_t slot = lane + (size_t)p * slot_bytes;
 	uint32_t tag = (uint32_t)((size_t)st * nch + c);
@@ -231,8 +264,9 @@ static int rs_step(struct hop_sched *s, int st, size_t c, size_t nch,
 static int ring_reducescatter(struct hop_sched *s)
 {
 	const struct hop_coll_args *a = &s->args;
-	int n = a->nranks, r = a->rank;
+	int n = a->nranks, r = a->rank, ret;
 	size_t es = s->esize, maxc = hop_vblk_max(s);
+	struct ring g;
 
 	s->avg_buf = HOP_BUF_RECV;
 	s->avg_count = hop_vblk_count(s, r);
@@ -245,6 +279,8 @@ static int ring_reducescatter(struct hop_sched *s)
 				   s->avg_count * es, -1, -1, -1);
 		return 0;
 	}
+	if ((ret = ring_init(s, &g)))
+		return ret;
 	size_t ce = hop_chunk_elems(s, maxc, n);
 	size_t nch = hop_nchunks(maxc, ce);
 	size_t slot_bytes = ce * es;
@@ -260,7 +296,7 @@ static int ring_reducescatter(struct hop_sched *s)
 		for (size_t c = 0; c < nch; c++) {
 			int *l = lu + c * (RS_SLOTS + 1);
 
-			l[RS_SLOTS] = rs_step(s, st, c, nch, ce, lane0 +
+			l[RS_SLOTS] = rs_step(s, &g, st, c, nch, ce, lane0 +
 					      c * RS_SLOTS * slot_bytes,
 					      slot_bytes, l, l[RS_SLOTS]);
 		}

@@ -25,6 +25,7 @@ void hop_sched_free(struct hop_sched *s)
 	free(s->pending);
 	free(s->qnext);
 	free(s->tmp);
+	free(s->ord);
 	hop_sched_init(s);
 }
 
@@ -89,11 +90,12 @@ size_t hop_chunk_elems(const struct hop_sched *s, size_t elems, int phases)
 {
 	size_t ce = s->args.chunk_bytes / s->esize;
 	size_t maxch = HOP_SCHED_MAX_CHUNKS;
+	uint64_t tags = 1ull << (s->tag_bits ? s->tag_bits : 31);
 
 	if (phases < 1)
 		phases = 1;
-	if (maxch > (1ull << 31) / (size_t)phases)
-		maxch = (1ull << 31) / (size_t)phases;
+	if (maxch > tags / (size_t)phases)
+		maxch = tags / (size_t)phases;
 	if (maxch < 1)
 		maxch = 1;
 	if (ce == 0)
@@ -115,6 +117,16 @@ int *hop_sched_tmp(struct hop_sched *s, size_t n)
 	for (size_t i = 0; i < n; i++)
 		s->tmp[i] = -1;
 	return s->tmp;
+}
+
+int *hop_sched_ord(struct hop_sched *s, size_t n)
+{
+	if (n > (1u << 30) || grow((void **)&s->ord, &s->ord_cap,
+				   n ? (int)n : 1, sizeof(int))) {
+		s->err = HOP_ERR_NO_MEMORY;
+		return NULL;
+	}
+	return s->ord;
 }
 
 /* Successor lists in CSR form, and the run-state arrays. */
@@ -188,11 +200,15 @@ static int args_equal(const struct hop_coll_args *a,
 	       a->root == b->root && a->count == b->count &&
 	       a->dtype == b->dtype && a->op == b->op &&
 	       a->inplace == b->inplace && a->chunk_bytes == b->chunk_bytes &&
-	       a->depth == b->depth && a->timing_only == b->timing_only;
+	       a->depth == b->depth && a->timing_only == b->timing_only &&
+	       a->hsig == b->hsig && a->sub_algo[0] == b->sub_algo[0] &&
+	       a->sub_algo[1] == b->sub_algo[1];
 }
 
-static int build_dispatch(struct hop_sched *s)
+int hop_sched_dispatch(struct hop_sched *s)
 {
+	if (s->args.algo == HOP_ALGO_HIER)
+		return hop_build_hier(s);
 	switch (s->args.kind) {
 	case HOP_COLL_BROADCAST:
 		return hop_build_bcast(s);
@@ -269,8 +285,10 @@ int hop_sched_build(struct hop_sched *s, const struct hop_coll_args *a)
 	if (a->nranks < 1 || a->rank < 0 || a->rank >= a->nranks ||
 	    s->esize == 0 || a->chunk_bytes == 0)
 		return HOP_ERR_INTERNAL;
-	int ret = build_dispatch(s);
-	s->args.counts = s->args.displs = NULL; /* the caller's, not kept */
+	int ret = hop_sched_dispatch(s);
+	/* the caller's, not kept */
+	s->args.counts = s->args.displs = NULL;
+	s->args.hosts = NULL;
 	if (!ret)
 		ret = s->err;
 	if (!ret)

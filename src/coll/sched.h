@@ -89,6 +89,18 @@ struct hop_coll_args {
 	 * must agree on (the counts), part of the collective's signature. */
 	const size_t *counts, *displs;
 	uint64_t vsig;
+	/* HOP_ALGO_HIER (hier.c): the algorithm of its intra-host phases
+	 * ([0], HOP_LINK_INTRA) and of its inter-host phases ([1],
+	 * HOP_LINK_INTER); HOP_ALGO_AUTO, or one the phase's collective has
+	 * not, = that phase's default (docs/hierarchical.md) */
+	int sub_algo[2];
+	/* Placement: @hosts[r] = the host of rank r, hosts numbered 0, 1, ..
+	 * in the order of their lowest rank (hop_hosts_sig()); NULL = all on
+	 * one host. Read only while the schedule is built, like @counts;
+	 * @hsig = hop_hosts_sig(), the schedule cache's key for it. Rings
+	 * order their ranks by host; HOP_ALGO_HIER builds on it. */
+	const int *hosts;
+	uint64_t hsig;
 };
 
 struct hop_sched {
@@ -113,6 +125,10 @@ struct hop_sched {
 	int err;                /* HOP_ERR_NO_MEMORY during build */
 	int *tmp;               /* builders' scratch index array */
 	int tmp_cap;
+	int *ord;               /* hop_sched_ord() */
+	int ord_cap;
+	int tag_bits;           /* tags below 2^tag_bits; 0 = 31 (a phase
+				 * of a hierarchical schedule has fewer) */
 	/* run state */
 	uint8_t *pending;       /* unfinished dependencies per step */
 	/* FIFO queues of ready and of completed steps, linked through
@@ -280,5 +296,22 @@ int hop_build_barrier(struct hop_sched *s);      /* bruck.c */
 int hop_build_alltoall_pairwise(struct hop_sched *s); /* alltoall.c */
 int hop_build_alltoall_bruck(struct hop_sched *s);    /* alltoall.c */
 int hop_build_gather_scatter(struct hop_sched *s); /* gather_scatter.c */
+int hop_build_hier(struct hop_sched *s);         /* hier.c */
+
+/* The flat builder of s->args.algo (hier.c builds its phases with it). */
+int hop_sched_dispatch(struct hop_sched *s);
+
+/* Hash of a placement (@hosts of @n ranks; 0 for NULL): args.hsig. */
+uint64_t hop_hosts_sig(const int *hosts, int n);
+
+/* A ring ordered by host: [p] = the rank at ring position p (the ranks
+ * of host 0 in rank order, then host 1's, ...), so only H of its edges
+ * cross hosts however the ranks are placed; *@pos = this rank's
+ * position. Rank order without a placement. NULL (s->err set) when out
+ * of memory. Kept in the schedule until the next call. */
+const int *hop_sched_ring(struct hop_sched *s, int *pos);
+/* Builder array of @n ints kept apart from hop_sched_tmp()'s (the ring
+ * order above); NULL and s->err set when out of memory. */
+int *hop_sched_ord(struct hop_sched *s, size_t n);
 
 #endif /* HOP_COLL_SCHED_H */

@@ -21,6 +21,10 @@
  *   --big-count N  the big count instead of 1000003 (sanitizer runs: the
  *             same multi-chunk and rendezvous paths with less data)
  *   --only KIND    only this collective's matrix (e.g. to split --full)
+ *   --forced  only the collectives HOP_ALGO forces, each with its forced
+ *             algorithm (tests/cluster/hier.sh: HOP_ALGO=allreduce:hier,..
+ *             on several placements), counts 1 and 37 too, after four of
+ *             them in flight at once
  *   --destroy-in-flight  destroy the comm with two collectives running
  *   --mismatch  rank 0 passes another count: some rank must get
  *             HOP_ERR_MISMATCH, none may hang (run with a short HOP_TIMEOUT)
@@ -65,6 +69,30 @@ static const struct {
 	{ HOP_COLL_BARRIER, HOP_ALGO_DISSEMINATION },
 };
 #define NALGOS (int)(sizeof(algos) / sizeof(*algos))
+
+/* The matrix's algorithms: algos[], or (--forced) what HOP_ALGO forces. */
+static struct {
+	int kind, algo;
+} mtab[NALGOS + HOP_COLL_KIND_COUNT];
+static int mtab_n, forced_mode;
+
+static void matrix_table(void)
+{
+	mtab_n = 0;
+	if (!forced_mode) {
+		for (int i = 0; i < NALGOS; i++) {
+			mtab[i].kind = algos[i].kind;
+			mtab[i].algo = algos[i].algo;
+		}
+		mtab_n = NALGOS;
+		return;
+	}
+	for (int k = 0; k <= HOP_COLL_BARRIER; k++)
+		if (comm->coll->tune.forced[k] != HOP_ALGO_AUTO) {
+			mtab[mtab_n].kind = k;
+			mtab[mtab_n++].algo = comm->coll->tune.forced[k];
+		}
+}
 
 const char *kase_str(const struct kase *k)
 {
@@ -356,8 +384,8 @@ static void matrix(int full)
 	size_t N = (size_t)nranks;
 	int roots[3] = { 0, nranks / 2, nranks - 1 }, idx = 0;
 
-	for (int ai = 0; ai < NALGOS; ai++) {
-		int kind = algos[ai].kind, red = is_reducing(kind);
+	for (int ai = 0; ai < mtab_n; ai++) {
+		int kind = mtab[ai].kind, red = is_reducing(kind);
 		if (only_kind >= 0 && kind != only_kind)
 			continue;
 		int rooted = kind == HOP_COLL_REDUCE || kind == HOP_COLL_BROADCAST;
@@ -366,6 +394,9 @@ static void matrix(int full)
 			counts[nc++] = 1;
 			counts[nc++] = 2;
 			counts[nc++] = 0; /* 16 MiB worth: per dtype below */
+		} else if (forced_mode) {
+			counts[nc++] = 1;
+			counts[nc++] = 37;
 		}
 		if (kind == HOP_COLL_BARRIER)
 			nc = 1;
@@ -376,7 +407,7 @@ static void matrix(int full)
 			int npairs = full ? (red ? HOP_DTYPE_COUNT * HOP_OP_COUNT : HOP_DTYPE_COUNT)
 					  : big ? 1 : 2;
 			for (int pi = 0; pi < npairs; pi++) {
-				struct kase k = { kind, algos[ai].algo, HOP_INT32, HOP_SUM,
+				struct kase k = { kind, mtab[ai].algo, HOP_INT32, HOP_SUM,
 						  counts[ci], 0, 0, 0 };
 				if (full) {
 					k.dt = (hop_dtype_t)(pi % HOP_DTYPE_COUNT);
@@ -422,6 +453,8 @@ int main(int argc, char **argv)
 			mismatch = 1;
 		else if (!strcmp(argv[i], "--v-only"))
 			v_only = 1;
+		else if (!strcmp(argv[i], "--forced"))
+			forced_mode = 1;
 		else if (!strcmp(argv[i], "--mismatch-v") && i + 1 < argc)
 			mismatch_v = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--destroy-in-flight"))
@@ -449,7 +482,8 @@ int main(int argc, char **argv)
 		}
 		else {
 			fprintf(stderr, "usage: coll_matrix [--full|--mismatch|"
-				"--mismatch-v W|--v-only|--destroy-in-flight] "
+				"--mismatch-v W|--v-only|--destroy-in-flight|"
+				"--forced] "
 				"[--max-count N] [--big-count N] [--only KIND]\n");
 			return 2;
 		}
@@ -468,7 +502,11 @@ int main(int argc, char **argv)
 		hop_comm_destroy(comm);
 		return rc;
 	}
-	if (!v_only) {
+	matrix_table(); /* before anything forces another algorithm */
+	if (forced_mode) {
+		in_flight();
+		matrix(full);
+	} else if (!v_only) {
 		argument_errors();
 		in_flight();
 		steady_state();
