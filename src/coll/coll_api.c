@@ -203,6 +203,8 @@ int hop_coll_launch(struct hop_comm *comm, struct hop_coll_launch *l,
 	hop_coll_choose_bytes(comm, a->kind, l->bytes, &ch);
 	log_choice(comm, l->fn, a->kind, &ch, l->bytes);
 	a->algo = ch.algo;
+	a->sub_algo[0] = ch.sub_algo[0];
+	a->sub_algo[1] = ch.sub_algo[1];
 	a->rank = comm->rank;
 	a->nranks = comm->nranks;
 	a->hosts = comm->coll->hosts;

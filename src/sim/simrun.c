@@ -107,6 +107,8 @@ static int plan_place(struct hop_simrun *r)
 		hop_model_choose_flat(r->kind, r->bytes, r->nranks,
 				      HOP_ALGO_AUTO, &r->link, &ch);
 	r->algo = ch.algo;
+	r->sub_algo[0] = ch.sub_algo[0];
+	r->sub_algo[1] = ch.sub_algo[1];
 	r->chunks_used = ch.algo == HOP_ALGO_HIER ||
 			 !hop_model_pipelined(r->kind, r->algo) ? ch.chunks
 			 : r->chunks ? r->chunks : ch.chunks;
@@ -209,8 +211,42 @@ static int rank_bufs(const struct hop_simrun *r, int rk, struct bufs *b,
 	return 0;
 }
 
+/* @host_of renumbered as the collectives number hosts (by their lowest
+ * rank), or NULL when every rank is on one host. */
+static int *hosts_of(const struct hop_simrun *r, int *err)
+{
+	int n = r->nranks, H = 0, *map, *out;
+
+	*err = 0;
+	if (!r->host_of)
+		return NULL;
+	map = malloc((size_t)n * sizeof(int));
+	out = malloc((size_t)n * sizeof(int));
+	if (!map || !out) {
+		free(map);
+		free(out);
+		*err = HOP_ERR_NO_MEMORY;
+		return NULL;
+	}
+	for (int h = 0; h < n; h++)
+		map[h] = -1;
+	for (int rk = 0; rk < n; rk++) {
+		int *g = &map[r->host_of[rk]];  /* ids in [0, n): check_args */
+
+		if (*g < 0)
+			*g = H++;
+		out[rk] = *g;
+	}
+	free(map);
+	if (H == 1) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
 static int build_rank(struct hop_simrun *r, int rk, struct hop_sched *s,
-		      struct bufs *b)
+		      struct bufs *b, const int *hosts)
 {
 	void *base[HOP_BUF_COUNT] = { NULL };
 	struct hop_coll_args a = {
@@ -221,6 +257,8 @@ static int build_rank(struct hop_simrun *r, int rk, struct hop_sched *s,
 		.op = HOP_SUM, .chunk_bytes = r->chunk_bytes,
 		.depth = r->depth ? r->depth : 4,
 		.timing_only = !r->verify,
+		.sub_algo = { r->sub_algo[0], r->sub_algo[1] },
+		.hosts = hosts, .hsig = hop_hosts_sig(hosts, r->nranks),
 	};
 	int ret;
 
@@ -270,7 +308,7 @@ static int check_rotation(struct hop_simrun *r, const struct hop_sched *s0)
 		struct bufs b = { 0 };
 
 		hop_sched_init(&s);
-		if (!(ret = build_rank(r, probe[i], &s, &b)) &&
+		if (!(ret = build_rank(r, probe[i], &s, &b, NULL)) &&
 		    !rotation_of(s0, &s, probe[i], n)) {
 			snprintf(r->err, sizeof(r->err), "rotated run: rank %d's "
 				 "schedule is not rank 0's shifted by %d (the "
@@ -374,24 +412,27 @@ int hop_simrun(struct hop_simrun *r)
 	struct hop_sched *s = NULL;
 	struct bufs *b = NULL;
 	size_t *vcd = NULL;     /* alltoallv: counts, then displacements */
+	int *hosts = NULL;
 	double t0 = now_s();
 	int ret, n;
 
 	r->err[0] = 0;
 	r->steps = r->messages = r->moved = r->events = 0;
 	r->wrong = 0;
+	r->sub_algo[0] = r->sub_algo[1] = HOP_ALGO_AUTO;
 	if ((ret = check_args(r)) || (ret = plan(r)))
 		return ret;
 	n = r->nranks;
+	hosts = hosts_of(r, &ret);
 	s = calloc((size_t)n, sizeof(*s));
 	b = calloc((size_t)n, sizeof(*b));
-	ret = s && b ? 0 : HOP_ERR_NO_MEMORY;
+	ret = ret ? ret : s && b ? 0 : HOP_ERR_NO_MEMORY;
 	if (!ret && r->kind == HOP_COLL_ALLTOALLV)
 		ret = a2av_uniform(r, &vcd);
 	for (int rk = 0; !ret && rk < (r->rotate ? 1 : n); rk++) {
 		for (int i = 0; i < 4; i++)
 			s[rk].v[i] = vcd + (i % 2) * (size_t)n;
-		ret = build_rank(r, rk, &s[rk], &b[rk]);
+		ret = build_rank(r, rk, &s[rk], &b[rk], hosts);
 	}
 	if (!ret && r->rotate)
 		ret = check_rotation(r, &s[0]);
@@ -440,6 +481,7 @@ out:
 	free(s);
 	free(b);
 	free(vcd);
+	free(hosts);
 	r->wall = now_s() - t0;
 	return ret;
 }

@@ -194,7 +194,9 @@ static void test_names(void **state)
 	assert_true(hop_model_pipelined(HOP_COLL_ALLREDUCE, HOP_ALGO_RING));
 	assert_false(hop_model_pipelined(HOP_COLL_ALLGATHER, HOP_ALGO_RING));
 	assert_false(hop_model_pipelined(HOP_COLL_ALLREDUCE, HOP_ALGO_RD));
-	assert_int_equal(hop_model_algos(HOP_COLL_ALLREDUCE, NULL, 0), 5);
+	assert_int_equal(hop_model_algos(HOP_COLL_ALLREDUCE, NULL, 0), 6);
+	assert_true(hop_model_algo_valid(HOP_COLL_BARRIER, HOP_ALGO_HIER));
+	assert_false(hop_model_algo_valid(HOP_COLL_ALLTOALL, HOP_ALGO_HIER));
 }
 
 static void test_chunk_bytes(void **state)

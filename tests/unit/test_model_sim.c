@@ -114,6 +114,18 @@ static int forms_uniform_algo(int kind, int algo, double eager)
  * eager size, and with 16 KiB, which the sizes' messages straddle (at
  * 64 KiB: recursive doubling's are rendezvous, the 8-rank ring's chunks
  * eager) */
+/* The algorithms of @kind with a closed form on one link: all but the
+ * hierarchical one, whose closed form needs a placement (test_sim_classes). */
+static int flat_algos(int kind, int *algos, int max)
+{
+	int n = hop_model_algos(kind, algos, max), k = 0;
+
+	for (int i = 0; i < n; i++)
+		if (algos[i] != HOP_ALGO_HIER)
+			algos[k++] = algos[i];
+	return k;
+}
+
 static void test_forms_uniform(void **state)
 {
 	static const double eagers[] = { 0, 16384 };
@@ -122,7 +134,7 @@ static void test_forms_uniform(void **state)
 
 	for (size_t e = 0; e < sizeof(eagers) / sizeof(*eagers); e++)
 		for (int kind = 0; kind < HOP_COLL_KIND_COUNT; kind++) {
-			int algos[16], na = hop_model_algos(kind, algos, 16);
+			int algos[16], na = flat_algos(kind, algos, 16);
 
 			for (int i = 0; i < na; i++)
 				checked += forms_uniform_algo(kind, algos[i],
@@ -159,7 +171,7 @@ static void test_forms_gamma(void **state)
 	(void)state;
 
 	for (int kind = 0; kind < HOP_COLL_BARRIER; kind++) {
-		int algos[16], na = hop_model_algos(kind, algos, 16);
+		int algos[16], na = flat_algos(kind, algos, 16);
 
 		for (int i = 0; i < na; i++)
 			for (size_t ni = 0; ni < sizeof(ns) / sizeof(*ns); ni++)
