@@ -86,6 +86,16 @@ static void mux_close(struct hop_prov *m)
 {
 	if (!m)
 		return;
+	if (m->ch[HOP_MUX_INTER].prov)
+		HOP_PROV_INFO(m->ctx, "rank %d sent %llu posts (%llu B) to "
+			      "ranks of its host on %s, %llu posts (%llu B) "
+			      "across hosts on %s", m->rank,
+			      (unsigned long long)m->posts[HOP_MUX_INTRA],
+			      (unsigned long long)m->bytes[HOP_MUX_INTRA],
+			      m->ch[HOP_MUX_INTRA].ops->name,
+			      (unsigned long long)m->posts[HOP_MUX_INTER],
+			      (unsigned long long)m->bytes[HOP_MUX_INTER],
+			      m->ch[HOP_MUX_INTER].ops->name);
 	for (int c = HOP_MUX_NCLS - 1; c >= 0; c--) {
 		if (m->ch[c].prov)
 			m->ch[c].ops->close(m->ch[c].prov);
@@ -237,6 +247,8 @@ static int mux_post_write(struct hop_prov *m, int peer,
 
 	if (!c)
 		return HOP_ERR_INVALID_ARG;
+	m->posts[c->cls]++;
+	m->bytes[c->cls] += len;
 	return c->ops->post_write(c->prov, m->cpeer[peer],
 				  lmr ? ((struct mux_mr *)lmr)->c[c->cls]
 				      : NULL,
@@ -254,6 +266,8 @@ static int mux_post_send(struct hop_prov *m, int peer, const void *buf,
 
 	if (!c)
 		return HOP_ERR_INVALID_ARG;
+	m->posts[c->cls]++;
+	m->bytes[c->cls] += len;
 	return c->ops->post_send(c->prov, m->cpeer[peer], buf, len, flags,
 				 wr_id);
 }

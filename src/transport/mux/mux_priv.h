@@ -41,6 +41,9 @@ struct hop_prov {
 	int *route;                     /* communicator rank -> class */
 	int *cpeer;                     /* communicator rank -> child rank */
 	int first;                      /* the child poll() asks first */
+	/* posts and bytes through each child, told at close (HOP_DEBUG=info)
+	 * so a user and the tests see which provider carried what */
+	uint64_t posts[HOP_MUX_NCLS], bytes[HOP_MUX_NCLS];
 	/* open(): the first cause this rank saw, to tell the others */
 	int err_code;
 	int err_primary;                /* not just a peer leaving */
