@@ -162,6 +162,28 @@ mux_forced() {
 		{ echo "$out"; return 1; }
 }
 
+# a child provider that fails to open on one host fails every rank, with
+# that rank's own message in the child's numbering mapped back (host 1's
+# /dev/shm is shrunk to 64 KiB for it, so shm cannot reserve a segment
+# there); nobody waits for the ranks that failed
+mux_open_fails() {
+	local map out rc n
+	map=$(mapfile 0 0 1 1) || return 1
+	"$CLUSTER_AGENT" "$(host 1)" mount -o remount,size=64k /dev/shm || { rm -f "$map"; return 1; }
+	# each rank reports its own exit, so hop-run stops none of them early
+	out=$(run --map "$map" --timeout 60 -- sh -c '"$1" --quick; echo "p2p_test exit $?"' \
+		sh "$build/tests/integration/p2p_test" 2>&1)
+	rc=$?
+	"$CLUSTER_AGENT" "$(host 1)" mount -o remount,size=50% /dev/shm
+	rm -f "$map"
+	[ $rc = 0 ] && [ "$(grep -c "^\[[0-3]\] p2p_test exit 1$" <<< "$out")" = 4 ] ||
+		{ echo "not every rank failed on its own:"; echo "$out"; return 1; }
+	n=$(grep -c "p2p_test: hop_comm_init_env: .*shm: cannot reserve .* (shm's ranks 0..1 are ranks 2,3)" <<< "$out")
+	[ "$n" = 4 ] || { echo "$n of 4 ranks gave the failing rank's cause:"; echo "$out"; return 1; }
+	n=$(grep -c "^\[[01]\] p2p_test: hop_comm_init_env: .*on rank [23]: shm: cannot reserve" <<< "$out")
+	[ "$n" = 2 ] || { echo "ranks 0 and 1 did not name the rank that failed:"; echo "$out"; return 1; }
+}
+
 bandwidth() {
 	local out bw floor
 	out=$(HOP_TRANSPORT=tcp run --map cyclic -n 2 --timeout 120 -- "$build/tools/hop-p2p-bench" \
@@ -203,6 +225,7 @@ check "coll_matrix, 2 hosts x 2 ranks, auto (shm+tcp)" mux_colls "0 0 1 1" \
 check "coll_order, 3+1 ranks, auto (shm+tcp)" mux_colls "0 0 0 1" \
 	"$build/tests/integration/coll_order"
 check "HOP_TRANSPORT per class (intra:shm,inter:tcp; intra:tcp; malformed)" mux_forced
+check "a child provider failing on one host fails every rank with its cause" mux_open_fails
 check "shaped bandwidth >= half the link" bandwidth
 check "a failing rank on host 2 fails the job" fails_fast
 check "--timeout across hosts" times_out
