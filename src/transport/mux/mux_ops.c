@@ -175,6 +175,17 @@ static struct mux_child *route(struct hop_prov *m, int peer)
 	return c;
 }
 
+/* @ret of a post of @len bytes through @c, counted when it was taken. */
+static int counted(struct hop_prov *m, const struct mux_child *c, size_t len,
+		   int ret)
+{
+	if (!ret) {
+		m->posts[c->cls]++;
+		m->bytes[c->cls] += len;
+	}
+	return ret;
+}
+
 static int mux_mr_reg(struct hop_prov *m, void *addr, size_t len,
 		      unsigned access, struct hop_prov_mr **out)
 {
@@ -244,19 +255,17 @@ static int mux_post_write(struct hop_prov *m, int peer,
 			  uint32_t imm, unsigned flags, uint64_t wr_id)
 {
 	struct mux_child *c = route(m, peer);
+	struct hop_prov_mr *clmr;
+	uint64_t ckey;
 
 	if (!c)
 		return HOP_ERR_INVALID_ARG;
-	m->posts[c->cls]++;
-	m->bytes[c->cls] += len;
-	return c->ops->post_write(c->prov, m->cpeer[peer],
-				  lmr ? ((struct mux_mr *)lmr)->c[c->cls]
-				      : NULL,
-				  laddr, len, raddr,
-				  hop_mux_key_unpack(hop_mux_key_part(rkey,
-								      c->cls),
-						     c->soft),
-				  imm, flags, wr_id);
+	clmr = lmr ? ((struct mux_mr *)lmr)->c[c->cls] : NULL;
+	ckey = hop_mux_key_unpack(hop_mux_key_part(rkey, c->cls), c->soft);
+	return counted(m, c, len,
+		       c->ops->post_write(c->prov, m->cpeer[peer], clmr, laddr,
+					  len, raddr, ckey, imm, flags,
+					  wr_id));
 }
 
 static int mux_post_send(struct hop_prov *m, int peer, const void *buf,
@@ -266,10 +275,8 @@ static int mux_post_send(struct hop_prov *m, int peer, const void *buf,
 
 	if (!c)
 		return HOP_ERR_INVALID_ARG;
-	m->posts[c->cls]++;
-	m->bytes[c->cls] += len;
-	return c->ops->post_send(c->prov, m->cpeer[peer], buf, len, flags,
-				 wr_id);
+	return counted(m, c, len, c->ops->post_send(c->prov, m->cpeer[peer],
+						    buf, len, flags, wr_id));
 }
 
 /* Every child, the first one asked taking turns so neither starves. */
