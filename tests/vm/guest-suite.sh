@@ -119,7 +119,7 @@ if ! want mux || [ "$MODE" != quad ]; then
 elif [ -x "$B/tests/integration/p2p_test" ] && [ -x "$B/tests/integration/coll_matrix" ]; then
 	mux_p2p() {
 		local out rc
-		out=$(HOP_TRANSPORT=auto HOP_DEBUG=info "$B/tests/integration/p2p_test" --big 1048576 2>&1)
+		out=$(HOP_TRANSPORT=auto HOP_DEBUG=info "$B/tests/integration/p2p_test" --big 262144 2>&1)
 		rc=$?
 		grep -v "info:" <<< "$out"
 		grep -E "transport: auto|rank $R sent" <<< "$out"
@@ -128,7 +128,7 @@ elif [ -x "$B/tests/integration/p2p_test" ] && [ -x "$B/tests/integration/coll_m
 	}
 	export -f mux_p2p; export B R
 	step mux-p2p 120 bash -c mux_p2p
-	step mux-coll 120 env HOP_TRANSPORT=auto "$B/tests/integration/coll_matrix" --max-count 4096
+	step mux-coll 120 env HOP_TRANSPORT=auto "$B/tests/integration/coll_matrix" --max-count 1024
 else
 	skip mux "tests/integration/p2p_test or coll_matrix not built"
 fi
