@@ -72,29 +72,7 @@ static int ctx_report(const struct hop_prov_ctx *ctx, int fail, int code,
 		    : hop_set_error(ctx_comm(ctx), code, "%s", msg);
 }
 
-static int ctx_fail(const struct hop_prov_ctx *ctx, int code,
-		    const char *fmt, ...)
-{
-	va_list ap;
-	int ret;
-
-	va_start(ap, fmt);
-	ret = ctx_report(ctx, 1, code, fmt, ap);
-	va_end(ap);
-	return ret;
-}
-
-static int ctx_error(const struct hop_prov_ctx *ctx, int code,
-		     const char *fmt, ...)
-{
-	va_list ap;
-	int ret;
-
-	va_start(ap, fmt);
-	ret = ctx_report(ctx, 0, code, fmt, ap);
-	va_end(ap);
-	return ret;
-}
+HOP_PROV_REPORTERS(ctx_fail, ctx_error, ctx_report)
 
 static int ctx_failed(const struct hop_prov_ctx *ctx)
 {

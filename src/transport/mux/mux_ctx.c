@@ -191,29 +191,7 @@ static int c_report(const struct hop_prov_ctx *ctx, int fail, int code,
 		    : p->error(p, code, "%s", msg);
 }
 
-static int c_fail(const struct hop_prov_ctx *ctx, int code, const char *fmt,
-		  ...)
-{
-	va_list ap;
-	int ret;
-
-	va_start(ap, fmt);
-	ret = c_report(ctx, 1, code, fmt, ap);
-	va_end(ap);
-	return ret;
-}
-
-static int c_error(const struct hop_prov_ctx *ctx, int code, const char *fmt,
-		   ...)
-{
-	va_list ap;
-	int ret;
-
-	va_start(ap, fmt);
-	ret = c_report(ctx, 0, code, fmt, ap);
-	va_end(ap);
-	return ret;
-}
+HOP_PROV_REPORTERS(c_fail, c_error, c_report)
 
 static int c_failed(const struct hop_prov_ctx *ctx)
 {
