@@ -350,6 +350,9 @@ static int sel_mix(struct hop_comm *comm, const struct sel_rec *all,
 	*out = choice[0] == choice[1]
 		       ? sel_ops(choice[0])
 		       : hop_mux_new(sel_ops(choice[0]), sel_ops(choice[1]),
+				     (choice[0] != SEL_VERBS) << HOP_MUX_INTRA |
+					     (choice[1] != SEL_VERBS)
+						     << HOP_MUX_INTER,
 				     comm->host_of, n);
 	if (!*out)
 		ret = hop_set_error(comm, HOP_ERR_NO_MEMORY, "transport "

@@ -124,7 +124,7 @@ static void test_table(void **state)
 	const struct hop_prov_caps *s = hop_prov_caps_of(&hop_prov_shm);
 
 	(void)state;
-	ops = hop_mux_new(&hop_prov_shm, &hop_prov_tcp, host_of, 4);
+	ops = hop_mux_new(&hop_prov_shm, &hop_prov_tcp, 3, host_of, 4);
 	assert_non_null(ops);
 	assert_true(hop_mux_is(ops));
 	assert_false(hop_mux_is(&hop_prov_tcp));
@@ -140,8 +140,8 @@ static void test_table(void **state)
 	assert_non_null(ops->peer_closed);
 	hop_mux_free(ops);
 	hop_mux_free(&hop_prov_tcp); /* not a mux table: left alone */
-	assert_null(hop_mux_new(NULL, &hop_prov_tcp, host_of, 4));
-	assert_null(hop_mux_new(&hop_prov_shm, &hop_prov_tcp, host_of, 0));
+	assert_null(hop_mux_new(NULL, &hop_prov_tcp, 3, host_of, 4));
+	assert_null(hop_mux_new(&hop_prov_shm, &hop_prov_tcp, 3, host_of, 0));
 }
 
 int main(void)

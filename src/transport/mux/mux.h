@@ -74,7 +74,9 @@ static inline uint32_t hop_mux_key_part(uint64_t key, int cls)
 
 /*
  * hop_mux_new() - The ops table of a mux over @intra and @inter for the
- * @nranks ranks whose hosts are @host_of (hosts numbered 0..H-1), with
+ * @nranks ranks whose hosts are @host_of (hosts numbered 0..H-1); @soft
+ * has bit HOP_MUX_INTRA/INTER set when that child's keys are mrtab keys
+ * (tcp, shm: compacted to 32 bits, see hop_mux_key_pack()). With
  * caps merged from both (flags: both have them; eager_size: the smaller;
  * the link numbers: the inter child's). Its name is "INTRA+INTER". The
  * table belongs to the communicator: hop_mux_free() it after close().
@@ -82,7 +84,8 @@ static inline uint32_t hop_mux_key_part(uint64_t key, int cls)
  */
 const struct hop_prov_ops *hop_mux_new(const struct hop_prov_ops *intra,
 				       const struct hop_prov_ops *inter,
-				       const int *host_of, int nranks);
+				       unsigned soft, const int *host_of,
+				       int nranks);
 
 /* Is @ops a table made by hop_mux_new()? */
 int hop_mux_is(const struct hop_prov_ops *ops);

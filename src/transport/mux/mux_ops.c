@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "transport/mux/mux_priv.h"
-#include "transport/provider.h"
 
 /* A child's wait() slice while the other may have traffic: short enough
  * that the other's completions are not held up much. */
@@ -65,7 +64,7 @@ static int open_child(struct hop_prov *m, struct mux_child *c)
 	int ret;
 
 	c->ctx.nranks = c->n;
-	c->soft = c->ops == &hop_prov_tcp || c->ops == &hop_prov_shm;
+	c->soft = (m->d->soft >> c->cls) & 1;
 	mux_child_ctx_init(m, c);
 	ret = c->ops->open(&c->ctx, &c->prov);
 	if (!ret && c->prov)
@@ -424,7 +423,8 @@ static void merge_caps(struct hop_prov_caps *out,
 
 const struct hop_prov_ops *hop_mux_new(const struct hop_prov_ops *intra,
 				       const struct hop_prov_ops *inter,
-				       const int *host_of, int nranks)
+				       unsigned soft, const int *host_of,
+				       int nranks)
 {
 	struct mux_desc *d;
 
@@ -440,6 +440,7 @@ const struct hop_prov_ops *hop_mux_new(const struct hop_prov_ops *intra,
 	d->ops.caps = &d->caps;
 	d->cls[HOP_MUX_INTRA] = intra;
 	d->cls[HOP_MUX_INTER] = inter;
+	d->soft = soft;
 	d->nranks = nranks;
 	memcpy(d->host_of, host_of, (size_t)nranks * sizeof(int));
 	return &d->ops;

@@ -14,6 +14,7 @@ struct mux_desc {
 	struct hop_prov_caps caps;
 	char name[40];                  /* "INTRA+INTER" */
 	const struct hop_prov_ops *cls[HOP_MUX_NCLS];
+	unsigned soft;                  /* bit c: child c has mrtab keys */
 	int nranks;
 	int host_of[];                  /* the host of each rank */
 };
