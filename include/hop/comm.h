@@ -221,7 +221,9 @@ HOP_EXPORT int hop_comm_size(const hop_comm_t *comm);
 
 /**
  * hop_comm_transport() - Name of the provider @comm runs on ("tcp",
- * "shm", "verbs"), or "none" when @comm is NULL or destroyed.
+ * "shm", "verbs"; "INTRA+INTER" such as "shm+tcp" when the pairs inside a
+ * host and across hosts use different ones), or "none" when @comm is NULL
+ * or destroyed.
  */
 HOP_EXPORT const char *hop_comm_transport(const hop_comm_t *comm);
 

@@ -49,8 +49,8 @@ static const struct cfg_var cfg_vars[] = {
 	/* core */
 	{ "HOP_TIMEOUT", CFG_SECONDS, "60", 1, 2000000000ll, NULL, FIELD(timeout_ms),
 	  "deadline of every blocking wait, in seconds, e.g. 60 or 0.5" },
-	{ "HOP_TRANSPORT", CFG_STR, "auto", 0, 15, NULL, FIELD(transport),
-	  "provider: auto picks verbs if every rank has an active device, else shm on one host, else tcp; verbs, tcp, shm, or NAME of a plugin libhop-provider-NAME.so" },
+	{ "HOP_TRANSPORT", CFG_STR, "auto", 0, 47, NULL, FIELD(transport),
+	  "provider: auto picks per pair of ranks: shm inside a host, between hosts verbs if every rank has an active device, else tcp (docs/providers.md); verbs, tcp, shm or NAME of a plugin libhop-provider-NAME.so for every pair; or per class, e.g. intra:shm,inter:tcp (built-in names or auto)" },
 	{ "HOP_PLUGIN_PATH", CFG_STR, "", 0, 255, NULL, FIELD(plugin_path),
 	  "colon-separated folders searched for libhop-provider-NAME.so before the installed LIBDIR/hop; HOP_PROV_NAME_* variables configure a plugin" },
 	{ "HOP_SOCKET_IFNAME", CFG_STR, "", 0, 15, NULL, FIELD(socket_ifname),

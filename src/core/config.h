@@ -14,7 +14,7 @@
 struct hop_config {
 	/* core */
 	int timeout_ms;                 /* HOP_TIMEOUT (seconds, may be fractional), default 60 */
-	char transport[16];             /* HOP_TRANSPORT auto|verbs|tcp|shm|plugin, default auto */
+	char transport[48];             /* HOP_TRANSPORT auto|verbs|tcp|shm|plugin, default auto */
 	char plugin_path[HOP_CFG_STR];  /* HOP_PLUGIN_PATH folders of provider plugins, default "" */
 	char socket_ifname[64];         /* HOP_SOCKET_IFNAME, default "" (first non-loopback, else lo) */
 	int spin_count;                 /* HOP_SPIN polls before a waiter yields, default -1 = auto */

@@ -7,7 +7,9 @@
  * read it (shm publishes its table in the shared segment; tcp keeps it
  * private). A key is (generation << 32) | slot: a slot reused after a
  * deregistration has a new generation, so a stale key is rejected, never
- * resolved to the new region.
+ * resolved to the new region. Slots and generations stay below 2^16, so
+ * the mux (mux/mux.h) carries a key in 32 bits; a slot's generation wraps
+ * after 65535 reuses.
  *
  * Completion ring: a growable FIFO of struct hop_cqe. Growth happens only
  * when more completions are pending than ever before, so the steady state
@@ -63,7 +65,11 @@ struct hop_mrtab_owner {
 	uint32_t nfree;
 };
 
-/* Initialise @tab (hop_mrtab_size(nslots) bytes at @mem) and its owner. */
+#define HOP_MRTAB_MAX_SLOTS 65536u
+#define HOP_MRTAB_GEN_MASK 0xffffu
+
+/* Initialise @tab (hop_mrtab_size(nslots) bytes at @mem) and its owner;
+ * HOP_ERR_INVALID_ARG past HOP_MRTAB_MAX_SLOTS. */
 int hop_mrtab_init(struct hop_mrtab_owner *own, void *mem, uint32_t nslots);
 void hop_mrtab_fini(struct hop_mrtab_owner *own);
 

@@ -21,7 +21,7 @@ int hop_mrtab_init(struct hop_mrtab_owner *own, void *mem, uint32_t nslots)
 {
 	struct hop_mrtab *tab = mem;
 
-	if (!own || !mem || nslots == 0)
+	if (!own || !mem || nslots == 0 || nslots > HOP_MRTAB_MAX_SLOTS)
 		return HOP_ERR_INVALID_ARG;
 	own->free = malloc((size_t)nslots * sizeof(*own->free));
 	if (!own->free)
@@ -76,7 +76,7 @@ int hop_mrtab_add(struct hop_mrtab_owner *own, const void *addr, size_t len,
 	idx = own->free[--own->nfree];
 	s = &own->tab->slot[idx];
 	gen = (atomic_load_explicit(&s->gen, memory_order_relaxed) + 1) &
-	      0xffffffffu;
+	      HOP_MRTAB_GEN_MASK;
 	if (gen == 0)
 		gen = 1; /* key 0 is never valid */
 	slot_write(s, gen, (uint64_t)(uintptr_t)addr, len,

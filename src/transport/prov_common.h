@@ -23,6 +23,35 @@ static inline int hop_prov_range_ok(const void *addr, size_t len)
 	return len <= PTRDIFF_MAX && len <= UINTPTR_MAX - (uintptr_t)addr;
 }
 
+/*
+ * HOP_PROV_REPORTERS() - Define @fail_fn and @error_fn, the variadic
+ * ctx->fail_comm() and ctx->error() of a context, over @report_fn(ctx,
+ * fail, code, fmt, va_list) (fail: 1 for fail_comm). Needs <stdarg.h>.
+ */
+#define HOP_PROV_REPORTERS(fail_fn, error_fn, report_fn)                      \
+	static int fail_fn(const struct hop_prov_ctx *ctx, int code,          \
+			   const char *fmt, ...)                              \
+	{                                                                     \
+		va_list ap;                                                   \
+		int ret;                                                      \
+									      \
+		va_start(ap, fmt);                                            \
+		ret = report_fn(ctx, 1, code, fmt, ap);                       \
+		va_end(ap);                                                   \
+		return ret;                                                   \
+	}                                                                     \
+	static int error_fn(const struct hop_prov_ctx *ctx, int code,         \
+			    const char *fmt, ...)                             \
+	{                                                                     \
+		va_list ap;                                                   \
+		int ret;                                                      \
+									      \
+		va_start(ap, fmt);                                            \
+		ret = report_fn(ctx, 0, code, fmt, ap);                       \
+		va_end(ap);                                                   \
+		return ret;                                                   \
+	}
+
 /* Room for a message a provider formats before handing it to ctx. */
 #define HOP_PROV_MSG_LEN 512
 

@@ -17,6 +17,7 @@
 #include "core/bootstrap.h"
 #include "core/core.h"
 #include "core/hash.h"
+#include "transport/mux/mux.h"
 #include "transport/provider.h"
 
 _Static_assert(HOP_PROV_SECRET_LEN == HOP_SECRET_BYTES,
@@ -71,29 +72,7 @@ static int ctx_report(const struct hop_prov_ctx *ctx, int fail, int code,
 		    : hop_set_error(ctx_comm(ctx), code, "%s", msg);
 }
 
-static int ctx_fail(const struct hop_prov_ctx *ctx, int code,
-		    const char *fmt, ...)
-{
-	va_list ap;
-	int ret;
-
-	va_start(ap, fmt);
-	ret = ctx_report(ctx, 1, code, fmt, ap);
-	va_end(ap);
-	return ret;
-}
-
-static int ctx_error(const struct hop_prov_ctx *ctx, int code,
-		     const char *fmt, ...)
-{
-	va_list ap;
-	int ret;
-
-	va_start(ap, fmt);
-	ret = ctx_report(ctx, 0, code, fmt, ap);
-	va_end(ap);
-	return ret;
-}
+HOP_PROV_REPORTERS(ctx_fail, ctx_error, ctx_report)
 
 static int ctx_failed(const struct hop_prov_ctx *ctx)
 {
@@ -125,21 +104,30 @@ static void ctx_log(const struct hop_prov_ctx *ctx, int level,
 	hop_log_write(level, "%s: %s", ctx->name, msg);
 }
 
+const struct hop_prov_ops *hop_prov_ctx_ops(const struct hop_prov_ctx *ctx)
+{
+	return ctx_comm(ctx)->prov_ops;
+}
+
 /* HOP_PROV_<NAME>_<KEY>, NAME upper-cased with '-' as '_'. */
-static const char *ctx_config(const struct hop_prov_ctx *ctx, const char *key)
+const char *hop_prov_config_env(const char *name, const char *key)
 {
 	char var[128];
 	size_t n;
 
-	if (!key || !key[0])
+	if (!name || !key || !key[0])
 		return NULL;
-	n = (size_t)snprintf(var, sizeof(var), "HOP_PROV_%s_%s", ctx->name,
-			     key);
+	n = (size_t)snprintf(var, sizeof(var), "HOP_PROV_%s_%s", name, key);
 	if (n >= sizeof(var))
 		return NULL;
 	for (char *c = var; *c; c++)
 		*c = *c == '-' ? '_' : (char)toupper((unsigned char)*c);
 	return getenv(var);
+}
+
+static const char *ctx_config(const struct hop_prov_ctx *ctx, const char *key)
+{
+	return hop_prov_config_env(ctx->name, key);
 }
 
 static int ctx_setting(const struct hop_prov_ctx *ctx, const char *var,
@@ -239,6 +227,11 @@ void hop_prov_close(struct hop_comm *comm)
 	if (comm->prov && comm->prov_ops)
 		comm->prov_ops->close(comm->prov);
 	comm->prov = NULL;
+	if (hop_mux_is(comm->prov_ops)) {
+		/* the table was the communicator's own */
+		hop_mux_free(comm->prov_ops);
+		comm->prov_ops = NULL;
+	}
 	free(comm->host_of);
 	comm->host_of = NULL;
 	comm->nhosts = 0;

@@ -18,6 +18,7 @@
 
 #include "core/bootstrap.h"
 #include "core/core.h"
+#include "transport/mux/mux.h"
 #include "transport/provider.h"
 
 enum { SEL_VERBS = 0, SEL_TCP, SEL_SHM, SEL_N };
@@ -25,6 +26,7 @@ enum { SEL_VERBS = 0, SEL_TCP, SEL_SHM, SEL_N };
 #define SEL_WHY_FULL HOP_MSG_LEN
 #define SEL_AUTO 0x7f
 #define SEL_PLUGIN 0x7e
+#define SEL_CLASSES 0x7d /* per class: intra:NAME,inter:NAME */
 
 static const char *const sel_names[SEL_N] = { "verbs", "tcp", "shm" };
 
@@ -68,10 +70,13 @@ const struct hop_prov_ops *hop_prov_find(const char *name)
 struct sel_rec {
 	uint64_t host;          /* hash of boot_id + hostname */
 	uint8_t usable[SEL_N];
-	uint8_t want;           /* SEL_*, SEL_AUTO or SEL_PLUGIN */
-	uint8_t plug_err;       /* SEL_PLUGIN: -HOP_ERR_* of load/usable, or 0 */
-	uint8_t pad[3];
-	char plugin[16];        /* SEL_PLUGIN: its name (HOP_TRANSPORT) */
+	uint8_t want;           /* SEL_*, SEL_AUTO, SEL_PLUGIN or SEL_CLASSES */
+	uint8_t plug_err;       /* SEL_PLUGIN: -HOP_ERR_* of load/usable;
+				 * SEL_CLASSES: of parsing; or 0 */
+	uint8_t cls[2];         /* SEL_CLASSES, SEL_AUTO: SEL_* or SEL_AUTO of
+				 * intra and inter pairs */
+	uint8_t pad[1];
+	char plugin[48];        /* SEL_PLUGIN: its name (HOP_TRANSPORT) */
 	char why[SEL_N][80];    /* reason each provider is not usable, cut
 				 * ("...") to keep the record small */
 	char plug_why[320];     /* why the plugin cannot be used here */
@@ -103,6 +108,22 @@ static void sel_plugin(struct hop_comm *comm, struct sel_rec *rec,
 	}
 	rec->plug_why[sizeof(rec->plug_why) - 1] = '\0';
 	rec->plug_err = (uint8_t)-ret;
+}
+
+/* HOP_TRANSPORT=@t in its per-class form; a malformed one is reported by
+ * sel_decide() on every rank, as a plugin that cannot load is. */
+static void sel_classes(struct sel_rec *rec, const char *t)
+{
+	int cls[2];
+
+	rec->want = SEL_CLASSES;
+	if (hop_mux_parse(t, sel_names, SEL_N, SEL_AUTO, cls, rec->plug_why,
+			  sizeof(rec->plug_why))) {
+		rec->plug_err = (uint8_t)-HOP_ERR_CONFIG;
+		return;
+	}
+	rec->cls[0] = (uint8_t)cls[0];
+	rec->cls[1] = (uint8_t)cls[1];
 }
 
 /* @full: this rank's reasons whole (the verbs one lists every device,
@@ -143,18 +164,29 @@ static void sel_local(struct hop_comm *comm, struct sel_rec *rec,
 	for (int i = 0; i < SEL_N; i++)
 		if (!strcmp(t, sel_names[i]))
 			rec->want = (uint8_t)i;
-	if (rec->want == SEL_PLUGIN) {
+	rec->cls[0] = rec->cls[1] = SEL_AUTO;
+	if (rec->want == SEL_PLUGIN && hop_mux_is_classes(t))
+		sel_classes(rec, t);
+	else if (rec->want == SEL_PLUGIN) {
 		snprintf(rec->plugin, sizeof(rec->plugin), "%s", t);
 		sel_plugin(comm, rec, plug);
 	}
 }
 
-static const char *want_name(const struct sel_rec *rec)
+static const char *sel_name(int i)
 {
-	return rec->want == SEL_AUTO     ? "auto"
-	       : rec->want == SEL_PLUGIN ? rec->plugin
-	       : rec->want < SEL_N       ? sel_names[rec->want]
-					 : "unknown";
+	return i == SEL_AUTO ? "auto" : i < SEL_N ? sel_names[i] : "unknown";
+}
+
+static const char *want_name(const struct sel_rec *rec, char *buf,
+			     size_t len)
+{
+	if (rec->want != SEL_CLASSES)
+		return rec->want == SEL_PLUGIN ? rec->plugin
+					       : sel_name(rec->want);
+	snprintf(buf, len, "intra:%s,inter:%s", sel_name(rec->cls[0]),
+		 sel_name(rec->cls[1]));
+	return buf;
 }
 
 /* Every rank loaded the plugin and can use it, or the first that cannot. */
@@ -203,14 +235,145 @@ static int sel_hosts(struct hop_comm *comm, const struct sel_rec *all)
 	return 0;
 }
 
+static const char *const cls_words[2] = { "intra", "inter" };
+
+/*
+ * The provider of the pairs of class @cls among the ranks @in: the one
+ * HOP_TRANSPORT forces, else auto's rule (inside a host shm, then verbs,
+ * then tcp; across hosts verbs, then tcp), usable on every rank of @in.
+ */
+static int sel_class(struct hop_comm *comm, const struct sel_rec *all,
+		     const char (*full)[SEL_WHY_FULL], int cls,
+		     const uint8_t *in, int *choice)
+{
+	static const int order[2][SEL_N] = {
+		{ SEL_SHM, SEL_VERBS, SEL_TCP }, { SEL_VERBS, SEL_TCP, -1 },
+	};
+	int want = all[0].cls[cls];
+
+	for (int k = 0; k < SEL_N; k++) {
+		int i = want != SEL_AUTO ? (k ? -1 : want) : order[cls][k], r = 0;
+
+		if (i < 0)
+			break;
+		while (r < comm->nranks && (!in[r] || all[r].usable[i]))
+			r++;
+		if (r == comm->nranks) {
+			*choice = i;
+			return 0;
+		}
+		if (want != SEL_AUTO)
+			return hop_set_error(comm, HOP_ERR_NO_DEVICE,
+					     "HOP_TRANSPORT %s:%s is not usable "
+					     "on rank %d: %s", cls_words[cls],
+					     sel_names[i], r,
+					     sel_why(comm, all, full, r, i));
+	}
+	return hop_set_error(comm, HOP_ERR_NO_DEVICE, "HOP_TRANSPORT=auto: no "
+			     "transport is usable on every rank for the pairs "
+			     "%s hosts", cls ? "across" : "inside");
+}
+
+/* The HOP_DEBUG=info line of a choice made per class. */
+static void sel_mix_info(const struct hop_comm *comm,
+			 const struct sel_rec *all,
+			 const char (*full)[SEL_WHY_FULL], const int *choice,
+			 const int *per_host)
+{
+	char hosts[96], why[SEL_WHY_FULL + 64] = "", w[40];
+	size_t n;
+	int vr = 0;
+
+	n = (size_t)snprintf(hosts, sizeof(hosts), "%d host%s, ranks per "
+			     "host ", comm->nhosts, comm->nhosts > 1 ? "s" : "");
+	for (int h = 0; h < comm->nhosts && n < sizeof(hosts); h++)
+		n += (size_t)snprintf(hosts + n, sizeof(hosts) - n, "%s%d",
+				      h ? "," : "", per_host[h]);
+	while (vr < comm->nranks && all[vr].usable[SEL_VERBS])
+		vr++;
+	if (all[0].want == SEL_CLASSES)
+		snprintf(why, sizeof(why), "HOP_TRANSPORT=%s; ",
+			 want_name(&all[0], w, sizeof(w)));
+	else if (vr < comm->nranks && choice[0] != SEL_VERBS &&
+		 choice[1] != SEL_VERBS)
+		snprintf(why, sizeof(why), "verbs not usable on rank %d: %s; ",
+			 vr, sel_why(comm, all, full, vr, SEL_VERBS));
+	if (choice[0] == choice[1])
+		HOP_INFO("transport: %s%s for every pair (%s%s: %s)",
+			 all[0].want == SEL_AUTO ? "auto chose " : "",
+			 sel_names[choice[0]], why,
+			 comm->nhosts > 1 ? "ranks on several hosts"
+					  : "all ranks on one host", hosts);
+	else
+		HOP_INFO("transport: %s%s inside hosts, %s across (%s%s)",
+			 all[0].want == SEL_AUTO ? "auto chose " : "",
+			 sel_names[choice[0]], sel_names[choice[1]], why, hosts);
+}
+
+/*
+ * HOP_TRANSPORT=auto or per class: a provider for the pairs inside a host
+ * (when a host has two ranks) and one for the pairs across hosts (when
+ * there are two hosts). One provider serving every pair is used alone;
+ * two are joined by the mux.
+ */
+static int sel_mix(struct hop_comm *comm, const struct sel_rec *all,
+		   const char (*full)[SEL_WHY_FULL],
+		   const struct hop_prov_ops **out)
+{
+	int n = comm->nranks, choice[2] = { -1, -1 }, has[2] = { 0, 0 }, ret = 0;
+	int *per_host = calloc((size_t)comm->nhosts, sizeof(int));
+	uint8_t *in = calloc(2 * (size_t)n, 1);
+
+	if (!per_host || !in) {
+		ret = hop_set_error(comm, HOP_ERR_NO_MEMORY, "transport "
+				    "selection: out of memory for %d ranks", n);
+		goto out;
+	}
+	for (int r = 0; r < n; r++)
+		per_host[comm->host_of[r]]++;
+	for (int r = 0; r < n; r++) {
+		/* a rank alone on the only host still needs a provider */
+		in[r] = per_host[comm->host_of[r]] > 1 || comm->nhosts == 1;
+		in[n + r] = comm->nhosts > 1;
+		has[0] |= in[r];
+		has[1] |= in[n + r];
+	}
+	for (int c = 0; c < 2 && !ret; c++)
+		if (has[c])
+			ret = sel_class(comm, all, full, c, in + (size_t)c * n,
+					&choice[c]);
+	if (ret)
+		goto out;
+	choice[0] = has[0] ? choice[0] : choice[1];
+	choice[1] = has[1] ? choice[1] : choice[0];
+	sel_mix_info(comm, all, full, choice, per_host);
+	*out = choice[0] == choice[1]
+		       ? sel_ops(choice[0])
+		       : hop_mux_new(sel_ops(choice[0]), sel_ops(choice[1]),
+				     (choice[0] != SEL_VERBS) << HOP_MUX_INTRA |
+					     (choice[1] != SEL_VERBS)
+						     << HOP_MUX_INTER,
+				     comm->host_of, n);
+	if (!*out)
+		ret = hop_set_error(comm, HOP_ERR_NO_MEMORY, "transport "
+				    "selection: out of memory for the mux");
+	comm->class_ops[HOP_LINK_INTRA] = sel_ops(choice[0]);
+	comm->class_ops[HOP_LINK_INTER] = sel_ops(choice[1]);
+out:
+	free(in);
+	free(per_host);
+	return ret;
+}
+
 /* Decide from the gathered records; the same choice on every rank. */
 static int sel_decide(struct hop_comm *comm, const struct sel_rec *all,
 		      const char (*full)[SEL_WHY_FULL],
 		      const struct hop_prov_ops *plug,
 		      const struct hop_prov_ops **out)
 {
-	int n = comm->nranks, choice, same_host = 1, all_usable[SEL_N];
+	int n = comm->nranks, choice;
 	uint8_t want = all[0].want;
+	char w0[40], wr[40];
 
 	if (sel_hosts(comm, all))
 		return HOP_ERR_NO_MEMORY;
@@ -218,66 +381,35 @@ static int sel_decide(struct hop_comm *comm, const struct sel_rec *all,
 	for (int r = 0; r < n; r++)
 		if (all[r].host == all[comm->rank].host)
 			comm->local_ranks++;
+	for (int r = 0; r < n; r++)
+		if (want == SEL_CLASSES && all[r].plug_err)
+			return hop_set_error(comm, -(int)all[r].plug_err,
+					     "%s (rank %d)", all[r].plug_why,
+					     r);
 	for (int r = 1; r < n; r++)
 		if (all[r].want != want ||
+		    memcmp(all[r].cls, all[0].cls, sizeof(all[0].cls)) ||
 		    strncmp(all[r].plugin, all[0].plugin, sizeof(all[0].plugin)))
 			return hop_set_error(comm, HOP_ERR_MISMATCH,
 					     "HOP_TRANSPORT differs between "
 					     "ranks: rank 0 has %s, rank %d "
 					     "has %s",
-					     want_name(&all[0]), r,
-					     want_name(&all[r]));
+					     want_name(&all[0], w0, sizeof(w0)),
+					     r, want_name(&all[r], wr,
+							  sizeof(wr)));
 	if (want == SEL_PLUGIN)
 		return sel_plugin_decide(comm, all, plug, out);
-	for (int i = 0; i < SEL_N; i++) {
-		all_usable[i] = 1;
-		for (int r = 0; r < n; r++)
-			if (!all[r].usable[i])
-				all_usable[i] = 0;
-	}
-	for (int r = 1; r < n; r++)
-		if (all[r].host != all[0].host)
-			same_host = 0;
-
-	if (want != SEL_AUTO) {
-		for (int r = 0; r < n; r++)
-			if (!all[r].usable[want])
-				return hop_set_error(comm, HOP_ERR_NO_DEVICE,
-						     "HOP_TRANSPORT=%s is not "
-						     "usable on rank %d: %s",
-						     sel_names[want], r,
-						     sel_why(comm, all, full,
-							     r, want));
-		choice = want;
-		HOP_INFO("transport: %s (HOP_TRANSPORT)", sel_names[choice]);
-	} else {
-		if (all_usable[SEL_VERBS])
-			choice = SEL_VERBS;
-		else if (same_host && all_usable[SEL_SHM])
-			choice = SEL_SHM;
-		else
-			choice = SEL_TCP;
-		if (!all_usable[SEL_TCP] && choice == SEL_TCP)
+	if (want == SEL_AUTO || want == SEL_CLASSES)
+		return sel_mix(comm, all, full, out);
+	for (int r = 0; r < n; r++)
+		if (!all[r].usable[want])
 			return hop_set_error(comm, HOP_ERR_NO_DEVICE,
-					     "HOP_TRANSPORT=auto: no transport "
-					     "is usable on every rank");
-		if (choice == SEL_VERBS) {
-			HOP_INFO("transport: auto chose verbs (every rank "
-				 "has a usable RDMA device)");
-		} else {
-			int vr = 0;
-
-			while (vr < n && all[vr].usable[SEL_VERBS])
-				vr++;
-			HOP_INFO("transport: auto chose %s (verbs not usable "
-				 "on rank %d: %s; %s)",
-				 sel_names[choice], vr,
-				 vr < n ? sel_why(comm, all, full, vr,
-						  SEL_VERBS) : "",
-				 same_host ? "all ranks on one host"
-					   : "ranks on several hosts");
-		}
-	}
+					     "HOP_TRANSPORT=%s is not usable "
+					     "on rank %d: %s", sel_names[want],
+					     r, sel_why(comm, all, full, r,
+							want));
+	choice = want;
+	HOP_INFO("transport: %s (HOP_TRANSPORT)", sel_names[choice]);
 	*out = sel_ops(choice);
 	return 0;
 }
@@ -343,8 +475,10 @@ int hop_prov_select(struct hop_comm *comm, struct hop_bootstrap *bs,
 	if (!ret) {
 		comm->prov_ctx.name = *out == plug ? comm->cfg.transport
 						   : (*out)->name;
-		comm->class_ops[HOP_LINK_INTRA] = *out;
-		comm->class_ops[HOP_LINK_INTER] = *out;
+		if (!hop_mux_is(*out)) /* else sel_mix() set them */
+			comm->class_ops[HOP_LINK_INTRA] = *out;
+		if (!hop_mux_is(*out))
+			comm->class_ops[HOP_LINK_INTER] = *out;
 	}
 	return ret;
 }

@@ -2,9 +2,10 @@
 # tests/cluster/suite.sh BUILD - the checks inside one emulated cluster of
 # 3 hosts (run by tests/cluster/run.sh through scripts/hop-cluster --exec,
 # which sets CLUSTER_*): the hostnames ranks see, shm that does not cross
-# hosts, the collectives' correctness over tcp with 2 ranks per host, the
-# shaped bandwidth, and hop-run's failure and timeout handling across
-# hosts. One "PASS: ..." or "FAIL: ..." line per check; exit 1 on a FAIL.
+# hosts, the collectives' correctness over tcp with 2 ranks per host, a
+# provider per pair (auto: shm inside a host, tcp across; per class; a
+# host with one rank), the shaped bandwidth, and hop-run's failure and
+# timeout handling across hosts. One "PASS: ..." or "FAIL: ..." line per check; exit 1 on a FAIL.
 set -u
 build=${1:?usage: suite.sh BUILD}
 : "${CLUSTER_PIDS:?run through scripts/hop-cluster --exec}"
@@ -99,6 +100,90 @@ split_host() {
 	done
 }
 
+# a --map file placing rank r on host $r-th argument
+mapfile() { local f; f=$(mktemp) && printf '%s\n' "$@" > "$f" && echo "$f"; }
+
+# auto with several ranks per host: every rank says shm inside, tcp across
+# (the info line), p2p_test passes, and each rank's mux counted posts on
+# shm to its host's ranks and on tcp to the others (none on shm when it
+# is alone on its host). $1: the host of each rank; $2: the ranks alone.
+mux_auto() {
+	local map out r n=0 alone=" $2 "
+	map=$(mapfile $1) || return 1
+	out=$(HOP_DEBUG=info run --map "$map" --timeout 60 -- "$build/tests/integration/p2p_test" --big 2097152 2>&1)
+	local rc=$?
+	rm -f "$map"
+	[ $rc = 0 ] && grep -q "p2p_test: .* on shm+tcp: all checks passed" <<< "$out" || { echo "$out"; return 1; }
+	for r in $1; do n=$((n + 1)); done
+	for ((r = 0; r < n; r++)); do
+		grep -q "^\[$r\] .*transport: auto chose shm inside hosts, tcp across" <<< "$out" ||
+			{ echo "rank $r did not say shm inside, tcp across:"; echo "$out"; return 1; }
+		if [[ $alone == *" $r "* ]]; then
+			grep -Eq "^\[$r\] .*rank $r sent 0 posts \(0 B\) to ranks of its host on shm, [1-9][0-9]* posts .* on tcp" <<< "$out"
+		else
+			grep -Eq "^\[$r\] .*rank $r sent [1-9][0-9]* posts .* on shm, [1-9][0-9]* posts .* on tcp" <<< "$out"
+		fi || { echo "rank $r's posts are not on the providers of its peers:"; grep "sent" <<< "$out"; return 1; }
+	done
+	echo "note: $(grep -m1 "^\[0\] .*rank 0 sent" <<< "$out" | sed 's/.*info: //')"
+}
+
+# the collectives on a provider per pair: every rank passes (bitwise
+# checks against the reference inside coll_matrix/coll_order)
+mux_colls() { # host of each rank, then the program and its arguments
+	local map=$(mapfile $1) out n=0 r
+	out=$(run --map "$map" --timeout 300 -- "${@:2}" 2>&1)
+	local rc=$?
+	rm -f "$map"
+	for r in $1; do n=$((n + 1)); done
+	[ $rc = 0 ] && [ "$(grep -c ": rank [0-9]* passed" <<< "$out")" = $n ] || { echo "$out"; return 1; }
+}
+
+# HOP_TRANSPORT per class: forced shm inside and tcp across with cyclic
+# placement; tcp for both classes is plain tcp (no mux); a malformed one
+# fails init naming its bad part
+mux_forced() {
+	local out map rc
+	out=$(HOP_DEBUG=info HOP_TRANSPORT=intra:shm,inter:tcp run --map cyclic -n 6 --timeout 60 -- \
+		"$build/tests/integration/p2p_test" --big 2097152 2>&1) || { echo "$out"; return 1; }
+	[ "$(grep -c "transport: shm inside hosts, tcp across (HOP_TRANSPORT=intra:shm,inter:tcp; 3 hosts, ranks per host 2,2,2)" <<< "$out")" = 6 ] &&
+		grep -q "6 ranks on shm+tcp: all checks passed" <<< "$out" || { echo "$out"; return 1; }
+	map=$(mapfile 0 0 1 1) || return 1
+	out=$(HOP_DEBUG=info HOP_TRANSPORT=intra:tcp,inter:auto run --map "$map" --timeout 60 -- \
+		"$build/tests/integration/p2p_test" --big 2097152 2>&1)
+	rc=$?
+	[ $rc = 0 ] || { rm -f "$map"; echo "$out"; return 1; }
+	grep -q "4 ranks on tcp: all checks passed" <<< "$out" && ! grep -q "shm+tcp" <<< "$out" || { echo "$out"; return 1; }
+	out=$(HOP_TRANSPORT=intra:shm,inter:bogus run --map "$map" --timeout 60 -- \
+		"$build/tests/integration/p2p_test" --big 2097152 2>&1)
+	rc=$?
+	rm -f "$map"
+	[ $rc != 0 ] || { echo "a bad HOP_TRANSPORT passed:"; echo "$out"; return 1; }
+	[ "$(grep -c "HOP_TRANSPORT=intra:shm,inter:bogus: 'inter:bogus' names no built-in provider" <<< "$out")" -ge 1 ] ||
+		{ echo "$out"; return 1; }
+}
+
+# a child provider that fails to open on one host fails every rank, with
+# that rank's own message in the child's numbering mapped back (host 1's
+# /dev/shm is shrunk to 64 KiB for it, so shm cannot reserve a segment
+# there); nobody waits for the ranks that failed
+mux_open_fails() {
+	local map out rc n
+	map=$(mapfile 0 0 1 1) || return 1
+	"$CLUSTER_AGENT" "$(host 1)" mount -o remount,size=64k /dev/shm || { rm -f "$map"; return 1; }
+	# each rank reports its own exit, so hop-run stops none of them early
+	out=$(run --map "$map" --timeout 60 -- sh -c '"$1" --quick; echo "p2p_test exit $?"' \
+		sh "$build/tests/integration/p2p_test" 2>&1)
+	rc=$?
+	"$CLUSTER_AGENT" "$(host 1)" mount -o remount,size=50% /dev/shm
+	rm -f "$map"
+	[ $rc = 0 ] && [ "$(grep -c "^\[[0-3]\] p2p_test exit 1$" <<< "$out")" = 4 ] ||
+		{ echo "not every rank failed on its own:"; echo "$out"; return 1; }
+	n=$(grep -c "p2p_test: hop_comm_init_env: .*shm: cannot reserve .* (shm's ranks 0..1 are ranks 2,3)" <<< "$out")
+	[ "$n" = 4 ] || { echo "$n of 4 ranks gave the failing rank's cause:"; echo "$out"; return 1; }
+	n=$(grep -c "^\[[01]\] p2p_test: hop_comm_init_env: .*on rank [23]: shm: cannot reserve" <<< "$out")
+	[ "$n" = 2 ] || { echo "ranks 0 and 1 did not name the rank that failed:"; echo "$out"; return 1; }
+}
+
 bandwidth() {
 	local out bw floor
 	out=$(HOP_TRANSPORT=tcp run --map cyclic -n 2 --timeout 120 -- "$build/tools/hop-p2p-bench" \
@@ -133,6 +218,14 @@ check "coll_matrix, 3 hosts x 2 ranks, tcp" collectives "--ppn 2" \
 check "coll_order, 3 hosts x 2 ranks cyclic, tcp" collectives "--map cyclic -n 6" \
 	"$build/tests/integration/coll_order"
 check "hop_comm_split_host, 3 hosts x 2 ranks cyclic, tcp" split_host
+check "auto, 2 hosts x 2 ranks: shm inside, tcp across" mux_auto "0 0 1 1" ""
+check "auto, a host with one rank (3+1): shm inside, tcp across" mux_auto "0 0 0 1" "3"
+check "coll_matrix, 2 hosts x 2 ranks, auto (shm+tcp)" mux_colls "0 0 1 1" \
+	"$build/tests/integration/coll_matrix" --max-count 70000
+check "coll_order, 3+1 ranks, auto (shm+tcp)" mux_colls "0 0 0 1" \
+	"$build/tests/integration/coll_order"
+check "HOP_TRANSPORT per class (intra:shm,inter:tcp; intra:tcp; malformed)" mux_forced
+check "a child provider failing on one host fails every rank with its cause" mux_open_fails
 check "shaped bandwidth >= half the link" bandwidth
 check "a failing rank on host 2 fails the job" fails_fast
 check "--timeout across hosts" times_out

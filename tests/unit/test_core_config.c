@@ -252,8 +252,9 @@ static void test_malformed(void **state)
 		{ "HOP_TIMEOUT", "99999999999999999999999", "0.001..2000000" },
 		{ "HOP_TIMEOUT", "nan", "0.001..2000000 seconds" },
 		/* any name may be a plugin: checked when it is looked for */
-		{ "HOP_TRANSPORT", "", "up to 15 characters" },
-		{ "HOP_TRANSPORT", "a-very-long-provider", "longer than 15" },
+		{ "HOP_TRANSPORT", "", "up to 47 characters" },
+		{ "HOP_TRANSPORT", "intra:shm,inter:tcp,and-then-a-far-too-long-remainder",
+		  "longer than 47" },
 		{ "HOP_PLUGIN_PATH", "", "up to 255 characters" },
 		{ "HOP_IB_CM", "cm", "rdmacm, oob" },
 		{ "HOP_SPIN", "", "-1..100000000" },

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "transport/emu.h"
+#include "transport/mux/mux.h"
 
 #define NSLOTS 8
 
@@ -155,6 +156,32 @@ static void test_generation(void **state)
 	assert_int_equal(ka2 >> 32, (kb >> 32) + 1);
 }
 
+/* The mux carries a software key in 32 bits (gen << 16 | slot): every
+ * generation a slot goes through, wrap included, must survive that, and a
+ * table too large for 16-bit slots is refused. */
+static void test_generation_16bit(void **state)
+{
+	struct fx *f = *state;
+	static char a[64];
+	uint64_t key, prev = 0;
+	struct hop_mrtab_owner big;
+
+	for (uint32_t i = 0; i < 70000; i++) {
+		assert_int_equal(hop_mrtab_add(&f->own, a, sizeof(a),
+					       HOP_PROV_REMOTE_WRITE, &key), 0);
+		assert_true(key >> 32 != 0 && key >> 32 <= 0xffff);
+		assert_true(key != prev);
+		assert_int_equal(hop_mux_key_unpack(hop_mux_key_pack(key, 1),
+						    1), key);
+		assert_int_equal(check(f, key, (uintptr_t)a, 1,
+				       HOP_PROV_REMOTE_WRITE), 0);
+		assert_int_equal(hop_mrtab_remove(&f->own, key), 0);
+		prev = key;
+	}
+	assert_int_equal(hop_mrtab_init(&big, f->mem, 65537),
+			 HOP_ERR_INVALID_ARG);
+}
+
 static void test_bad_keys(void **state)
 {
 	struct fx *f = *state;
@@ -261,6 +288,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_access, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_generation, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_generation_16bit, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_bad_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_full, setup, teardown),

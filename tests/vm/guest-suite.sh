@@ -2,7 +2,8 @@
 # guest-suite.sh - the verbs tests of one rank inside a softroce-cluster VM.
 # Run by tests/vm/run.sh through scripts/softroce-cluster, once per rank, in
 # the build directory:  guest-suite.sh pair|loopback|quad [--no-perf]
-# (quad: 2 VMs x 2 ranks, the collectives and the multi-hop relay only)
+# (quad: 2 VMs x 2 ranks, the collectives, the multi-hop relay and the
+# provider per pair only)
 # PERF lines: "PERF <perftest|hop> lat <bytes> <median us> <min us> <id>",
 # "PERF <perftest|hop> bw <bytes> <MB/s, 1e6 B> <id>" (id: the round, or
 # round.pair at 2 B; section 4) and the provider's lines.
@@ -39,9 +40,9 @@ step() { # name timeout command...
 	fi
 }
 skip() { echo "STEP $1 SKIP ($2)"; }
-# SUITE_ONLY=prov,p2p,coll,relay,perf,probe,nccl,kill runs only those groups (debugging)
+# SUITE_ONLY=prov,p2p,coll,relay,mux,perf,probe,nccl,kill runs only those groups (debugging)
 want() { [ -z "${SUITE_ONLY:-}" ] || [[ ",$SUITE_ONLY," == *",$1,"* ]]; }
-[ "$MODE" = quad ] && SUITE_ONLY=${SUITE_ONLY:-coll,relay}
+[ "$MODE" = quad ] && SUITE_ONLY=${SUITE_ONLY:-coll,relay,mux}
 
 # 1. the provider itself, both connection managers
 if want prov; then
@@ -108,6 +109,28 @@ elif [ -x "$B/tests/integration/relay_test" ]; then
 	step relay 300 "$B/tests/integration/relay_test"
 else
 	skip relay "tests/integration/relay_test not built"
+fi
+
+# 3c. a provider per pair (quad only): HOP_TRANSPORT=auto takes shm between
+# the 2 ranks of a VM and verbs between the VMs; this rank says so, its
+# posts went through both, and p2p and the collectives pass bit for bit
+if ! want mux || [ "$MODE" != quad ]; then
+	:
+elif [ -x "$B/tests/integration/p2p_test" ] && [ -x "$B/tests/integration/coll_matrix" ]; then
+	mux_p2p() {
+		local out rc
+		out=$(HOP_TRANSPORT=auto HOP_DEBUG=info "$B/tests/integration/p2p_test" --big 262144 2>&1)
+		rc=$?
+		grep -v "info:" <<< "$out"
+		grep -E "transport: auto|rank $R sent" <<< "$out"
+		[ $rc = 0 ] && grep -q "transport: auto chose shm inside hosts, verbs across" <<< "$out" &&
+			grep -Eq "rank $R sent [1-9][0-9]* posts .* on shm, [1-9][0-9]* posts .* on verbs" <<< "$out"
+	}
+	export -f mux_p2p; export B R
+	step mux-p2p 120 bash -c mux_p2p
+	step mux-coll 120 env HOP_TRANSPORT=auto "$B/tests/integration/coll_matrix" --max-count 1024
+else
+	skip mux "tests/integration/p2p_test or coll_matrix not built"
 fi
 
 # 4. perftest beside hop, same VMs (pair only: rank 0 serves, rank 1

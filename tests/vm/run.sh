@@ -7,7 +7,8 @@
 # Boots, with scripts/softroce-cluster,
 #   loopback: 1 VM running 2 ranks (rxe0 loops back to itself), then
 #   quad:     2 VMs with 2 ranks each, the collectives' matrix and the
-#             multi-hop relay test on 4 ranks, then
+#             multi-hop relay test on 4 ranks, and HOP_TRANSPORT=auto
+#             carrying each VM's pair on shm and the rest on verbs, then
 #   pair:     2 VMs with 1 rank each (one qemu dgram link over AF_UNIX),
 # and runs tests/vm/guest-suite.sh on every rank with HOP_TRANSPORT=verbs: the
 # provider test on both connection managers (writes 0 B..16 MiB byte for
