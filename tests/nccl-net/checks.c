@@ -55,7 +55,8 @@ static int one_message(struct harness *h, void *s, void *r, int len, int tag)
 	if (!out || !in)
 		FAIL("out of memory");
 	for (int i = 0; i < len; i++)
-		out[i] = (uint8_t)(i * 7 + tag);
+		/* unsigned: tag reaches INT_MAX - 1, and int would overflow */
+		out[i] = (uint8_t)((unsigned)i * 7u + (unsigned)tag);
 	CHECK_RES(h->net->regMr(s, out, (size_t)len, NCCL_PTR_HOST, &mo));
 	CHECK_RES(h->net->regMr(r, in, (size_t)len + 64, NCCL_PTR_HOST, &mi));
 	data[0] = in;
