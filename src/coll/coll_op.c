@@ -59,6 +59,7 @@ static int coll_placement(struct hop_comm *comm, struct hop_coll *c)
 
 int hop_coll_init(struct hop_comm *comm)
 {
+	const struct hop_prov_ops *inter = hop_comm_inter_ops(comm);
 	struct hop_coll *c;
 	char err[HOP_MSG_LEN];
 	int ret;
@@ -83,9 +84,8 @@ int hop_coll_init(struct hop_comm *comm)
 	c->tune.depth = comm->cfg.pipeline_depth;
 	/* the cost model's link, once per comm: a bad HOP_PROFILE fails init */
 	ret = hop_coll_tune_model(&c->tune, comm->cfg.profile,
-				  comm->prov_ops ? comm->prov_ops->name : NULL,
-				  hop_prov_caps_of(comm->prov_ops), err,
-				  sizeof(err));
+				  inter ? inter->name : NULL,
+				  hop_prov_caps_of(inter), err, sizeof(err));
 	if (ret) {
 		free(c->hosts);
 		free(c);

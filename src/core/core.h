@@ -193,6 +193,15 @@ static inline int hop_comm_host(const struct hop_comm *comm, int r)
 	return root->host_of ? root->host_of[hop_comm_peer(comm, r)] : 0;
 }
 
+/* The provider between hosts (the only one of a single-provider comm):
+ * the link a flat algorithm or a relay over the whole comm is priced on. */
+static inline const struct hop_prov_ops *
+hop_comm_inter_ops(const struct hop_comm *comm)
+{
+	return comm->class_ops[HOP_LINK_INTER] ? comm->class_ops[HOP_LINK_INTER]
+					       : comm->prov_ops;
+}
+
 /* Shares the endpoints of another communicator (split, dup). */
 static inline int hop_comm_derived(const struct hop_comm *comm)
 {

@@ -251,10 +251,11 @@ struct relay_env {
 
 static void env_load(struct hop_comm *comm, struct relay_env *e)
 {
+	const struct hop_prov_ops *inter = hop_comm_inter_ops(comm);
 	char err[256];
 
-	e->ret = hop_model_link_load(comm->cfg.profile, comm->prov_ops->name,
-				     hop_prov_caps_of(comm->prov_ops), &e->def,
+	e->ret = hop_model_link_load(comm->cfg.profile, inter->name,
+				     hop_prov_caps_of(inter), &e->def,
 				     e->defsrc, sizeof(e->defsrc), err,
 				     sizeof(err));
 	if (e->ret) {

@@ -431,7 +431,7 @@ int hop_simrun(struct hop_simrun *r)
 		ret = a2av_uniform(r, &vcd);
 	for (int rk = 0; !ret && rk < (r->rotate ? 1 : n); rk++) {
 		for (int i = 0; i < 4; i++)
-			s[rk].v[i] = vcd + (i % 2) * (size_t)n;
+			s[rk].v[i] = vcd ? vcd + (i % 2) * (size_t)n : NULL;
 		ret = build_rank(r, rk, &s[rk], &b[rk], hosts);
 	}
 	if (!ret && r->rotate)

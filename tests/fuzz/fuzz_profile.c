@@ -34,7 +34,10 @@ static char *write_mem(const struct hop_profile *p, writer_fn wr, size_t *len)
 
 static void check_profile(const struct hop_profile *p)
 {
-	FUZZ_CHECK(p->version == HOP_PROFILE_VERSION, "version %d", p->version);
+	/* the link format's version 2 adds link classes to version 1 */
+	FUZZ_CHECK(p->version == HOP_PROFILE_VERSION ||
+		   p->version == HOP_PROFILE_LINK_VERSION, "version %d",
+		   p->version);
 	FUZZ_CHECK(p->npairs >= 1 && p->pairs, "npairs %d", p->npairs);
 	FUZZ_CHECK(memchr(p->provider, '\0', sizeof(p->provider)) &&
 		   memchr(p->host, '\0', sizeof(p->host)) &&
