@@ -13,13 +13,14 @@ import os
 import re
 import sys
 
-LIBS = [("hop", "hop"), ("ompi", "Open MPI"), ("ompihan", "OMPI HAN"), ("mpich", "MPICH")]
-COLORS = {"hop": "#d62728", "ompi": "#1f77b4", "ompihan": "#9467bd", "mpich": "#2ca02c"}
+LIBS = [("hop", "hop"), ("hopflat", "hop flat"), ("hopcyc", "hop cyclic"), ("ompi", "Open MPI"),
+        ("ompihan", "OMPI HAN"), ("mpich", "MPICH")]
+COLORS = {"hop": "#d62728", "hopflat": "#ff7f0e", "hopcyc": "#8c564b", "ompi": "#1f77b4", "ompihan": "#9467bd", "mpich": "#2ca02c"}
 
 
 def load(out):
     runs = {}
-    pat = re.compile(r"(\w+)-n(\d+)-(\w+)-(hop|ompihan|ompi|mpich)-r(\d+)(?:-\w+)?\.json$")
+    pat = re.compile(r"(\w+)-n(\d+)-(\w+)-(hopflat|hopcyc|hop|ompihan|ompi|mpich)-r(\d+)(?:-\w+)?\.json$")
     for path in glob.glob(os.path.join(out, "*.json")):
         m = pat.search(os.path.basename(path))
         if not m:
@@ -147,6 +148,42 @@ def cluster_lines(runs, out):
               f"{t}: AllReduce {fmt_size(top)} busbw (GB/s): {', '.join(cells)}")
 
 
+def link_rate():
+    """HOP_COMPARE_LINK (tc rate: 1gbit, 800mbit) in bytes per second."""
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)([kmg]?)bit", os.environ.get("HOP_COMPARE_LINK", ""))
+    if not m:
+        return None
+    return float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[m.group(2)] / 8
+
+
+def cluster_targets(runs):
+    """Issue targets on an emulated cluster, per AllReduce size: hop against
+    the link bound 2(H-1)/H * m / rate, cyclic against block, hop against
+    Open MPI and HAN, and the flat ring beside it."""
+    rate, hosts = link_rate(), int(os.environ.get("HOP_COMPARE_HOSTS", "0"))
+    for (t, n, c), libs in sorted(runs.items()):
+        if c != "allreduce" or not re.fullmatch(r"h\d+x\d+", t) or "hop" not in libs:
+            continue
+        print(f"\n== {t} AllReduce float sum: targets per size ==")
+        print(f"{'size':>8} {'hop us':>10} {'bound %':>8} {'cyc/blk':>8} {'OMPI/hop':>9} "
+              f"{'HAN/hop':>8} {'flat/hop':>9}")
+        for s in sorted(libs["hop"]):
+            hop = libs["hop"][s]["time_us"]
+
+            def ratio(k, s=s, hop=hop):
+                row = libs.get(k, {}).get(s)
+                return f"{row['time_us'] / hop:.2f}" if row and hop > 0 else "-"
+            bound = "-"
+            if rate and hosts > 1 and s > 0 and hop > 0:
+                bound = f"{100 * 2 * (hosts - 1) / hosts * s / rate * 1e6 / hop:.0f}"
+            cyc = libs.get("hopcyc", {}).get(s)
+            cb = f"{cyc['time_us'] / hop:.2f}" if cyc and hop > 0 else "-"
+            print(f"{fmt_size(s):>8} {hop:10.1f} {bound:>8} {cb:>8} {ratio('ompi'):>9} "
+                  f"{ratio('ompihan'):>8} {ratio('hopflat'):>9}")
+        print("targets: bound % >= 90 from 4M; cyc/blk <= 1.10; OMPI/hop >= 1.2 and "
+              "HAN/hop >= 1.0 from 64K to 64M; 8 B OMPI/hop >= 1.0")
+
+
 def chart(key, libs, path):
     w, h, m = 640, 400, 60
     pts = {k: sorted((s, row["busbw"]) for s, row in v.items() if s > 0) for k, v in libs.items()}
@@ -197,6 +234,7 @@ def main():
         chart(key, runs[key], os.path.join(out, "%s-n%d-%s.svg" % key))
     targets(runs, out)
     cluster_lines(runs, out)
+    cluster_targets(runs)
     print(f"\ncharts: {out}/*.svg")
     return 0
 
