@@ -41,8 +41,9 @@ static void check_ranges(const struct hop_config *c)
 		   memchr(c->ib_device, '\0', sizeof(c->ib_device)) &&
 		   memchr(c->ib_cm, '\0', sizeof(c->ib_cm)),
 		   "unterminated string field");
-	/* any provider name (plugins too); the loader judges its characters */
-	FUZZ_CHECK(strlen(c->transport) <= 15, "transport '%s'", c->transport);
+	/* any provider name (plugins too) or per-class form, up to 47
+	 * characters; selection and the loader judge its parts */
+	FUZZ_CHECK(strlen(c->transport) <= 47, "transport '%s'", c->transport);
 	FUZZ_CHECK(c->ib_mtu == 0 || c->ib_mtu == 256 || c->ib_mtu == 512 ||
 		   c->ib_mtu == 1024 || c->ib_mtu == 2048 || c->ib_mtu == 4096,
 		   "ib_mtu %d", c->ib_mtu);
