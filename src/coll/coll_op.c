@@ -26,28 +26,17 @@ enum { OP_FREE = 0, OP_ACTIVE, OP_ZOMBIE };
  * hosts), so every rank builds from the same numbers; NULL on one host. */
 static int coll_placement(struct hop_comm *comm, struct hop_coll *c)
 {
-	int n = comm->nranks, maxh = 0, H = 0, *map;
+	int n = comm->nranks, H;
 
-	for (int r = 0; r < n; r++)
-		if (hop_comm_host(comm, r) > maxh)
-			maxh = hop_comm_host(comm, r);
-	if (!maxh)
-		return 0;
-	map = malloc((size_t)(maxh + 1) * sizeof(int));
-	c->hosts = malloc((size_t)n * sizeof(int));
-	if (!map || !c->hosts) {
-		free(map);
+	if (!(c->hosts = malloc((size_t)n * sizeof(int))))
 		return HOP_ERR_NO_MEMORY;
+	for (int r = 0; r < n; r++)
+		c->hosts[r] = hop_comm_host(comm, r);
+	if ((H = hop_hosts_renumber(c->hosts, n)) < 0) {
+		free(c->hosts);
+		c->hosts = NULL;
+		return H;
 	}
-	for (int h = 0; h <= maxh; h++)
-		map[h] = -1;
-	for (int r = 0; r < n; r++) {
-		int *g = &map[hop_comm_host(comm, r)];
-		if (*g < 0)
-			*g = H++;
-		c->hosts[r] = *g;
-	}
-	free(map);
 	HOP_INFO("collectives: %d ranks on %d hosts", n, H);
 	if (H == 1) {
 		free(c->hosts);

@@ -31,6 +31,28 @@ uint64_t hop_hosts_sig(const int *hosts, int n)
 	return h | 1;
 }
 
+int hop_hosts_renumber(int *hosts, int n)
+{
+	int maxh = 0, H = 0, *map;
+
+	for (int r = 0; r < n; r++)
+		if (hosts[r] > maxh)
+			maxh = hosts[r];
+	if (!(map = malloc((size_t)(maxh + 1) * sizeof(int))))
+		return HOP_ERR_NO_MEMORY;
+	for (int h = 0; h <= maxh; h++)
+		map[h] = -1;
+	for (int r = 0; r < n; r++) {
+		int *g = &map[hosts[r]];
+
+		if (*g < 0)
+			*g = H++;
+		hosts[r] = *g;
+	}
+	free(map);
+	return H;
+}
+
 void hier_place_free(struct hier_place *p)
 {
 	free(p->cnt);

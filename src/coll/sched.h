@@ -304,6 +304,11 @@ int hop_sched_dispatch(struct hop_sched *s);
 /* Hash of a placement (@hosts of @n ranks; 0 for NULL): args.hsig. */
 uint64_t hop_hosts_sig(const int *hosts, int n);
 
+/* Renumber the host ids @hosts[0 .. n-1] (any ids >= 0) in place, 0, 1,
+ * .. in the order of their lowest rank, as args.hosts wants them.
+ * Return: the number of hosts, or HOP_ERR_NO_MEMORY. */
+int hop_hosts_renumber(int *hosts, int n);
+
 /* A ring ordered by host: [p] = the rank at ring position p (the ranks
  * of host 0 in rank order, then host 1's, ...), so only H of its edges
  * cross hosts however the ranks are placed; *@pos = this rank's

@@ -215,30 +215,18 @@ static int rank_bufs(const struct hop_simrun *r, int rk, struct bufs *b,
  * rank), or NULL when every rank is on one host. */
 static int *hosts_of(const struct hop_simrun *r, int *err)
 {
-	int n = r->nranks, H = 0, *map, *out;
+	int n = r->nranks, H, *out;
 
 	*err = 0;
 	if (!r->host_of)
 		return NULL;
-	map = malloc((size_t)n * sizeof(int));
-	out = malloc((size_t)n * sizeof(int));
-	if (!map || !out) {
-		free(map);
-		free(out);
+	if (!(out = malloc((size_t)n * sizeof(int)))) {
 		*err = HOP_ERR_NO_MEMORY;
 		return NULL;
 	}
-	for (int h = 0; h < n; h++)
-		map[h] = -1;
-	for (int rk = 0; rk < n; rk++) {
-		int *g = &map[r->host_of[rk]];  /* ids in [0, n): check_args */
-
-		if (*g < 0)
-			*g = H++;
-		out[rk] = *g;
-	}
-	free(map);
-	if (H == 1) {
+	memcpy(out, r->host_of, (size_t)n * sizeof(int));
+	if ((H = hop_hosts_renumber(out, n)) <= 1) {
+		*err = H < 0 ? H : 0;
 		free(out);
 		return NULL;
 	}
