@@ -166,6 +166,102 @@ static void test_choice(void **state)
 		    ch.sub_algo[0] == HOP_ALGO_FLAT);
 }
 
+/* The two-class profile of 4 emulated hosts x 2 ranks on 1 Gbit/s tcp
+ * links (docs/results/2026-12-05-cluster-hier.md): duplex and gamma as
+ * hop-probe measured them there; max_chunk the built-in 1 MiB. */
+static void links_cluster(struct hop_model_link l[2])
+{
+	hop_model_link_generic(&l[HOP_MODEL_INTRA]);
+	hop_model_link_generic(&l[HOP_MODEL_INTER]);
+	l[HOP_MODEL_INTRA].alpha = 0.46e-6;
+	l[HOP_MODEL_INTRA].beta = 14.1e9;
+	l[HOP_MODEL_INTRA].gamma = 0.040e-9;
+	l[HOP_MODEL_INTRA].duplex = 2;
+	l[HOP_MODEL_INTER].alpha = 9.06e-6;
+	l[HOP_MODEL_INTER].beta = 119.2e6;
+	l[HOP_MODEL_INTER].gamma = 0.038e-9;
+	l[HOP_MODEL_INTER].duplex = 1.04;
+}
+
+static int inter_pick(size_t m, const struct hop_model_link l[2])
+{
+	struct hop_model_place pl = { 8, 4, 2, 1 };
+	struct hop_model_choice ch;
+
+	assert_int_equal(hop_model_choose_place(HOP_COLL_ALLREDUCE, m, &pl, l,
+						HOP_ALGO_AUTO, &ch), 0);
+	assert_int_equal(ch.algo, HOP_ALGO_HIER);
+	return ch.sub_algo[HOP_MODEL_INTER];
+}
+
+/*
+ * Across hosts, an exchange of a whole message above max_chunk is priced
+ * half duplex: Rabenseifner's rails (exchanges of a quarter of the vector
+ * and more) then lose to the ring from 8 MiB on, as measured on that
+ * cluster, and keep the small sizes, where they were faster.
+ */
+static void test_inter_exchange(void **state)
+{
+	struct hop_model_place pl = { 8, 4, 2, 1 };
+	struct hop_model_link l[2], rail, half;
+	static const int rab[2] = { HOP_ALGO_RING, HOP_ALGO_RABENSEIFNER };
+	static const int ring2[2] = { HOP_ALGO_RING, HOP_ALGO_RING };
+	size_t m = (size_t)32 << 20, s = m / 2;
+	double t, want;
+
+	(void)state;
+	links_cluster(l);
+	assert_int_equal(inter_pick((size_t)8 << 20, l), HOP_ALGO_RING);
+	assert_int_equal(inter_pick(m, l), HOP_ALGO_RING);
+	assert_int_equal(inter_pick(512 << 10, l), HOP_ALGO_RABENSEIFNER);
+	/* the inter phase (8 MiB exchanged first on each rail) on the rail's
+	 * share of the link at duplex 2; the intra phases as before */
+	rail = l[HOP_MODEL_INTER];
+	rail.beta /= 2;
+	half = rail;
+	half.duplex = 2;
+	t = hop_model_hier_predict(HOP_COLL_ALLREDUCE, m, &pl, l, rab, NULL,
+				   NULL);
+	want = hop_model_hier_predict(HOP_COLL_ALLREDUCE, m, &pl, l, ring2,
+				      NULL, NULL) -
+	       hop_model_predict(HOP_COLL_ALLREDUCE, HOP_ALGO_RING, s, 4, &rail,
+				 hop_model_best_chunks(HOP_COLL_ALLREDUCE,
+						       HOP_ALGO_RING, s, 4,
+						       &rail)) +
+	       hop_model_predict(HOP_COLL_ALLREDUCE, HOP_ALGO_RABENSEIFNER, s,
+				 4, &half, 1);
+	assert_true(fabs(t - want) <= 1e-9 * want);
+	/* no max_chunk known, or exchanges within it: the link's own duplex */
+	l[HOP_MODEL_INTER].max_chunk = 0;
+	t = hop_model_hier_predict(HOP_COLL_ALLREDUCE, m, &pl, l, rab, NULL,
+				   NULL);
+	l[HOP_MODEL_INTER].max_chunk = (double)m;
+	assert_true(t == hop_model_hier_predict(HOP_COLL_ALLREDUCE, m, &pl, l,
+						rab, NULL, NULL));
+	rail.max_chunk = (double)m;
+	want = hop_model_hier_predict(HOP_COLL_ALLREDUCE, m, &pl, l, ring2,
+				      NULL, NULL) -
+	       hop_model_predict(HOP_COLL_ALLREDUCE, HOP_ALGO_RING, s, 4, &rail,
+				 hop_model_best_chunks(HOP_COLL_ALLREDUCE,
+						       HOP_ALGO_RING, s, 4,
+						       &rail)) +
+	       hop_model_predict(HOP_COLL_ALLREDUCE, HOP_ALGO_RABENSEIFNER, s,
+				 4, &rail, 1);
+	assert_true(fabs(t - want) <= 1e-9 * want);
+	/* inside a host nothing changes: one host's 8 ranks on the intra
+	 * link choose as the flat model does */
+	links_cluster(l);
+	int a;
+	struct hop_model_place one = { 8, 1, 8, 1 };
+	struct hop_model_choice ch;
+	assert_int_equal(hop_model_choose(HOP_COLL_ALLREDUCE, m, 8,
+					  &l[HOP_MODEL_INTRA], &a, NULL, NULL),
+			 0);
+	assert_int_equal(hop_model_choose_place(HOP_COLL_ALLREDUCE, m, &one, l,
+						HOP_ALGO_AUTO, &ch), 0);
+	assert_int_equal(ch.algo, a);
+}
+
 /* A profile's pairs per class; a version 1 profile by its provider. */
 static void test_class_links(void **state)
 {
@@ -215,6 +311,7 @@ int main(void)
 		cmocka_unit_test(test_place),
 		cmocka_unit_test(test_hier_sum),
 		cmocka_unit_test(test_choice),
+		cmocka_unit_test(test_inter_exchange),
 		cmocka_unit_test(test_class_links),
 	};
 
