@@ -142,8 +142,8 @@ static double exchange_bytes(const struct phase *p, int algo)
  * Gbit/s tcp links between emulated hosts (docs/model-hosts.md,
  * "Exchanges between hosts"; medians, as multiples of the time the bytes
  * of one direction need at the link's rate): recursive doubling of 16 MiB
- * on 2 hosts (one exchange of 16 MiB) 1.9x, the ring of the same ranks in
- * 8 MiB messages 1.6x, in 1 MiB chunks 1.2x; Rabenseifner of 16 MiB on 4
+ * on 2 hosts (one exchange of 16 MiB) 2.0x, the ring of the same ranks in
+ * 8 MiB messages 1.7x, in 1 MiB chunks 1.3x; Rabenseifner of 16 MiB on 4
  * hosts (exchanges of 8 and 4 MiB) 1.8x, the ring 1.2x. The pipelined
  * algorithms keep their chunks within max_chunk (hop_model_best_chunks()),
  * so only the algorithms that exchange whole vectors pay it. The intra-
