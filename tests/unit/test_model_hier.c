@@ -19,16 +19,24 @@
 #include "model/model.h"
 #include "model/profile.h"
 
-/* 4 hosts x 2 ranks: fast shared memory inside, 1 Gbit/s between. */
-static void links_1g(struct hop_model_link l[2])
+/* Generic links of the two classes with these alphas (s) and betas (B/s),
+ * full duplex between hosts. */
+static void links_set(struct hop_model_link l[2], double a_intra,
+		      double b_intra, double a_inter, double b_inter)
 {
 	hop_model_link_generic(&l[HOP_MODEL_INTRA]);
 	hop_model_link_generic(&l[HOP_MODEL_INTER]);
-	l[HOP_MODEL_INTRA].alpha = 1e-6;
-	l[HOP_MODEL_INTRA].beta = 10e9;
-	l[HOP_MODEL_INTER].alpha = 50e-6;
-	l[HOP_MODEL_INTER].beta = 125e6;
+	l[HOP_MODEL_INTRA].alpha = a_intra;
+	l[HOP_MODEL_INTRA].beta = b_intra;
+	l[HOP_MODEL_INTER].alpha = a_inter;
+	l[HOP_MODEL_INTER].beta = b_inter;
 	l[HOP_MODEL_INTER].duplex = 1;
+}
+
+/* 4 hosts x 2 ranks: fast shared memory inside, 1 Gbit/s between. */
+static void links_1g(struct hop_model_link l[2])
+{
+	links_set(l, 1e-6, 10e9, 50e-6, 125e6);
 }
 
 static void test_place(void **state)
@@ -171,14 +179,9 @@ static void test_choice(void **state)
  * hop-probe measured them there; max_chunk the built-in 1 MiB. */
 static void links_cluster(struct hop_model_link l[2])
 {
-	hop_model_link_generic(&l[HOP_MODEL_INTRA]);
-	hop_model_link_generic(&l[HOP_MODEL_INTER]);
-	l[HOP_MODEL_INTRA].alpha = 0.46e-6;
-	l[HOP_MODEL_INTRA].beta = 14.1e9;
+	links_set(l, 0.46e-6, 14.1e9, 9.06e-6, 119.2e6);
 	l[HOP_MODEL_INTRA].gamma = 0.040e-9;
 	l[HOP_MODEL_INTRA].duplex = 2;
-	l[HOP_MODEL_INTER].alpha = 9.06e-6;
-	l[HOP_MODEL_INTER].beta = 119.2e6;
 	l[HOP_MODEL_INTER].gamma = 0.038e-9;
 	l[HOP_MODEL_INTER].duplex = 1.04;
 }
@@ -194,6 +197,27 @@ static int inter_pick(size_t m, const struct hop_model_link l[2])
 	return ch.sub_algo[HOP_MODEL_INTER];
 }
 
+/* The hierarchical AllReduce of @m on @pl with Rabenseifner across hosts,
+ * built from the ring+ring price: its inter phase (one rail's slice on
+ * 4 hosts) replaced by Rabenseifner on @inter, the rail's link. */
+static double rab_from_ring(size_t m, const struct hop_model_place *pl,
+			    const struct hop_model_link l[2],
+			    const struct hop_model_link *rail,
+			    const struct hop_model_link *inter)
+{
+	static const int ring2[2] = { HOP_ALGO_RING, HOP_ALGO_RING };
+	size_t s = m / 2;
+	long k = hop_model_best_chunks(HOP_COLL_ALLREDUCE, HOP_ALGO_RING, s, 4,
+				       rail);
+
+	return hop_model_hier_predict(HOP_COLL_ALLREDUCE, m, pl, l, ring2,
+				      NULL, NULL) -
+	       hop_model_predict(HOP_COLL_ALLREDUCE, HOP_ALGO_RING, s, 4, rail,
+				 k) +
+	       hop_model_predict(HOP_COLL_ALLREDUCE, HOP_ALGO_RABENSEIFNER, s,
+				 4, inter, 1);
+}
+
 /*
  * Across hosts, an exchange of a whole message above max_chunk is priced
  * half duplex: Rabenseifner's rails (exchanges of a quarter of the vector
@@ -205,8 +229,7 @@ static void test_inter_exchange(void **state)
 	struct hop_model_place pl = { 8, 4, 2, 1 };
 	struct hop_model_link l[2], rail, half;
 	static const int rab[2] = { HOP_ALGO_RING, HOP_ALGO_RABENSEIFNER };
-	static const int ring2[2] = { HOP_ALGO_RING, HOP_ALGO_RING };
-	size_t m = (size_t)32 << 20, s = m / 2;
+	size_t m = (size_t)32 << 20;
 	double t, want;
 
 	(void)state;
@@ -222,14 +245,7 @@ static void test_inter_exchange(void **state)
 	half.duplex = 2;
 	t = hop_model_hier_predict(HOP_COLL_ALLREDUCE, m, &pl, l, rab, NULL,
 				   NULL);
-	want = hop_model_hier_predict(HOP_COLL_ALLREDUCE, m, &pl, l, ring2,
-				      NULL, NULL) -
-	       hop_model_predict(HOP_COLL_ALLREDUCE, HOP_ALGO_RING, s, 4, &rail,
-				 hop_model_best_chunks(HOP_COLL_ALLREDUCE,
-						       HOP_ALGO_RING, s, 4,
-						       &rail)) +
-	       hop_model_predict(HOP_COLL_ALLREDUCE, HOP_ALGO_RABENSEIFNER, s,
-				 4, &half, 1);
+	want = rab_from_ring(m, &pl, l, &rail, &half);
 	assert_true(fabs(t - want) <= 1e-9 * want);
 	/* no max_chunk known, or exchanges within it: the link's own duplex */
 	l[HOP_MODEL_INTER].max_chunk = 0;
@@ -239,27 +255,8 @@ static void test_inter_exchange(void **state)
 	assert_true(t == hop_model_hier_predict(HOP_COLL_ALLREDUCE, m, &pl, l,
 						rab, NULL, NULL));
 	rail.max_chunk = (double)m;
-	want = hop_model_hier_predict(HOP_COLL_ALLREDUCE, m, &pl, l, ring2,
-				      NULL, NULL) -
-	       hop_model_predict(HOP_COLL_ALLREDUCE, HOP_ALGO_RING, s, 4, &rail,
-				 hop_model_best_chunks(HOP_COLL_ALLREDUCE,
-						       HOP_ALGO_RING, s, 4,
-						       &rail)) +
-	       hop_model_predict(HOP_COLL_ALLREDUCE, HOP_ALGO_RABENSEIFNER, s,
-				 4, &rail, 1);
+	want = rab_from_ring(m, &pl, l, &rail, &rail);
 	assert_true(fabs(t - want) <= 1e-9 * want);
-	/* inside a host nothing changes: one host's 8 ranks on the intra
-	 * link choose as the flat model does */
-	links_cluster(l);
-	int a;
-	struct hop_model_place one = { 8, 1, 8, 1 };
-	struct hop_model_choice ch;
-	assert_int_equal(hop_model_choose(HOP_COLL_ALLREDUCE, m, 8,
-					  &l[HOP_MODEL_INTRA], &a, NULL, NULL),
-			 0);
-	assert_int_equal(hop_model_choose_place(HOP_COLL_ALLREDUCE, m, &one, l,
-						HOP_ALGO_AUTO, &ch), 0);
-	assert_int_equal(ch.algo, a);
 }
 
 /* A profile's pairs per class; a version 1 profile by its provider. */
