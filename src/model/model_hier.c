@@ -15,7 +15,6 @@
 
 #include <math.h>
 #include <stddef.h>
-#include <stdlib.h>
 
 #include <hop/common.h>
 
@@ -318,9 +317,7 @@ int hop_model_choose_place(int kind, size_t bytes,
 		hop_model_choose_flat(kind, bytes, pl->nranks, forced, flat_l, out);
 	if (forced != HOP_ALGO_AUTO && forced != HOP_ALGO_HIER)
 		return 0;
-	int want[2] = { auto2[0], auto2[1] };
-	if (getenv("M26_INTER")) want[1] = hop_model_algo_lookup(HOP_COLL_ALLREDUCE, getenv("M26_INTER"));
-	th = hop_model_hier_predict(kind, bytes, pl, links, want, sub, &k);
+	th = hop_model_hier_predict(kind, bytes, pl, links, auto2, sub, &k);
 	out->hier = th;
 	if (!isnan(th)) {
 		out->hier_sub[0] = sub[0];
