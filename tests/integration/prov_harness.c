@@ -194,6 +194,12 @@ int ph_allgather(struct ph *ph, const void *mine, void *all, size_t len)
 				       hop_deadline_after(ph->wait_ms));
 }
 
+const char *ph_error(const struct ph *ph)
+{
+	return atomic_load(&ph->comm->failed) ? ph->comm->fail_msg
+					       : ph->comm->last_error;
+}
+
 int ph_open(struct ph *ph)
 {
 	int ret;
@@ -208,7 +214,7 @@ int ph_open(struct ph *ph)
 	ret = ph->ops->open(&ph->comm->prov_ctx, &ph->prov);
 	if (ret) {
 		fprintf(stderr, "[rank %d] %s open: %s: %s\n", ph->rank,
-			ph->prov_name, hop_err_name(ret), ph->comm->fail_msg);
+			ph->prov_name, hop_err_name(ret), ph_error(ph));
 		return ret;
 	}
 	ph->comm->prov = ph->prov;

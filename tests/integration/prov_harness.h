@@ -59,6 +59,10 @@ int ph_run(const char *prov, int n, ph_fn fn, void *arg, int killed,
 	   int timeout_s);
 
 int ph_open(struct ph *ph);     /* fresh comm state + ops->open */
+/* What the last failed call said: the comm's failure when it failed, else
+ * the error the core or provider set without failing it (a failed
+ * exchange during open, for one). */
+const char *ph_error(const struct ph *ph);
 void ph_close(struct ph *ph);
 int ph_barrier(struct ph *ph);
 int ph_allgather(struct ph *ph, const void *mine, void *all, size_t len);

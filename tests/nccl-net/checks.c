@@ -5,6 +5,8 @@
  * process (listen, connect and accept from one thread, so both ends of a
  * hop communicator live in one process), carrying a message each way.
  */
+#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,16 +17,18 @@
 #define EXPECT(call, want, word)                                          \
 	do {                                                              \
 		ncclResult_t r_;                                          \
-		h_last_warn[0] = '\0';                                    \
+		char w_[H_WARN_LEN];                                      \
+		h_warn_clear();                                           \
 		h_quiet = 1;                                              \
 		r_ = (call);                                              \
 		h_quiet = 0;                                              \
 		if (r_ != (want))                                         \
 			FAIL("%s returned %d, want %d", #call, (int)r_,   \
 			     (int)(want));                                \
-		if (!strstr(h_last_warn, (word)))                         \
+		h_last_warn(w_);                                          \
+		if (!strstr(w_, (word)))                                  \
 			FAIL("%s: the warning '%s' does not say '%s'",    \
-			     #call, h_last_warn, (word));                 \
+			     #call, w_, (word));                          \
 	} while (0)
 
 static int connect_self(struct harness *h, void *l, void *handle, void **s,
@@ -97,6 +101,7 @@ static int truncated(struct harness *h, void *s, void *r)
 	void *mo = NULL, *mi = NULL, *rs = NULL, *rr = NULL, *data[1] = { in };
 	int cap[1] = { (int)sizeof(in) }, tags[1] = { 9 }, done = 0;
 	ncclResult_t res = ncclSuccess;
+	char warn[H_WARN_LEN];
 
 	CHECK_RES(h->net->regMr(s, out, sizeof(out), NCCL_PTR_HOST, &mo));
 	CHECK_RES(h->net->regMr(r, in, sizeof(in), NCCL_PTR_HOST, &mi));
@@ -105,7 +110,7 @@ static int truncated(struct harness *h, void *s, void *r)
 	while (!rs)
 		CHECK_RES(h->net->isend(s, out, sizeof(out), 9, mo, &rs));
 	h_quiet = 1;
-	h_last_warn[0] = '\0';
+	h_warn_clear();
 	while (res == ncclSuccess && !done && !deadline_passed(h))
 		res = h->net->test(rr, &done, NULL);
 	for (int sd = 0; !sd && !deadline_passed(h);)
@@ -116,8 +121,9 @@ static int truncated(struct harness *h, void *s, void *r)
 		FAIL("a 100 B message into a 50 B receive: test() returned %d "
 		     "(done %d), want ncclInvalidUsage (%d)", (int)res, done,
 		     (int)ncclInvalidUsage);
+	h_last_warn(warn);
 	printf("nccl_net_test r%d: truncated receive: ncclInvalidUsage, '%s'\n",
-	       h->o.rank, h_last_warn);
+	       h->o.rank, warn);
 	CHECK_RES(h->net->deregMr(s, mo));
 	CHECK_RES(h->net->deregMr(r, mi));
 	return 0;
@@ -179,6 +185,52 @@ static int bad_transfers(struct harness *h, void *s, void *r)
 	return 0;
 }
 
+/*
+ * The logger takes lines from the plugin's threads (hop's warnings from
+ * its progress thread) while this thread resets and reads the last
+ * warning (EXPECT, truncated()). Here a warning comes from another thread
+ * with nothing but the logger itself ordering it against the reset and
+ * the read, so ThreadSanitizer sees any unguarded access on every run,
+ * not only when the plugin's thread happens to warn meanwhile.
+ */
+static atomic_int warn_step; /* relaxed: orders nothing by itself */
+
+static void *warn_thread(void *arg)
+{
+	(void)arg;
+	while (atomic_load_explicit(&warn_step, memory_order_relaxed) != 1)
+		sched_yield();
+	h_logger(NCCL_LOG_WARN, NCCL_NET, __FILE__, __LINE__, "%s",
+		 "NET/hop: a warning from another thread");
+	atomic_store_explicit(&warn_step, 2, memory_order_relaxed);
+	return NULL;
+}
+
+static int logger_threads(struct harness *h)
+{
+	char warn[H_WARN_LEN];
+	pthread_t t;
+	int e;
+
+	atomic_store_explicit(&warn_step, 0, memory_order_relaxed);
+	if ((e = pthread_create(&t, NULL, warn_thread, NULL)))
+		FAIL("pthread_create: %s", strerror(e));
+	h_quiet = 1;
+	h_warn_clear();
+	atomic_store_explicit(&warn_step, 1, memory_order_relaxed);
+	while (atomic_load_explicit(&warn_step, memory_order_relaxed) != 2 &&
+	       !deadline_passed(h))
+		sched_yield();
+	h_last_warn(warn);
+	h_quiet = 0;
+	atomic_store_explicit(&warn_step, 1, memory_order_relaxed);
+	pthread_join(t, NULL);
+	if (!strstr(warn, "from another thread"))
+		FAIL("a warning logged by another thread was not kept: '%s'",
+		     warn);
+	return 0;
+}
+
 int run_checks(struct harness *h)
 {
 	ncclNetProperties_v8_t p;
@@ -188,6 +240,8 @@ int run_checks(struct harness *h)
 
 	char nodev[32];
 
+	if (logger_threads(h))
+		return -1;
 	snprintf(nodev, sizeof(nodev), "device %d", h->ndev);
 	EXPECT(h->net->getProperties(h->ndev, &p), ncclInternalError, nodev);
 	EXPECT(h->net->getProperties(-1, &p), ncclInternalError, "device -1");

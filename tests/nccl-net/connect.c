@@ -18,6 +18,7 @@ int connect_all(struct harness *h)
 	uint8_t theirs[MAX_CONNS][NCCL_NET_HANDLE_MAXSIZE];
 	void *lcomm[MAX_CONNS];
 	const char *want = getenv("HOP_TRANSPORT");
+	char transport[H_TRANSPORT_LEN];
 	int n = h->o.nconns, left = 2 * n, rounds = 0;
 
 	memset(mine, 0, sizeof(mine));
@@ -68,11 +69,12 @@ int connect_all(struct harness *h)
 		CHECK_RES(h->net->closeListen(lcomm[k]));
 	}
 	/* a named transport must be the one the connections run on */
-	if (want && *want && strcmp(want, "auto") && strcmp(want, h_transport))
+	h_last_transport(transport);
+	if (want && *want && strcmp(want, "auto") && strcmp(want, transport))
 		FAIL("HOP_TRANSPORT=%s, but the plugin connected over '%s'",
-		     want, h_transport);
+		     want, transport);
 	printf("nccl_net_test r%d: %d connection(s) each way up over %s after "
-	       "%d connect/accept rounds\n", h->o.rank, n, h_transport,
+	       "%d connect/accept rounds\n", h->o.rank, n, transport,
 	       rounds);
 	return 0;
 }

@@ -35,6 +35,7 @@ static int until_result(struct harness *h, void *l, void *handle,
 {
 	uint64_t t0 = now_ns();
 	void *comm = NULL;
+	char warn[H_WARN_LEN];
 	ncclResult_t r;
 
 	h_quiet = 1;
@@ -55,8 +56,9 @@ static int until_result(struct harness *h, void *l, void *handle,
 	if (r != ncclSystemError && !(handle && r == ncclRemoteError))
 		FAIL("%s with no peer returned %d, want ncclSystemError (%d)",
 		     what, (int)r, (int)ncclSystemError);
+	h_last_warn(warn);
 	printf("nccl_net_test: %s with no peer failed after %.1f s: %s\n",
-	       what, (double)(now_ns() - t0) / 1e9, h_last_warn);
+	       what, (double)(now_ns() - t0) / 1e9, warn);
 	return 0;
 }
 

@@ -64,11 +64,16 @@ extern ncclResult_t h_last_res; /* of the last call CHECK_RES failed */
 uint64_t now_ns(void);
 int deadline_passed(const struct harness *h);
 
-/* the logger handed to init(); it keeps the last warning */
+/* the logger handed to init(); it keeps the last warning, and the
+ * transport of the last connection made. The plugin's threads log too:
+ * read and reset what it keeps only through these. */
+#define H_WARN_LEN 512
+#define H_TRANSPORT_LEN 16
 void h_logger(ncclDebugLogLevel level, unsigned long flags, const char *file,
 	      int line, const char *fmt, ...);
-extern char h_last_warn[512];
-extern char h_transport[16]; /* of the last connection made */
+void h_last_warn(char buf[H_WARN_LEN]);
+void h_warn_clear(void);
+void h_last_transport(char buf[H_TRANSPORT_LEN]);
 extern atomic_int h_quiet;
 extern atomic_int h_hop_lines; /* lines of hop's own log the logger received */
 

@@ -34,38 +34,63 @@
 
 int h_rank;
 ncclResult_t h_last_res;
-char h_last_warn[512];
-char h_transport[16];
 atomic_int h_quiet; /* main thread sets it; set-up threads log */
 atomic_int h_hop_lines;
+
+/*
+ * NCCL's logger takes lines from every thread; so does this one (hop's
+ * own lines come from the plugin's progress thread too, warnings among
+ * them). What it keeps is read and reset only under its lock.
+ */
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static char last_warn[H_WARN_LEN];
+static char transport[H_TRANSPORT_LEN];
 
 void h_logger(ncclDebugLogLevel level, unsigned long flags, const char *file,
 	      int line, const char *fmt, ...)
 {
-	/* NCCL's logger takes lines from every thread; so does this one
-	 * (hop's own lines come from the plugin's progress thread too) */
-	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-	char msg[512];
+	char msg[H_WARN_LEN];
 	va_list ap;
 
 	(void)flags;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&log_lock);
 	if (!strncmp(msg, "NET/hop: hop r", 14))
 		h_hop_lines++; /* hop's own log, through the plugin */
 	if (level == NCCL_LOG_WARN)
-		snprintf(h_last_warn, sizeof(h_last_warn), "%s", msg);
+		snprintf(last_warn, sizeof(last_warn), "%s", msg);
 	if (strstr(msg, "connected as rank"))
 		sscanf(strstr(msg, " over ") ? strstr(msg, " over ") : "",
-		       " over %15s", h_transport);
+		       " over %15s", transport);
 	/* the plugin's "connected ... over <transport>" lines show the provider */
 	if ((level == NCCL_LOG_WARN && !h_quiet) || strstr(msg, " over ") ||
 	    getenv("NCCL_NET_TEST_VERBOSE"))
 		fprintf(stderr, "nccl_net_test r%d: [%s:%d] %s\n", h_rank,
 			file, line, msg);
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&log_lock);
+}
+
+void h_last_warn(char buf[H_WARN_LEN])
+{
+	pthread_mutex_lock(&log_lock);
+	memcpy(buf, last_warn, H_WARN_LEN);
+	pthread_mutex_unlock(&log_lock);
+}
+
+void h_warn_clear(void)
+{
+	pthread_mutex_lock(&log_lock);
+	last_warn[0] = '\0';
+	pthread_mutex_unlock(&log_lock);
+}
+
+void h_last_transport(char buf[H_TRANSPORT_LEN])
+{
+	pthread_mutex_lock(&log_lock);
+	memcpy(buf, transport, H_TRANSPORT_LEN);
+	pthread_mutex_unlock(&log_lock);
 }
 
 static int usage(void)

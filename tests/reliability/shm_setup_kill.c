@@ -8,8 +8,15 @@
  * job opens the provider; afterwards no segment named for the killed pid
  * may be left. The kill must land inside set-up, so the run is retried
  * until a segment was really left behind (or fails after 5 tries).
+ *
+ * make check runs tests side by side, and other jobs' ranks create
+ * rank-1 segments too (shm_safety's, for one): the watcher kills only a
+ * rank of its own job. Each run starts a bystander first, a process of no
+ * job of ours whose rank-1 name appears before the job's, and checks it
+ * survived.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -17,6 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <dirent.h>
 
@@ -28,7 +38,16 @@ struct watch {
 	pid_t killed;           /* the rank killed, 0 if none */
 };
 
-/* Kill the creator of the first rank-1 segment that appears. */
+/* 1 when @pid is a child of this process, i.e. a rank of our job (ph_run
+ * forks them); WNOWAIT leaves it to ph_run to reap. */
+static int our_rank(pid_t pid)
+{
+	siginfo_t si;
+
+	return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0;
+}
+
+/* Kill the creator of the first rank-1 segment of our job that appears. */
 static void *watcher(void *arg)
 {
 	struct watch *w = arg;
@@ -50,7 +69,7 @@ static void *watcher(void *arg)
 			off += (ssize_t)sizeof(*ev) + ev->len;
 			if (ev->len && sscanf(ev->name, "hop-%d-r%d-", &pid,
 					      &rank) == 2 && rank == 1 &&
-			    !w->killed) {
+			    !w->killed && our_rank(pid)) {
 				kill(pid, SIGKILL);
 				w->killed = pid;
 				return NULL;
@@ -59,12 +78,98 @@ static void *watcher(void *arg)
 	}
 }
 
+/* A process of no job of ours (a grandchild, reparented) with a rank-1
+ * name in /dev/shm, as another job's rank has during its set-up. */
+struct bystander {
+	pid_t pid;
+	int fd;                 /* our end of a socketpair to it */
+};
+
+static void bystander_name(pid_t pid, char *name, size_t len)
+{
+	snprintf(name, len, "/hop-%d-r1-bystander", (int)pid);
+}
+
+/* Create the name, tell @fd our pid, wait for the word (at most 120 s,
+ * should the test die), remove the name and answer. */
+static void bystander_main(int fd)
+{
+	struct pollfd pf = { fd, POLLIN, 0 };
+	pid_t me = getpid();
+	char name[64], c = 'a';
+	int sfd;
+
+	bystander_name(me, name, sizeof(name));
+	sfd = shm_open(name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+	if (sfd < 0 || write(fd, &me, sizeof(me)) != sizeof(me))
+		_exit(1);
+	close(sfd);
+	(void)poll(&pf, 1, 120000);
+	shm_unlink(name);
+	if (send(fd, &c, 1, MSG_NOSIGNAL) != 1)
+		_exit(1);
+	_exit(0);
+}
+
+static int bystander_start(struct bystander *b)
+{
+	struct pollfd pf;
+	pid_t child;
+	int sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+		return -1;
+	if ((child = fork()) == 0) {
+		close(sv[0]);
+		if (fork() == 0)
+			bystander_main(sv[1]);
+		_exit(0);
+	}
+	close(sv[1]);
+	if (child > 0)
+		waitpid(child, NULL, 0);
+	pf = (struct pollfd){ sv[0], POLLIN, 0 };
+	if (child < 0 || poll(&pf, 1, 10000) != 1 ||
+	    read(sv[0], &b->pid, sizeof(b->pid)) != sizeof(b->pid)) {
+		close(sv[0]);
+		return -1;
+	}
+	b->fd = sv[0];
+	return 0;
+}
+
+/* 1 when the bystander lived to the end; its name is gone either way. */
+static int bystander_stop(const struct bystander *b)
+{
+	struct pollfd pf = { b->fd, POLLIN, 0 };
+	char c = 'x', name[64];
+	int alive = send(b->fd, &c, 1, MSG_NOSIGNAL) == 1 &&
+		    poll(&pf, 1, 10000) == 1 && read(b->fd, &c, 1) == 1;
+
+	close(b->fd);
+	if (!alive) {
+		bystander_name(b->pid, name, sizeof(name));
+		shm_unlink(name);
+	}
+	return alive;
+}
+
+/* Rank 1 is killed in its open; rank 0's open fails and must say why.
+ * @arg: a flag shared with the parent, set when it did not (ph_run's
+ * status also counts a kill that missed, which is only retried). */
 static int job_killed(struct ph *ph, void *arg)
 {
-	(void)arg;
-	if (ph_open(ph) == 0)
+	volatile int *silent = arg;
+
+	if (ph_open(ph) == 0) {
 		fprintf(stderr, "[rank %d] open succeeded: the kill came "
 			"late\n", ph->rank);
+		return 0;
+	}
+	if (!ph_error(ph)[0]) {
+		*silent = 1;
+		PH_CHECK(ph, 0, "open failed without a message");
+	}
 	return 0;
 }
 
@@ -96,7 +201,8 @@ static int count_left(pid_t pid)
 static pid_t kill_in_setup(void)
 {
 	struct watch w = { .fd = inotify_init1(IN_CLOEXEC) };
-	int pp[2];
+	struct bystander by;
+	int pp[2], *silent;
 	pthread_t th;
 
 	if (w.fd < 0 || pipe(pp) ||
@@ -104,17 +210,39 @@ static pid_t kill_in_setup(void)
 		perror("inotify");
 		exit(77);
 	}
+	silent = mmap(NULL, sizeof(*silent), PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (silent == MAP_FAILED) {
+		perror("mmap");
+		exit(1);
+	}
+	*silent = 0;
+	/* its name is the first the watcher sees */
+	if (bystander_start(&by)) {
+		printf("FAIL: the bystander did not start\n");
+		exit(1);
+	}
 	w.stop = pp[0];
 	pthread_create(&th, NULL, watcher, &w);
 	/* rank 0's open fails within the harness's 20 s HOP_TIMEOUT; a job
 	 * the kill missed is only retried, so it need not run longer */
-	ph_run("shm", 2, job_killed, NULL, 1, 30);
+	ph_run("shm", 2, job_killed, silent, 1, 30);
 	if (write(pp[1], "x", 1) != 1)
 		perror("write");
 	pthread_join(th, NULL);
 	close(pp[0]);
 	close(pp[1]);
 	close(w.fd);
+	if (*silent) {
+		printf("FAIL: rank 0's open failed without a message\n");
+		exit(1);
+	}
+	munmap(silent, sizeof(*silent));
+	if (!bystander_stop(&by)) {
+		printf("FAIL: pid %d, a process of another job with a rank-1 "
+		       "segment, was killed\n", (int)by.pid);
+		exit(1);
+	}
 	return w.killed;
 }
 
