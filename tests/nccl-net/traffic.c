@@ -341,13 +341,18 @@ static void maybe_die(struct harness *h, const struct conn_state *cs)
 static int loop(struct harness *h, struct conn_state *cs, long *rx)
 {
 	int n = h->o.nconns, M = h->o.msgs;
+	/* a rank 1 that will die sends no more than it receives before it
+	 * does: rank 0 then cannot finish, whatever the timing, and must
+	 * see the death as an error */
+	int sends = h->o.die_after && h->o.rank == 1 && h->o.die_after < M
+			    ? h->o.die_after : M;
 
 	for (;;) {
 		int all = 1, moved = 0, r;
 
 		maybe_die(h, cs);
 		for (int k = 0; k < n; k++) {
-			if (post_side(h, k, &cs[k], 1, M) ||
+			if (post_side(h, k, &cs[k], 1, sends) ||
 			    post_side(h, k, &cs[k], 0, M))
 				return -1;
 			if ((r = test_side(h, k, &cs[k].out, 1)) < 0 ||
