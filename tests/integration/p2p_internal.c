@@ -297,7 +297,10 @@ static void direct_declines(int tag, const char *why)
 	size_t got = 0;
 	int v, ret;
 
-	/* else it would decline for another reason */
+	/* else it would decline for another reason. A peer is hot while
+	 * this rank sent to it within 25 ms, which the wait for the messages
+	 * can outlast on a loaded machine: the send is noted anew here. */
+	p2p_ll_note_send(p, 0);
 	if (comm->cfg.spin_count <= 0 || comm->cfg.yield_us > 0 ||
 	    !p->peers[0].in_hot)
 		FAIL("setup: this rank does not spin (HOP_SPIN %d, HOP_YIELD_US "
