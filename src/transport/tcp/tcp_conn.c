@@ -63,9 +63,11 @@ static void tcp_tune(int fd)
 	/* 1 when the system max allows TCP_SOCKBUF; inits may run on
 	 * several threads at once (the NCCL plugin) */
 	static _Atomic int bufs = -1;
-	int one = 1;
+	int one = 1, lowat = TCP_UNSENT_MAX;
 
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	/* unsent bytes delay every later post (TCP_SQ_BULK, tcp.h) */
+	setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof(lowat));
 	if (bufs < 0) {
 		FILE *f = fopen("/proc/sys/net/core/wmem_max", "r");
 		unsigned long w = 0, r = 0;
