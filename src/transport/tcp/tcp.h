@@ -113,8 +113,9 @@ struct tcp_sqe {
  * peer only after this rank's whole message, and an exchange between two
  * hosts runs one direction after the other (half duplex). So a
  * registered write waits (HOP_PROV_AGAIN: the caller keeps it) while
- * TCP_SQ_BULK bytes are queued in the SQ, and the socket holds at most
- * TCP_UNSENT_MAX bytes not yet sent (TCP_NOTSENT_LOWAT); bytes in flight
+ * TCP_SQ_BULK bytes are queued in the SQ, and a socket to another host
+ * holds at most TCP_UNSENT_MAX bytes not yet sent (TCP_NOTSENT_LOWAT,
+ * tcp_conn.c says why not on loopback); bytes in flight
  * are not limited (window and rate stay the kernel's). A later send then
  * waits behind these and at most one write (HOP_RNDV_CHUNK).
  */
