@@ -114,10 +114,10 @@ struct tcp_sqe {
  * hosts runs one direction after the other (half duplex). So a
  * registered write waits (HOP_PROV_AGAIN: the caller keeps it) while
  * TCP_SQ_BULK bytes are queued in the SQ, and a socket to another host
- * holds at most TCP_UNSENT_MAX bytes not yet sent (TCP_NOTSENT_LOWAT,
- * tcp_conn.c says why not on loopback); bytes in flight
- * are not limited (window and rate stay the kernel's). A later send then
- * waits behind these and at most one write (HOP_RNDV_CHUNK).
+ * holds at most TCP_UNSENT_MAX bytes not yet sent (TCP_NOTSENT_LOWAT;
+ * tcp_conn.c says why not on loopback). Bytes in flight are not limited
+ * (window and rate stay the kernel's). A later send then waits behind
+ * these and at most one write (HOP_RNDV_CHUNK).
  */
 #define TCP_SQ_BULK (256u << 10)
 #define TCP_UNSENT_MAX (256u << 10)
