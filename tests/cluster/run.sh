@@ -32,6 +32,7 @@ rc=$?
 grep -E '^(PASS|FAIL|    )' <<< "$out"
 [ $rc = 0 ] || failed "suite in a 3-host cluster (exit $rc):" $'\n'"$(grep -vE '^(PASS|FAIL|    )' <<< "$out" | tail -20)"
 "$top/tests/cluster/hier.sh" "$build" || fail=1 # hierarchical collectives, own cluster
+"$top/tests/cluster/duplex.sh" "$build" || fail=1 # both directions of a link at once, own cluster
 
 # hop-cluster runs the job itself: 4 hosts in 2 racks, cyclic, each rank
 # on its host

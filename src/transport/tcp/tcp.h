@@ -104,6 +104,23 @@ struct tcp_sqe {
 #define TCP_RX_DIRECT (16u << 10) /* payload left >= this: recv into place */
 #define TCP_IOV_MAX 64
 #define TCP_RX_BUDGET (4u << 20) /* bytes read from one peer per poll */
+/*
+ * Bounds on what is queued to one peer ahead of a new post. The stream
+ * delivers in post order (contract 1), so a small send, e.g. the
+ * clear-to-send a rank answers while its own rendezvous writes stream,
+ * waits behind every byte queued before it. Unbounded (whole messages in
+ * the SQ, up to 8 MiB unsent in the socket), that answer reaches the
+ * peer only after this rank's whole message, and an exchange between two
+ * hosts runs one direction after the other (half duplex). So a
+ * registered write waits (HOP_PROV_AGAIN: the caller keeps it) while
+ * TCP_SQ_BULK bytes are queued in the SQ, and a socket to another host
+ * holds at most TCP_UNSENT_MAX bytes not yet sent (TCP_NOTSENT_LOWAT;
+ * tcp_conn.c says why not on loopback). Bytes in flight are not limited
+ * (window and rate stay the kernel's). A later send then waits behind
+ * these and at most one write (HOP_RNDV_CHUNK).
+ */
+#define TCP_SQ_BULK (256u << 10)
+#define TCP_UNSENT_MAX (256u << 10)
 
 enum tcp_rx_state { TCP_RX_HDR = 0, TCP_RX_PAYLOAD, TCP_RX_DISCARD };
 
@@ -114,6 +131,7 @@ struct tcp_peer {
 	/* send queue: ring of TCP_SQ_DEPTH entries */
 	struct tcp_sqe *sq;
 	uint32_t sq_head, sq_count;
+	size_t sq_bytes;        /* queued bytes not handed to the socket yet */
 	/* receive */
 	uint8_t *rx;            /* TCP_RX_BUF bytes */
 	size_t rx_head, rx_tail;

@@ -38,6 +38,7 @@ void tcp_peer_forget(struct hop_prov *prov, struct tcp_peer *p)
 	if (p->sq_count)
 		prov->sq_busy--;
 	p->sq_count = 0;
+	p->sq_bytes = 0;
 }
 
 /* Close @p's socket. @notice: send this op first (best effort), then let

@@ -6,7 +6,9 @@
  * poll needed for data to leave). Write payloads are sent from the
  * caller's source (contract 2: stable until the signaled completion);
  * sends and unregistered writes are copied into the slot. A full queue
- * returns HOP_PROV_AGAIN after one attempt to drain it.
+ * returns HOP_PROV_AGAIN after one attempt to drain it; so does a
+ * registered write while TCP_SQ_BULK bytes are queued (tcp.h: what is
+ * queued delays every later post, a clear-to-send too).
  */
 #include <string.h>
 
@@ -78,8 +80,19 @@ static struct tcp_sqe *tcp_sq_slot(struct hop_prov *prov, struct tcp_peer *p)
 	return &p->sq[(p->sq_head + p->sq_count) % TCP_SQ_DEPTH];
 }
 
-static int tcp_sq_commit(struct hop_prov *prov, struct tcp_peer *p)
+/* May a registered write be queued to @p now? (TCP_SQ_BULK, tcp.h) */
+static int tcp_sq_room(struct hop_prov *prov, struct tcp_peer *p)
 {
+	if (p->sq_bytes < TCP_SQ_BULK)
+		return 1;
+	return !tcp_tx_progress(prov, p) && p->fd >= 0 &&
+	       p->sq_bytes < TCP_SQ_BULK;
+}
+
+static int tcp_sq_commit(struct hop_prov *prov, struct tcp_peer *p,
+			 struct tcp_sqe *e)
+{
+	p->sq_bytes += TCP_HDR_LEN + e->len;
 	if (p->sq_count++ == 0) {
 		prov->sq_busy++;
 		return tcp_tx_progress(prov, p);
@@ -160,7 +173,7 @@ int tcp_post_write(struct hop_prov *prov, int peer, struct hop_prov_mr *lmr,
 				      flags, wr_id);
 
 	p = &prov->peers[peer];
-	if (!(e = tcp_sq_slot(prov, p)))
+	if ((lmr && !tcp_sq_room(prov, p)) || !(e = tcp_sq_slot(prov, p)))
 		return tcp_failed(prov) ? tcp_failed(prov) : HOP_PROV_AGAIN;
 	h.op = TCP_OP_WRITE;
 	h.flags = (flags & HOP_WR_IMM) ? TCP_F_IMM : 0;
@@ -181,7 +194,7 @@ int tcp_post_write(struct hop_prov *prov, int peer, struct hop_prov_mr *lmr,
 	e->wr_id = wr_id;
 	e->signaled = (flags & HOP_WR_SIGNALED) != 0;
 	e->op = HOP_CQE_WRITE;
-	return tcp_sq_commit(prov, p);
+	return tcp_sq_commit(prov, p, e);
 }
 
 int tcp_post_send(struct hop_prov *prov, int peer, const void *buf,
@@ -235,5 +248,5 @@ int tcp_post_send(struct hop_prov *prov, int peer, const void *buf,
 	e->wr_id = wr_id;
 	e->signaled = (flags & HOP_WR_SIGNALED) != 0;
 	e->op = HOP_CQE_SEND;
-	return tcp_sq_commit(prov, p);
+	return tcp_sq_commit(prov, p, e);
 }

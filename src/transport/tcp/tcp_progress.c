@@ -82,6 +82,8 @@ int tcp_tx_progress(struct hop_prov *prov, struct tcp_peer *p)
 		/* retire what was fully sent */
 		size_t left = (size_t)n;
 
+		p->sq_bytes -= (size_t)n;
+
 		while (left && p->sq_count) {
 			struct tcp_sqe *e = &p->sq[p->sq_head];
 			size_t rest = TCP_HDR_LEN + e->len - e->off;
