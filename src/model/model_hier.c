@@ -113,63 +113,74 @@ int hop_model_hier_applies(int kind, const struct hop_model_place *pl)
 }
 
 /*
- * The largest message phase @p's @algo swaps whole with one partner (both
- * directions of a pair at once); 0 for algorithms that send to one rank
- * while receiving from another (ring, trees, chains). Recursive doubling
- * swaps the whole vector every step; Rabenseifner and recursive halving
- * swap half of it first.
+ * How many steps of phase @p by @algo exchange a message larger than
+ * @chunk with one partner (both directions of a pair at once); 0 for
+ * algorithms that send to one rank while receiving from another (ring,
+ * trees, chains). Recursive doubling swaps the whole vector every step
+ * (an AllGather's doubles up to half of it); Rabenseifner halves it in
+ * log2 n steps and doubles it back in as many; recursive halving halves
+ * it only.
  */
-static double exchange_bytes(const struct phase *p, int algo)
+static int exchange_steps(const struct phase *p, int algo, double chunk)
 {
-	double whole = (double)p->bytes *
-		       (hop_model_per_rank(p->kind) ? p->n : 1);
+	int per_rank = hop_model_per_rank(p->kind), steps = 0, levels = 0;
+	double whole = (double)p->bytes * (per_rank ? p->n : 1);
 
-	switch (algo) {
-	case HOP_ALGO_RD:
-		return whole;
-	case HOP_ALGO_RABENSEIFNER:
-	case HOP_ALGO_HALVING:
-		return whole / 2;
+	while ((1 << levels) < p->n)
+		levels++;
+	for (int i = 1; i <= levels; i++) {
+		double half = ldexp(whole, -i);
+
+		switch (algo) {
+		case HOP_ALGO_RD:
+			steps += (per_rank ? ldexp(whole, i - 1 - levels)
+					   : whole) > chunk;
+			break;
+		case HOP_ALGO_RABENSEIFNER:
+			steps += 2 * (half > chunk);
+			break;
+		case HOP_ALGO_HALVING:
+			steps += half > chunk;
+			break;
+		}
 	}
-	return 0;
+	return steps;
 }
 
 /*
- * The link of inter-host phase @p by @algo. A whole-message exchange
- * larger than the link's max_chunk does not overlap its two directions
- * between hosts: it is priced at duplex 2, the half-duplex bound. On 1
- * Gbit/s tcp links between emulated hosts (docs/model-hosts.md,
- * "Exchanges between hosts"; medians, as multiples of the time the bytes
- * of one direction need at the link's rate): recursive doubling of 16 MiB
- * on 2 hosts (one exchange of 16 MiB) 2.0x, the ring of the same ranks in
- * 8 MiB messages 1.7x, in 1 MiB chunks 1.3x; Rabenseifner of 16 MiB on 4
- * hosts (exchanges of 8 and 4 MiB) 1.8x, the ring 1.2x. The pipelined
- * algorithms keep their chunks within max_chunk (hop_model_best_chunks()),
- * so only the algorithms that exchange whole vectors pay it. The intra-
- * host link is left alone: shared memory copies, and Rabenseifner of
- * 16 MiB on 2 ranks there ran faster than the ring.
+ * What inter-host phase @p by @algo waits beyond the formula: each
+ * exchange of a message larger than max_chunk starts with a rendezvous
+ * whose clear-to-send the partner answers while its own side of the
+ * exchange streams, so the answer reaches this rank behind up to one
+ * max_chunk the partner already queued on the same ordered connection
+ * (the tcp provider bounds what is queued ahead of a post to about that,
+ * docs/providers.md). Both directions then overlap. On 1 Gbit/s tcp links
+ * between emulated hosts (docs/results/2026-12-05-tcp-duplex.md):
+ * recursive doubling of 16 MiB on 2 hosts 150-154 ms against 141 ms for
+ * the bytes of one direction at the link's rate, Rabenseifner of 16 MiB
+ * on 4 hosts (4 such exchanges) 250 ms against the ring's 216 ms. Chunks
+ * within max_chunk (the pipelined algorithms, hop_model_best_chunks())
+ * wait for nothing that long; inside a host shared memory has no such
+ * queue.
  */
-static struct hop_model_link phase_link(const struct phase *p, int algo,
-					const struct hop_model_link *l)
+static double exchange_wait(const struct phase *p, int algo,
+			    const struct hop_model_link *l)
 {
-	struct hop_model_link x = *l;
-
-	if (p->cls == HOP_MODEL_INTER && l->max_chunk > 0 &&
-	    exchange_bytes(p, algo) > l->max_chunk && x.duplex < 2)
-		x.duplex = 2;
-	return x;
+	if (p->cls != HOP_MODEL_INTER || l->max_chunk <= 0 || l->beta <= 0)
+		return 0;
+	return exchange_steps(p, algo, l->max_chunk) * l->max_chunk / l->beta;
 }
 
 /* Time of phase @p by @algo on @l at its best chunk count. */
 static double phase_time(const struct phase *p, int algo,
 			 const struct hop_model_link *l, long *chunks)
 {
-	struct hop_model_link x = phase_link(p, algo, l);
-	long k = hop_model_best_chunks(p->kind, algo, p->bytes, p->n, &x);
+	long k = hop_model_best_chunks(p->kind, algo, p->bytes, p->n, l);
 
 	if (chunks)
 		*chunks = k;
-	return hop_model_predict(p->kind, algo, p->bytes, p->n, &x, k);
+	return hop_model_predict(p->kind, algo, p->bytes, p->n, l, k) +
+	       exchange_wait(p, algo, l);
 }
 
 /* Class @cls's phases by @algo: their sum, NAN when one cannot run it. */

@@ -219,35 +219,38 @@ static double rab_from_ring(size_t m, const struct hop_model_place *pl,
 }
 
 /*
- * Across hosts, an exchange of a whole message above max_chunk is priced
- * half duplex: Rabenseifner's rails (exchanges of a quarter of the vector
- * and more) then lose to the ring from 8 MiB on, as measured on that
- * cluster, and keep the small sizes, where they were faster.
+ * Across hosts, each exchange of a message above max_chunk waits for one
+ * max_chunk at the link's rate (its clear-to-send queued behind the
+ * partner's chunk): Rabenseifner's rails (4 exchanges of a quarter of the
+ * vector and more at 32 MiB) then lose to the ring from 8 MiB on, as
+ * measured on that cluster, and keep the small sizes, where no exchange
+ * is that large and they were faster.
  */
 static void test_inter_exchange(void **state)
 {
 	struct hop_model_place pl = { 8, 4, 2, 1 };
-	struct hop_model_link l[2], rail, half;
+	struct hop_model_link l[2], rail;
 	static const int rab[2] = { HOP_ALGO_RING, HOP_ALGO_RABENSEIFNER };
 	size_t m = (size_t)32 << 20;
-	double t, want;
+	double t, want, chunk;
 
 	(void)state;
 	links_cluster(l);
 	assert_int_equal(inter_pick((size_t)8 << 20, l), HOP_ALGO_RING);
 	assert_int_equal(inter_pick(m, l), HOP_ALGO_RING);
 	assert_int_equal(inter_pick(512 << 10, l), HOP_ALGO_RABENSEIFNER);
-	/* the inter phase (8 MiB exchanged first on each rail) on the rail's
-	 * share of the link at duplex 2; the intra phases as before */
+	/* each rail's 16 MiB on 4 hosts: halves of 8 and 4 MiB, each swapped
+	 * once on the way down and once back, all above the 1 MiB max_chunk,
+	 * on the rail's share of the link; the intra phases as before */
 	rail = l[HOP_MODEL_INTER];
 	rail.beta /= 2;
-	half = rail;
-	half.duplex = 2;
+	chunk = l[HOP_MODEL_INTER].max_chunk;
+	assert_true(chunk > 0 && chunk < (double)(4 << 20));
 	t = hop_model_hier_predict(HOP_COLL_ALLREDUCE, m, &pl, l, rab, NULL,
 				   NULL);
-	want = rab_from_ring(m, &pl, l, &rail, &half);
+	want = rab_from_ring(m, &pl, l, &rail, &rail) + 4 * chunk / rail.beta;
 	assert_true(fabs(t - want) <= 1e-9 * want);
-	/* no max_chunk known, or exchanges within it: the link's own duplex */
+	/* no max_chunk known, or exchanges within it: no wait */
 	l[HOP_MODEL_INTER].max_chunk = 0;
 	t = hop_model_hier_predict(HOP_COLL_ALLREDUCE, m, &pl, l, rab, NULL,
 				   NULL);
