@@ -242,7 +242,9 @@ static double urand(double lo, double hi)
 
 static struct hop_model_link rand_link(void)
 {
-	struct hop_model_link l;
+	/* every field set: max_chunk stays 0 (no cap), as the brute force
+	 * below assumes */
+	struct hop_model_link l = { 0 };
 
 	l.alpha = pow(10, urand(-7, -4));
 	l.beta = pow(10, urand(8, 10.5));
