@@ -276,7 +276,7 @@ STEPNO=1010
 # them) and reads its JSON profile back with the model's reader
 if [ "$MODE" = pair ] && want probe; then
 	if [ -x "$B/tools/hop-probe" ] && [ -x "$B/tests/integration/probe_check" ]; then
-		step probe 400 bash -c '"$0" --sizes 1:1M --iters 200 --warmup 20 --budget 16 \
+		step probe 400 bash -c '"$0" --sizes 1:1M --iters 100 --warmup 20 --budget 8 \
 			--json /tmp/probe.$$.json > /tmp/probe.$$.out 2>&1; rc=$?
 			[ "$HOP_RANK" = 0 ] && sed "s/^/PROBE /" /tmp/probe.$$.out
 			[ $rc = 0 ] && [ "$HOP_RANK" = 0 ] && { "$1" /tmp/probe.$$.json verbs 1 || rc=1; }
