@@ -411,12 +411,16 @@ static double region_bytes(const struct algo_ent *e, size_t bytes,
 /* AllToAll pairwise cuts a block only into eager pieces, and only a
  * block of at most HOP_A2A_PIECES eager sizes: its pieces skip the
  * rendezvous's request and clear to send, while more of them would wait
- * for the receiver's eager slots. Whole blocks otherwise. */
+ * for the receiver's eager slots. Like any chunk, a piece is no smaller
+ * than the link's min_chunk: on tcp (16 KiB) 8 KiB pieces measured
+ * slower than one rendezvous (2 ranks, 32 KiB blocks: 42 against 37 us).
+ * Whole blocks otherwise. */
 static long a2a_pieces(size_t bytes, const struct hop_model_link *l)
 {
 	double k = l->eager > 0 ? ceil((double)bytes / l->eager) : 1;
 
-	return k > 1 && k <= HOP_A2A_PIECES ? (long)k : 1;
+	return k > 1 && k <= HOP_A2A_PIECES && bytes / k >= l->min_chunk
+		       ? (long)k : 1;
 }
 
 long hop_model_max_chunks(int kind, int algo, size_t bytes, int nranks,

@@ -240,6 +240,11 @@ static void test_alltoall_pieces(void **state)
 					       &l), 1);
 	assert_int_equal(hop_model_best_chunks(HOP_COLL_ALLTOALL,
 					       HOP_ALGO_PAIRWISE, 8192, 4, &l), 1);
+	/* pieces below the link's min_chunk (tcp's 16 KiB): whole */
+	l.min_chunk = 16384;
+	assert_int_equal(hop_model_best_chunks(HOP_COLL_ALLTOALL,
+					       HOP_ALGO_PAIRWISE, 32768, 2, &l), 1);
+	l.min_chunk = 4096;
 	/* alltoallv's blocks differ per rank: always whole */
 	assert_int_equal(hop_model_best_chunks(HOP_COLL_ALLTOALLV,
 					       HOP_ALGO_PAIRWISE, 32768, 2, &l), 1);
