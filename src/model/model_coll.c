@@ -505,12 +505,9 @@ static double barrier_dissemination(const struct form *f)
 /* ---- alltoall (m: the whole send buffer, N blocks of m/N) ---- */
 
 /* Pairwise: N-1 exchanges of one block (as @k pieces), HOP_A2A_WINDOW
- * exchanges posted at once: their latencies overlap (one alpha, or a
- * rendezvous's three, per window), while a rank's port still moves their
- * bytes one after the other. Charging an alpha per exchange priced 4
- * ranks at three alphas and chose Bruck's two rounds, which measure
- * slower (its rounds wait on each other). The own block's copy runs
- * beside them; in place, the send data is first copied to scratch (g m). */
+ * posted at once: one alpha (or a rendezvous's three) per window, the
+ * bytes one after the other. The own block's copy runs beside them; in
+ * place, the send data is first copied to scratch (g m). */
 static double alltoall_pairwise(const struct form *f, double k)
 {
 	double blk = f->m / f->n;
