@@ -44,7 +44,7 @@ static const struct algo_ent algo_tab[] = {
 	{ HOP_COLL_REDUCESCATTER, HOP_ALGO_RING, R_BLOCK },
 	{ HOP_COLL_REDUCESCATTER, HOP_ALGO_HALVING, R_NONE },
 	{ HOP_COLL_BARRIER, HOP_ALGO_DISSEMINATION, R_NONE },
-	{ HOP_COLL_ALLTOALL, HOP_ALGO_PAIRWISE, R_NONE },
+	{ HOP_COLL_ALLTOALL, HOP_ALGO_PAIRWISE, R_BLOCK },
 	{ HOP_COLL_ALLTOALL, HOP_ALGO_BRUCK, R_NONE },
 	{ HOP_COLL_ALLTOALLV, HOP_ALGO_PAIRWISE, R_NONE },
 	{ HOP_COLL_GATHER, HOP_ALGO_TREE, R_NONE },
@@ -395,7 +395,9 @@ int hop_model_per_rank(int kind)
 static double region_bytes(const struct algo_ent *e, size_t bytes,
 			   int nranks)
 {
-	int per_rank = hop_model_per_rank(e->kind);
+	/* alltoall's @bytes is the per-peer block */
+	int per_rank = hop_model_per_rank(e->kind) ||
+		       e->kind == HOP_COLL_ALLTOALL;
 	double n = nranks > 0 ? nranks : 1;
 
 	switch (e->region) {
@@ -406,6 +408,21 @@ static double region_bytes(const struct algo_ent *e, size_t bytes,
 	}
 }
 
+/* AllToAll pairwise cuts a block only into eager pieces, and only a
+ * block of at most HOP_A2A_PIECES eager sizes: its pieces skip the
+ * rendezvous's request and clear to send, while more of them would wait
+ * for the receiver's eager slots. Like any chunk, a piece is no smaller
+ * than the link's min_chunk: on tcp (16 KiB) 8 KiB pieces measured
+ * slower than one rendezvous (2 ranks, 32 KiB blocks: 42 against 37 us).
+ * Whole blocks otherwise. */
+static long a2a_pieces(size_t bytes, const struct hop_model_link *l)
+{
+	double k = l->eager > 0 ? ceil((double)bytes / l->eager) : 1;
+
+	return k > 1 && k <= HOP_A2A_PIECES && bytes / k >= l->min_chunk
+		       ? (long)k : 1;
+}
+
 long hop_model_max_chunks(int kind, int algo, size_t bytes, int nranks,
 			  const struct hop_model_link *l)
 {
@@ -413,6 +430,8 @@ long hop_model_max_chunks(int kind, int algo, size_t bytes, int nranks,
 
 	if (!e || e->region == R_NONE || !link_ok(l) || nranks < 2)
 		return 1;
+	if (kind == HOP_COLL_ALLTOALL)
+		return a2a_pieces(bytes, l);
 	return hop_model_kmax(region_bytes(e, bytes, nranks), l->min_chunk);
 }
 

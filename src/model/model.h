@@ -29,6 +29,9 @@ struct hop_prov_caps;
 
 /* AllToAll pairwise: exchanges in flight at once (src/coll/alltoall.c). */
 #define HOP_A2A_WINDOW 4
+/* AllToAll pairwise: the most eager pieces a block is cut into (half the
+ * default HOP_EAGER_SLOTS, so one exchange's pieces fit the slots) */
+#define HOP_A2A_PIECES 8
 
 /* Upper bound of a chunk count (matches HOP_SCHED_MAX_CHUNKS). */
 #define HOP_MODEL_MAX_CHUNKS (1L << 20)

@@ -504,14 +504,15 @@ static double barrier_dissemination(const struct form *f)
 
 /* ---- alltoall (m: the whole send buffer, N blocks of m/N) ---- */
 
-/* Pairwise: N-1 exchanges of one block; a rank's port sends (and
- * receives) one after the other, so up to HOP_A2A_WINDOW in flight only
- * keep the port busy. The own block's copy runs beside them; in place,
- * the send data is first copied to scratch (g m). */
-static double alltoall_pairwise(const struct form *f)
+/* Pairwise: N-1 exchanges of one block (as @k pieces), HOP_A2A_WINDOW
+ * posted at once: one alpha (or a rendezvous's three) per window, the
+ * bytes one after the other. The own block's copy runs beside them; in
+ * place, the send data is first copied to scratch (g m). */
+static double alltoall_pairwise(const struct form *f, double k)
 {
 	double blk = f->m / f->n;
-	double xfer = (f->n - 1) * (fa(f, blk) + blk / f->bd);
+	double windows = ceil((f->n - 1) / HOP_A2A_WINDOW);
+	double xfer = windows * fa(f, blk / k) + (f->n - 1) * blk / f->bd;
 
 	return (f->inplace ? f->g * f->m : 0) + max2(xfer, f->g * blk);
 }
@@ -586,7 +587,8 @@ double hop_model_form(int kind, int algo, size_t bytes, int nranks,
 		/* fall through */
 	case HOP_COLL_ALLTOALLV:
 		if (algo == HOP_ALGO_PAIRWISE)
-			return alltoall_pairwise(&f);
+			return alltoall_pairwise(&f, kind == HOP_COLL_ALLTOALL
+						      && k > 1 ? k : 1);
 		break;
 	case HOP_COLL_GATHER:
 	case HOP_COLL_SCATTER:

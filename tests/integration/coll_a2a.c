@@ -7,10 +7,10 @@
  * reference) and compares bit for bit; bytes of the receive buffer
  * outside the blocks (gaps, guard bytes, a misaligned start) hold a
  * guard pattern that must survive. Cases: pairwise, Bruck and the
- * model's choice x counts {0, 1, odd, N+1, large} x element sizes
- * {1, 4, 8} x in place x blocking / nonblocking interleaved with an
- * AllReduce, alltoallv with uneven, zero, permuted and gapped blocks,
- * argument errors.
+ * model's choice x counts {0, 1, odd, N+1, eager pieces, large} x
+ * element sizes {1, 4, 8} x in place x blocking / nonblocking
+ * interleaved with an AllReduce, alltoallv with uneven, zero, permuted
+ * and gapped blocks, argument errors.
  *
  *   --mismatch KIND  KIND alltoall: rank 0 passes another count;
  *                    short / long: rank 0 expects one element more / less
@@ -196,16 +196,18 @@ static void matrix(size_t max_count)
 	static const int algo[] = { HOP_ALGO_PAIRWISE, HOP_ALGO_BRUCK,
 				    HOP_ALGO_AUTO };
 	static const size_t esz[] = { 1, 4, 8 };
-	size_t counts[] = { 0, 1, 7, (size_t)nranks + 1, 50001 };
+	/* 5003: blocks of 2 to 8 eager sizes (8 KiB), cut into eager
+	 * pieces of odd length; 50001: large blocks, whole */
+	size_t counts[] = { 0, 1, 7, (size_t)nranks + 1, 5003, 50001 };
 	unsigned idx = 0;
 	struct a2a_case k;
 
 	for (int a = 0; a < 3; a++) {
 		comm->coll->tune.forced[HOP_COLL_ALLTOALL] = algo[a];
-		for (int c = 0; c < 5; c++)
+		for (int c = 0; c < 6; c++)
 			for (int e = 0; e < 3; e++)
 				for (int ip = 0; ip < 2; ip++) {
-					if (c == 4 && (e != 1 || ip != a % 2))
+					if (c == 5 && (e != 1 || ip != a % 2))
 						continue; /* large: a few */
 					if (counts[c] > max_count)
 						continue;

@@ -199,6 +199,75 @@ static void test_names(void **state)
 	assert_false(hop_model_algo_valid(HOP_COLL_ALLTOALL, HOP_ALGO_HIER));
 }
 
+/* AllToAll pairwise posts HOP_A2A_WINDOW exchanges at once, so their
+ * alphas overlap: one per window, the bytes one after the other. */
+static void test_alltoall(void **state)
+{
+	struct hop_model_link e = L1;
+
+	(void)state;
+	/* out of place, N=4, 8 B per peer: one window of 3 exchanges,
+	 * a + 3 * 8/4 (the own block's copy, g 8, runs beside) */
+	EQ(hop_model_predict_inplace(HOP_COLL_ALLTOALL, HOP_ALGO_PAIRWISE, 8, 4,
+				     &L1, 1, 0), 8);
+	/* in place, the send data is copied first (g m = 16) */
+	EQ(P(HOP_COLL_ALLTOALL, HOP_ALGO_PAIRWISE, 8, 4, 1), 24);
+	/* N=9: 8 exchanges in two windows, 2a + 8 * 8/4 */
+	EQ(hop_model_predict_inplace(HOP_COLL_ALLTOALL, HOP_ALGO_PAIRWISE, 8, 9,
+				     &L1, 1, 0), 20);
+	/* rendezvous blocks: three alphas per window */
+	e.eager = 4;
+	EQ(hop_model_predict_inplace(HOP_COLL_ALLTOALL, HOP_ALGO_PAIRWISE, 8, 4,
+				     &e, 1, 0), 12);
+}
+
+/* A block a few eager sizes long goes as eager pieces: one alpha per
+ * window instead of a rendezvous's three; a longer one stays whole. */
+static void test_alltoall_pieces(void **state)
+{
+	struct hop_model_link l = { 10e-6, 1e9, 0, 1, 4096, 8192, 0 };
+
+	(void)state;
+	assert_int_equal(hop_model_best_chunks(HOP_COLL_ALLTOALL,
+					       HOP_ALGO_PAIRWISE, 32768, 2, &l), 4);
+	assert_int_equal(hop_model_sched_chunk(HOP_COLL_ALLTOALL,
+					       HOP_ALGO_PAIRWISE, 32768, 2, 4),
+			 8192);
+	EQ(hop_model_predict(HOP_COLL_ALLTOALL, HOP_ALGO_PAIRWISE, 32768, 2,
+			     &l, 4), 10e-6 + 32768 / 1e9);
+	assert_int_equal(hop_model_best_chunks(HOP_COLL_ALLTOALL,
+					       HOP_ALGO_PAIRWISE, 1 << 17, 2,
+					       &l), 1);
+	assert_int_equal(hop_model_best_chunks(HOP_COLL_ALLTOALL,
+					       HOP_ALGO_PAIRWISE, 8192, 4, &l), 1);
+	/* pieces below the link's min_chunk (tcp's 16 KiB): whole */
+	l.min_chunk = 16384;
+	assert_int_equal(hop_model_best_chunks(HOP_COLL_ALLTOALL,
+					       HOP_ALGO_PAIRWISE, 32768, 2, &l), 1);
+	l.min_chunk = 4096;
+	/* alltoallv's blocks differ per rank: always whole */
+	assert_int_equal(hop_model_best_chunks(HOP_COLL_ALLTOALLV,
+					       HOP_ALGO_PAIRWISE, 32768, 2, &l), 1);
+}
+
+/* The built-in shm link with 4 ranks on 2 cores (alpha 3 us, 3 GB/s,
+ * duplex 1.2, 8 KiB eager): 256 B blocks measure 40 us pairwise against
+ * 63 us Bruck (two rounds, one waiting for the other); among 64 ranks
+ * Bruck's 6 rounds still beat pairwise's 16 windows. */
+static void test_choose_alltoall(void **state)
+{
+	struct hop_model_link l = { 3e-6, 3e9, 1e-10, 1.2, 4096, 8192, 0 };
+	int algo;
+
+	(void)state;
+	assert_int_equal(hop_model_choose(HOP_COLL_ALLTOALL, 256, 4, &l, &algo,
+					  NULL, NULL), 0);
+	assert_int_equal(algo, HOP_ALGO_PAIRWISE);
+	assert_int_equal(hop_model_choose(HOP_COLL_ALLTOALL, 8, 64, &l, &algo,
+					  NULL, NULL), 0);
+	assert_int_equal(algo, HOP_ALGO_BRUCK);
+}
+
 static void test_chunk_bytes(void **state)
 {
 	(void)state;
@@ -430,6 +499,9 @@ int main(void)
 		cmocka_unit_test(test_gather_scatter_barrier),
 		cmocka_unit_test(test_degenerate_and_invalid),
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_alltoall),
+		cmocka_unit_test(test_alltoall_pieces),
+		cmocka_unit_test(test_choose_alltoall),
 		cmocka_unit_test(test_chunk_bytes),
 		cmocka_unit_test(test_best_chunks_brute),
 		cmocka_unit_test(test_eager),
