@@ -28,14 +28,12 @@ struct form {
 static void form_init(struct form *f, int kind, size_t bytes, int nranks,
 		      const struct hop_model_link *l, int inplace)
 {
-	int p = 1, lp = 0, L = 0;
+	int p = 1, lp = 0, L = hop_model_ceil_log2(nranks);
 
 	while (p * 2 <= nranks) {
 		p *= 2;
 		lp++;
 	}
-	while ((1L << L) < nranks)
-		L++;
 	f->nranks = nranks;
 	f->n = nranks;
 	f->m = (double)bytes;

@@ -123,11 +123,9 @@ int hop_model_hier_applies(int kind, const struct hop_model_place *pl)
  */
 static int exchange_steps(const struct phase *p, int algo, double chunk)
 {
-	int per_rank = hop_model_per_rank(p->kind), steps = 0, levels = 0;
+	int per_rank = hop_model_per_rank(p->kind), steps = 0;
+	int levels = hop_model_ceil_log2(p->n);
 	double whole = (double)p->bytes * (per_rank ? p->n : 1);
-
-	while ((1 << levels) < p->n)
-		levels++;
 	for (int i = 1; i <= levels; i++) {
 		double half = ldexp(whole, -i);
 

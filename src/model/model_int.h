@@ -16,6 +16,17 @@ double hop_model_form(int kind, int algo, size_t bytes, int nranks,
 		      const struct hop_model_link *l, long chunks,
 		      int inplace);
 
+/* ceil(log2 @n): the rounds of a doubling or halving over @n ranks
+ * (0 for n <= 1). */
+static inline int hop_model_ceil_log2(long n)
+{
+	int l = 0;
+
+	while ((1L << l) < n)
+		l++;
+	return l;
+}
+
 struct hop_profile_pair;
 
 /*
