@@ -107,18 +107,10 @@ int hop_comm_derived_refuse(struct hop_comm *comm, const char *fn)
 			     "made by init", fn, comm->rank);
 }
 
-int hop_comm_check(struct hop_comm *comm)
+int hop_comm_check_failed(struct hop_comm *comm)
 {
 	int failed;
 
-	if (!comm)
-		return hop_comm_refuse(comm, HOP_ERR_INVALID_HANDLE, "comm is "
-				       "NULL");
-	if (!hop_comm_live(comm))
-		return hop_comm_refuse(comm, HOP_ERR_INVALID_HANDLE, "comm %p "
-				       "is not a live communicator "
-				       "(destroyed)", (void *)comm);
-	hop_comm_refusal_clear(comm);
 	hop_comm_inherit_failure(comm);
 	/* hop_comm_abort() records itself as the failure (first cause
 	 * kept): the call that was waiting returns ABORTED from its wait
@@ -134,6 +126,19 @@ int hop_comm_check(struct hop_comm *comm)
 			 "rank %d: communicator has failed: %.*s", comm->rank,
 			 HOP_MSG_LEN - 64, comm->fail_msg);
 	return HOP_ERR_COMM_FAILED;
+}
+
+int hop_comm_check(struct hop_comm *comm)
+{
+	if (!comm)
+		return hop_comm_refuse(comm, HOP_ERR_INVALID_HANDLE, "comm is "
+				       "NULL");
+	if (!hop_comm_live(comm))
+		return hop_comm_refuse(comm, HOP_ERR_INVALID_HANDLE, "comm %p "
+				       "is not a live communicator "
+				       "(destroyed)", (void *)comm);
+	hop_comm_refusal_clear(comm);
+	return hop_comm_check_failed(comm);
 }
 
 const char *hop_comm_last_error(const hop_comm_t *comm)

@@ -166,7 +166,8 @@ int hop_comm_enter(struct hop_comm *comm, const char *fn)
 
 	if ((ret = hop_comm_claim(comm, fn)))
 		return ret;
-	if ((ret = hop_comm_check(comm)))
+	/* the claim checked the handle and cleared an old refusal */
+	if ((ret = hop_comm_check_failed(comm)))
 		hop_comm_leave(comm);
 	return ret;
 }

@@ -115,6 +115,8 @@ int hop_comm_fail(struct hop_comm *comm, int code, const char *fmt, ...)
  * call gets HOP_ERR_COMM_FAILED here, as hop/comm.h promises.
  */
 int hop_comm_check(struct hop_comm *comm);
+/* The failure half of hop_comm_check(), for a @comm already known live. */
+int hop_comm_check_failed(struct hop_comm *comm);
 
 /* A derived @comm fails with the cause of its root's failure (the shared
  * endpoints failed: a dead peer, a transport error, the root's abort).
