@@ -55,9 +55,10 @@ int p2p_user_post(struct hop_comm *comm, struct hop_p2p_req *r,
 }
 
 /*
- * A blocking send or receive to or from this rank that posting did not
- * complete can never complete: the comm is claimed by this call, so no
- * other call can post its partner. Withdraw it and say why.
+ * A blocking send or receive to or from this rank (or from any source on
+ * a communicator of one rank) that posting did not complete can never
+ * complete: the comm is claimed by this call, so no other call can post
+ * its partner. Withdraw it and say why.
  */
 static int self_unmatched(struct hop_comm *comm, struct hop_p2p_req *r,
 			  const struct p2p_user_op *op)
@@ -66,6 +67,15 @@ static int self_unmatched(struct hop_comm *comm, struct hop_p2p_req *r,
 	struct hop_match *m = &p->peers[p->rank].mq;
 	struct hop_ux *ux;
 
+	if (!op->send && op->peer == HOP_ANY_SOURCE) {
+		hop_rlist_remove(&p->any.posted, r);
+		return hop_set_error(comm, HOP_ERR_INVALID_ARG,
+				     "hop_recv: HOP_ANY_SOURCE on a "
+				     "communicator of one rank, and no message "
+				     "from this rank with tag %d was sent (a "
+				     "blocking receive from self needs the send "
+				     "first)", op->tag);
+	}
 	if (!op->send) {
 		hop_rlist_remove(&m->posted, r);
 		return hop_set_error(comm, HOP_ERR_INVALID_ARG,
@@ -100,7 +110,9 @@ static int blocking_run(struct hop_comm *comm, struct hop_p2p_req *r,
 		return ret;
 	if (r->done)
 		return r->status;
-	if (op->peer == comm->rank)
+	/* on one rank, any source can only be this rank */
+	if (op->peer == comm->rank ||
+	    (op->peer == HOP_ANY_SOURCE && comm->nranks == 1))
 		return self_unmatched(comm, r, op);
 	return hop_p2p_wait(comm, r);
 }

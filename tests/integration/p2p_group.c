@@ -20,6 +20,7 @@
  *             per sender in order; a wildcard posted before a specific
  *             receive matches first; wildcards beside collectives
  *   errors    bad arguments: specific codes, messages naming them
+ *             (p2p_group_errors.c)
  *
  * Options: --seed N (default 1), --rounds N (default 20); --timeout-case
  * runs only a group that waits for a message nobody sends (run it with a
@@ -32,11 +33,10 @@
 
 #include <hop/hop.h>
 
-#define TEST_NAME "p2p_group"
-#include "rank_check.h"
+#include "p2p_group.h"
 
-static hop_comm_t *comm;
-static int rank, size;
+hop_comm_t *comm;
+int rank, size;
 static unsigned long long seed = 1;
 static int rounds = 20;
 
@@ -74,7 +74,7 @@ static void verify(const uint8_t *b, int src, int dst, size_t n, int idx,
 			     i, b[i], pat(src, dst, n, idx, i));
 }
 
-static void *xmalloc(size_t n)
+void *xmalloc(size_t n)
 {
 	void *p = malloc(n ? n : 1);
 
@@ -83,7 +83,7 @@ static void *xmalloc(size_t n)
 	return p;
 }
 
-static void check_status(const hop_status_t *st, int src, int tag,
+void check_status(const hop_status_t *st, int src, int tag,
 			 size_t bytes, int error, const char *what)
 {
 	if (st->source != src || st->tag != tag || st->bytes != bytes ||
@@ -469,102 +469,6 @@ static void test_wild_order(void)
 		     "wildcard beside collectives");
 	verify(big, (rank - 1 + size) % size, rank, 5000, 9, "wildcard");
 	OK(hop_barrier(comm));
-}
-
-#define HAS(s) (strstr(hop_comm_last_error(comm), (s)) != NULL)
-static void test_errors(void)
-{
-	uint8_t buf[16];
-	hop_request_t *req = NULL, *reqs[2] = { NULL, NULL };
-	int idx, done;
-
-	CHECK_RC(hop_send(comm, buf, 1, HOP_ANY_SOURCE, 1), HOP_ERR_INVALID_ARG);
-	if (!HAS("peer -1"))
-		FAIL("no peer in: %s", hop_comm_last_error(comm));
-	CHECK_RC(hop_send(comm, buf, 1, 0, HOP_ANY_TAG), HOP_ERR_INVALID_ARG);
-	if (!HAS("tag -1"))
-		FAIL("no tag in: %s", hop_comm_last_error(comm));
-	CHECK_RC(hop_recv(comm, buf, 1, -2, 1, NULL), HOP_ERR_INVALID_ARG);
-	if (!HAS("peer -2") || !HAS("HOP_ANY_SOURCE"))
-		FAIL("no peer in: %s", hop_comm_last_error(comm));
-	CHECK_RC(hop_irecv(comm, buf, 1, 0, -5, &req), HOP_ERR_INVALID_ARG);
-	if (!HAS("tag -5"))
-		FAIL("no tag in: %s", hop_comm_last_error(comm));
-	/* blocking self transfers that nothing could complete */
-	CHECK_RC(hop_recv(comm, buf, 1, rank, 99, NULL), HOP_ERR_INVALID_ARG);
-	if (!HAS("this rank"))
-		FAIL("self receive: %s", hop_comm_last_error(comm));
-	{
-		uint8_t *b = xmalloc(100000);
-
-		CHECK_RC(hop_send(comm, b, 100000, rank, 98),
-			 HOP_ERR_INVALID_ARG);
-		if (!HAS("this rank") || !HAS("100000 B"))
-			FAIL("self send: %s", hop_comm_last_error(comm));
-		free(b);
-	}
-	/* small blocking self send/recv: copied */
-	OK(hop_send(comm, "abc", 3, rank, 97));
-	OK(hop_recv(comm, buf, sizeof(buf), rank, 97, NULL));
-	if (memcmp(buf, "abc", 3))
-		FAIL("self copy");
-	/* groups */
-	CHECK_RC(hop_group_end(comm), HOP_ERR_INVALID_ARG);
-	if (!HAS("no group is open"))
-		FAIL("group end: %s", hop_comm_last_error(comm));
-	CHECK_RC(hop_group_start(NULL), HOP_ERR_INVALID_HANDLE);
-	OK(hop_irecv(comm, buf, 4, rank, 96, &req));
-	OK(hop_group_start(comm));
-	CHECK_RC(hop_send(comm, NULL, 4, rank, 96), HOP_ERR_INVALID_ARG);
-	OK(hop_send(comm, "wxyz", 4, rank, 96));
-	CHECK_RC(hop_wait(&req, NULL), HOP_ERR_INVALID_ARG);
-	if (!HAS("group is open") || !req)
-		FAIL("wait in group: %s", hop_comm_last_error(comm));
-	CHECK_RC(hop_waitall(1, &req, NULL), HOP_ERR_INVALID_ARG);
-	CHECK_RC(hop_waitany(1, &req, &idx, NULL), HOP_ERR_INVALID_ARG);
-	OK(hop_testany(1, &req, &idx, &done, NULL));
-	if (done)
-		FAIL("testany completed a receive whose send is queued");
-	OK(hop_group_end(comm));
-	OK(hop_wait(&req, NULL));
-	if (memcmp(buf, "wxyz", 4))
-		FAIL("self message of a group into an earlier irecv");
-	/* request sets */
-	CHECK_RC(hop_waitall(-1, reqs, NULL), HOP_ERR_INVALID_ARG);
-	CHECK_RC(hop_waitall(2, NULL, NULL), HOP_ERR_INVALID_ARG);
-	CHECK_RC(hop_testany(2, reqs, NULL, &done, NULL), HOP_ERR_INVALID_ARG);
-	CHECK_RC(hop_testany(2, reqs, &idx, NULL, NULL), HOP_ERR_INVALID_ARG);
-	OK(hop_waitall(2, reqs, NULL));         /* all NULL */
-	OK(hop_irecv(comm, buf, 4, rank, 95, &reqs[1]));
-	reqs[0] = (hop_request_t *)buf;         /* not a request */
-	memset(buf, 0, sizeof(buf));
-	CHECK_RC(hop_waitall(2, reqs, NULL), HOP_ERR_INVALID_HANDLE);
-	reqs[0] = NULL;
-	OK(hop_send(comm, "1234", 4, rank, 95));
-	OK(hop_waitall(2, reqs, NULL));
-	OK(hop_barrier(comm));
-}
-
-/* Every rank's group waits for a message no rank sends: hop_group_end()
- * returns at HOP_TIMEOUT, naming the operation still pending. */
-static void test_timeout(void)
-{
-	uint8_t b[4];
-	hop_status_t st;
-	const char *e;
-
-	OK(hop_group_start(comm));
-	OK(hop_send(comm, "ab", 2, rank, 5));
-	OK(hop_recv(comm, b, sizeof(b), (rank + 1) % size, 404, &st));
-	CHECK_RC(hop_group_end(comm), HOP_ERR_TIMEOUT);
-	e = hop_comm_last_error(comm);
-	if (!strstr(e, "operation 1") || !strstr(e, "404"))
-		FAIL("timeout message does not name operation 1: %s", e);
-	check_status(&st, (rank + 1) % size, 404, 0, HOP_ERR_TIMEOUT,
-		     "timed out");
-	if (rank == 0)
-		printf("p2p_group: %d ranks on %s: timeout checks passed\n",
-		       size, hop_comm_transport(comm));
 }
 
 int main(int argc, char **argv)
