@@ -256,7 +256,9 @@ typedef struct hop_relay_plan {
  * HOP_ERR_SYSTEM (HOP_TOPO / HOP_PROFILE unreadable), HOP_ERR_NO_MEMORY,
  * HOP_ERR_MISMATCH, HOP_ERR_TIMEOUT (no progress within HOP_TIMEOUT; names
  * the chunk and peer waited for), HOP_ERR_PEER_FAILED, HOP_ERR_COMM_FAILED,
- * HOP_ERR_ABORTED, HOP_ERR_TRANSPORT.
+ * HOP_ERR_ABORTED, HOP_ERR_TRANSPORT, HOP_ERR_NOT_SUPPORTED (@comm was made
+ * by hop_comm_split() or hop_comm_dup(): relay on the communicator made by
+ * init).
  */
 HOP_EXPORT int hop_relay(hop_comm_t *comm, void *buf, size_t len, int src,
 			 int dst, const int *path, int npath,

@@ -360,6 +360,10 @@ int hop_relay_plan(hop_comm_t *comm, size_t len, int src, int dst,
 		   const int *path, int npath, const hop_relay_opts_t *opts,
 		   hop_relay_plan_t *plan)
 {
-	HOP_ENTERED(comm, "hop_relay_plan", plan_call(comm, len, src, dst, path,
-						      npath, opts, plan));
+	/* a derived communicator cannot run hop_relay(), so it has no plan */
+	HOP_ENTERED(comm, "hop_relay_plan",
+		    hop_comm_derived(comm)
+			    ? hop_comm_derived_refuse(comm, "hop_relay_plan")
+			    : plan_call(comm, len, src, dst, path, npath, opts,
+					plan));
 }

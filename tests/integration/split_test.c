@@ -301,6 +301,17 @@ static void errors(void)
 		     hop_comm_last_error(comm));
 	CHECK_RC(hop_wait_imm(dups[0], -1, &imm, NULL, NULL),
 		 HOP_ERR_NOT_SUPPORTED);
+	/* the plan of a relay the communicator cannot run is refused too */
+	{
+		hop_relay_plan_t plan;
+
+		CHECK_RC(hop_relay_plan(dups[0], 64, 0,
+					hop_comm_size(comm) - 1, NULL, 0, NULL,
+					&plan), HOP_ERR_NOT_SUPPORTED);
+		if (!strstr(hop_comm_last_error(dups[0]), "hop_relay_plan"))
+			FAIL("relay plan on a dup: %s",
+			     hop_comm_last_error(dups[0]));
+	}
 	while (n--)
 		OK(hop_comm_destroy(dups[n]));
 	OK(hop_comm_dup(comm, &c));
