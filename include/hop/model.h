@@ -31,9 +31,11 @@ typedef struct hop_link_estimate {
  *             (tcp's defaults). A profile, when loaded, gives its own
  *             provider's numbers whatever @transport says.
  * @out:       receives the estimate; on failure, detail names the problem.
- * Return: 0, HOP_ERR_INVALID_ARG (@out NULL), or the profile reader's
- * error (HOP_ERR_PARSE, HOP_ERR_SYSTEM, HOP_ERR_NO_MEMORY) naming the file
- * and line in @out->detail.
+ * Return: 0, HOP_ERR_INVALID_ARG (@out NULL), HOP_ERR_CONFIG (a HOP_*
+ * variable a communicator would refuse, HOP_PROFILE included: named in
+ * @out->detail), or the profile reader's error (HOP_ERR_PARSE,
+ * HOP_ERR_SYSTEM, HOP_ERR_NO_MEMORY) naming the file and line in
+ * @out->detail.
  */
 HOP_EXPORT int hop_link_estimate(const char *transport,
 				 hop_link_estimate_t *out);

@@ -209,6 +209,15 @@ static void test_links_profile(void **state)
 	assert_int_equal(hop_link_estimate("tcp", &est), HOP_ERR_PARSE);
 	assert_non_null(strstr(est.detail, path));
 	unsetenv("HOP_PROFILE");
+	/* HOP_PROFILE is read as the communicators read it: checked */
+	char longpath[300];
+
+	memset(longpath, 'p', sizeof(longpath) - 1);
+	longpath[sizeof(longpath) - 1] = '\0';
+	setenv("HOP_PROFILE", longpath, 1);
+	assert_int_equal(hop_link_estimate("tcp", &est), HOP_ERR_CONFIG);
+	assert_non_null(strstr(est.detail, "HOP_PROFILE"));
+	unsetenv("HOP_PROFILE");
 	unlink(path);
 	assert_int_equal(hop_model_link_load(path, "tcp", caps_of("tcp"), &l, src, sizeof(src),
 					     err, sizeof(err)), HOP_ERR_SYSTEM);
