@@ -6,11 +6,6 @@
  * Defaults are written as a user would write them and go through the same
  * parser as the environment, so the documented default is the one in use.
  */
-#include <ctype.h>
-#include <errno.h>
-#include <inttypes.h>
-#include <limits.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +14,7 @@
 #include <hop/common.h>
 
 #include "config.h"
+#include "config_int.h"
 #include "log.h"
 
 extern char **environ;
@@ -41,9 +37,6 @@ struct cfg_var {
 };
 
 #define FIELD(f) offsetof(struct hop_config, f), sizeof(((struct hop_config *)0)->f)
-#define KIB 1024ll
-#define MIB (1024ll * 1024)
-#define GIB (1024ll * 1024 * 1024)
 
 static const struct cfg_var cfg_vars[] = {
 	/* core */
@@ -125,211 +118,6 @@ static const struct {
 };
 #define N_ENV_VARS (sizeof(env_vars) / sizeof(env_vars[0]))
 
-static int cfg_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int cfg_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return HOP_ERR_CONFIG;
-}
-
-/* "1G", "4K", "8192": the shortest exact spelling of a size. */
-static void fmt_size(unsigned long long v, char *buf, size_t len)
-{
-	static const char sfx[] = { 'G', 'M', 'K' };
-	static const unsigned long long mul[] = { GIB, MIB, KIB };
-
-	for (int i = 0; i < 3; i++) {
-		if (v >= mul[i] && v % mul[i] == 0) {
-			snprintf(buf, len, "%llu%c", v / mul[i], sfx[i]);
-			return;
-		}
-	}
-	snprintf(buf, len, "%llu", v);
-}
-
-/* "60", "0.5", "0.001": milliseconds as decimal seconds. */
-static void fmt_ms(long long ms, char *buf, size_t len)
-{
-	int n = snprintf(buf, len, "%lld.%03lld", ms / 1000, ms % 1000);
-
-	while (n > 0 && (size_t)n < len && buf[n - 1] == '0')
-		buf[--n] = '\0';
-	if (n > 0 && (size_t)n < len && buf[n - 1] == '.')
-		buf[--n] = '\0';
-}
-
-/* The "allowed" text of errors and of the documentation table. */
-static void allowed_int(long min, long max, char *buf, size_t len)
-{
-	snprintf(buf, len, "%ld..%ld", min, max);
-}
-
-static void allowed_size(size_t min, size_t max, char *buf, size_t len)
-{
-	char smin[32], smax[32];
-
-	fmt_size(min, smin, sizeof(smin));
-	fmt_size(max, smax, sizeof(smax));
-	snprintf(buf, len, "%s..%s bytes, suffixes K, M, G", smin, smax);
-}
-
-static void allowed_secs(long long min_ms, long long max_ms, char *buf,
-			 size_t len)
-{
-	char smin[32], smax[32];
-
-	fmt_ms(min_ms, smin, sizeof(smin));
-	fmt_ms(max_ms, smax, sizeof(smax));
-	snprintf(buf, len, "%s..%s seconds, fractions allowed", smin, smax);
-}
-
-static int check_not_empty(const char *name, const char *value,
-			   const char *allowed, char *err, size_t errlen)
-{
-	if (!value || !*value)
-		return cfg_err(err, errlen, "%s is set but empty (allowed: %s); "
-			       "unset it for the default", name, allowed);
-	if (isspace((unsigned char)value[0]))
-		return cfg_err(err, errlen, "%s='%s': leading white space "
-			       "(allowed: %s)", name, value, allowed);
-	return 0;
-}
-
-int hop_parse_int(const char *name, const char *value, long min, long max,
-		  long *out, char *err, size_t errlen)
-{
-	char allowed[64];
-	char *end;
-	long v;
-	int ret;
-
-	allowed_int(min, max, allowed, sizeof(allowed));
-	if ((ret = check_not_empty(name, value, allowed, err, errlen)))
-		return ret;
-	errno = 0;
-	v = strtol(value, &end, 10);
-	if (end == value)
-		return cfg_err(err, errlen, "%s='%s': not an integer (allowed: %s)",
-			       name, value, allowed);
-	if (*end)
-		return cfg_err(err, errlen, "%s='%s': trailing characters '%s' "
-			       "after the number (allowed: %s)", name, value,
-			       end, allowed);
-	if (errno == ERANGE || v < min || v > max)
-		return cfg_err(err, errlen, "%s='%s': out of range (allowed: %s)",
-			       name, value, allowed);
-	*out = v;
-	return 0;
-}
-
-int hop_parse_size(const char *name, const char *value, size_t min,
-		   size_t max, size_t *out, char *err, size_t errlen)
-{
-	char allowed[96];
-	unsigned long long v, mul = 1;
-	char *end;
-	int ret;
-
-	allowed_size(min, max, allowed, sizeof(allowed));
-	if ((ret = check_not_empty(name, value, allowed, err, errlen)))
-		return ret;
-	if (!isdigit((unsigned char)value[0]))
-		return cfg_err(err, errlen, "%s='%s': not a size (allowed: %s)",
-			       name, value, allowed);
-	errno = 0;
-	v = strtoull(value, &end, 10);
-	if (errno == ERANGE)
-		return cfg_err(err, errlen, "%s='%s': out of range (allowed: %s)",
-			       name, value, allowed);
-	switch (*end) {
-	case 'K': case 'k': mul = KIB; end++; break;
-	case 'M': case 'm': mul = MIB; end++; break;
-	case 'G': case 'g': mul = GIB; end++; break;
-	default: break;
-	}
-	if (*end)
-		return cfg_err(err, errlen, "%s='%s': trailing characters '%s' "
-			       "after the size (allowed: %s)", name, value, end,
-			       allowed);
-	if (v > ULLONG_MAX / mul || v * mul < min || v * mul > max)
-		return cfg_err(err, errlen, "%s='%s': out of range (allowed: %s)",
-			       name, value, allowed);
-	*out = (size_t)(v * mul);
-	return 0;
-}
-
-/* Decimal seconds ("60", "0.5", ".25") to milliseconds, rounded. */
-static int parse_seconds(const char *name, const char *value, long long min_ms,
-			 long long max_ms, int *out, char *err, size_t errlen)
-{
-	char allowed[96];
-	long long sec = 0, frac = 0, ms;
-	int ndig = 0, nfrac = 0, ret;
-	const char *p = value;
-
-	allowed_secs(min_ms, max_ms, allowed, sizeof(allowed));
-	if ((ret = check_not_empty(name, value, allowed, err, errlen)))
-		return ret;
-	for (; isdigit((unsigned char)*p); p++, ndig++) {
-		if (sec <= max_ms / 1000) /* stop growing once out of range */
-			sec = sec * 10 + (*p - '0');
-	}
-	if (*p == '.') {
-		for (p++; isdigit((unsigned char)*p); p++, nfrac++) {
-			if (nfrac < 4) /* 1/10 ms, for rounding */
-				frac = frac * 10 + (*p - '0');
-		}
-	}
-	if (ndig + nfrac == 0)
-		return cfg_err(err, errlen, "%s='%s': not a number of seconds "
-			       "(allowed: %s)", name, value, allowed);
-	if (*p)
-		return cfg_err(err, errlen, "%s='%s': trailing characters '%s' "
-			       "after the number (allowed: %s)", name, value, p,
-			       allowed);
-	for (int i = nfrac; i < 4; i++)
-		frac *= 10;
-	if (sec > max_ms / 1000)
-		return cfg_err(err, errlen, "%s='%s': out of range (allowed: %s)",
-			       name, value, allowed);
-	ms = sec * 1000 + (frac + 5) / 10;
-	if (ms < min_ms || ms > max_ms)
-		return cfg_err(err, errlen, "%s='%s': out of range (allowed: %s)",
-			       name, value, allowed);
-	*out = (int)ms;
-	return 0;
-}
-
-static int in_choices(const char *choices, const char *value)
-{
-	size_t vlen = strlen(value);
-
-	for (const char *c = choices; *c;) {
-		size_t n = strcspn(c, "|");
-
-		if (n == vlen && strncmp(c, value, n) == 0)
-			return 1;
-		c += n + (c[n] == '|');
-	}
-	return 0;
-}
-
-static void choices_list(const char *choices, char *buf, size_t len)
-{
-	size_t o = 0;
-
-	for (const char *c = choices; *c && o + 1 < len; c++)
-		o += (size_t)snprintf(buf + o, len - o, *c == '|' ? ", " : "%c", *c);
-}
-
 static int parse_var(const struct cfg_var *v, const char *value,
 		     struct hop_config *cfg, char *err, size_t errlen)
 {
@@ -349,9 +137,9 @@ static int parse_var(const struct cfg_var *v, const char *value,
 			char buf[24];
 
 			snprintf(buf, sizeof(buf), "%ld", lv);
-			if (!in_choices(v->choices, buf)) {
-				choices_list(v->choices, allowed, sizeof(allowed));
-				return cfg_err(err, errlen, "%s='%s': not an "
+			if (!hop_cfg_in_choices(v->choices, buf)) {
+				hop_cfg_choices_list(v->choices, allowed, sizeof(allowed));
+				return hop_cfg_err(err, errlen, "%s='%s': not an "
 					       "allowed value (allowed: %s)",
 					       v->name, value, allowed);
 			}
@@ -360,7 +148,7 @@ static int parse_var(const struct cfg_var *v, const char *value,
 		return 0;
 	case CFG_SIZE:
 		/* a size's only word ("auto") is stored as 0 */
-		if (v->choices && in_choices(v->choices, value)) {
+		if (v->choices && hop_cfg_in_choices(v->choices, value)) {
 			*(size_t *)(void *)field = 0;
 			return 0;
 		}
@@ -374,29 +162,29 @@ static int parse_var(const struct cfg_var *v, const char *value,
 		*(size_t *)(void *)field = sv;
 		return 0;
 	case CFG_SECONDS:
-		return parse_seconds(v->name, value, v->min, v->max,
+		return hop_parse_seconds(v->name, value, v->min, v->max,
 				     (int *)(void *)field, err, errlen);
 	case CFG_STR:
 		if (v->choices)
-			choices_list(v->choices, allowed, sizeof(allowed));
+			hop_cfg_choices_list(v->choices, allowed, sizeof(allowed));
 		else
 			snprintf(allowed, sizeof(allowed), "up to %lld "
 				 "characters", v->max);
-		if ((ret = check_not_empty(v->name, value, allowed, err, errlen)))
+		if ((ret = hop_cfg_check_not_empty(v->name, value, allowed, err, errlen)))
 			return ret;
 		if (v->choices) {
-			if (!in_choices(v->choices, value))
-				return cfg_err(err, errlen, "%s='%s': not an "
+			if (!hop_cfg_in_choices(v->choices, value))
+				return hop_cfg_err(err, errlen, "%s='%s': not an "
 					       "allowed value (allowed: %s)",
 					       v->name, value, allowed);
 		}
 		if (strlen(value) > (size_t)v->max || strlen(value) >= v->fsize)
-			return cfg_err(err, errlen, "%s='%.40s...': longer than "
+			return hop_cfg_err(err, errlen, "%s='%.40s...': longer than "
 				       "%lld characters", v->name, value, v->max);
 		snprintf(field, v->fsize, "%s", value);
 		return 0;
 	}
-	return cfg_err(err, errlen, "%s: internal error (type %d)", v->name,
+	return hop_cfg_err(err, errlen, "%s: internal error (type %d)", v->name,
 		       (int)v->type);
 }
 
@@ -538,21 +326,21 @@ static int check_settings(const char *const *settings, char *err,
 		size_t len = eq ? (size_t)(eq - s) : 0, v;
 
 		if (!eq || !len)
-			return cfg_err(err, errlen, "setting %zu '%s' is not "
+			return hop_cfg_err(err, errlen, "setting %zu '%s' is not "
 				       "NAME=value", i, s);
 		for (v = 0; v < N_CFG_VARS; v++)
 			if (strlen(cfg_vars[v].name) == len &&
 			    !strncmp(cfg_vars[v].name, s, len))
 				break;
 		if (v == N_CFG_VARS)
-			return cfg_err(err, errlen, "setting %zu: %.*s is %s",
+			return hop_cfg_err(err, errlen, "setting %zu: %.*s is %s",
 				       i, (int)len, s, is_known_name(s, len) ?
 				       "read from the environment only, for "
 				       "the whole process" :
 				       "not a hop variable (docs/config.md)");
 		for (size_t j = 0; j < i; j++)
 			if (!strncmp(settings[j], s, len + 1))
-				return cfg_err(err, errlen, "setting %zu: %.*s "
+				return hop_cfg_err(err, errlen, "setting %zu: %.*s "
 					       "is given twice (also setting "
 					       "%zu)", i, (int)len, s, j);
 	}
@@ -571,7 +359,7 @@ int hop_config_load_with(struct hop_config *cfg, const char *const *settings,
 	int ret;
 
 	if (!cfg)
-		return cfg_err(err, errlen, "hop_config_load: cfg is NULL");
+		return hop_cfg_err(err, errlen, "hop_config_load: cfg is NULL");
 	if (err && errlen)
 		err[0] = '\0';
 	if ((ret = check_settings(settings, err, errlen)))
@@ -599,22 +387,22 @@ static void var_allowed(const struct cfg_var *v, char *buf, size_t len)
 
 		snprintf(buf, len, "%s, or ", v->choices);
 		n = strlen(buf);
-		allowed_size((size_t)v->min, (size_t)v->max, buf + n, len - n);
+		hop_cfg_allowed_size((size_t)v->min, (size_t)v->max, buf + n, len - n);
 		return;
 	}
 	if (v->choices) {
-		choices_list(v->choices, buf, len);
+		hop_cfg_choices_list(v->choices, buf, len);
 		return;
 	}
 	switch (v->type) {
 	case CFG_INT:
-		allowed_int((long)v->min, (long)v->max, buf, len);
+		hop_cfg_allowed_int((long)v->min, (long)v->max, buf, len);
 		break;
 	case CFG_SIZE:
-		allowed_size((size_t)v->min, (size_t)v->max, buf, len);
+		hop_cfg_allowed_size((size_t)v->min, (size_t)v->max, buf, len);
 		break;
 	case CFG_SECONDS:
-		allowed_secs(v->min, v->max, buf, len);
+		hop_cfg_allowed_secs(v->min, v->max, buf, len);
 		break;
 	case CFG_STR:
 		snprintf(buf, len, "up to %lld characters", v->max);
