@@ -11,21 +11,12 @@
  * allgather and reducescatter N times the per-rank @bytes.
  */
 #include "model/model.h"
+#include "model/model_form.h"
 #include "model/model_int.h"
 
 #include <math.h>
 
-struct form {
-	double n, m, a, b, bd, g, d;
-	const struct hop_model_link *l;
-	double cp;              /* out of place: copying m to the output, g m */
-	int inplace;
-	int nranks;
-	int L, lp;              /* ceil(log2 N), log2 p */
-	double p;               /* largest power of two <= N */
-};
-
-static void form_init(struct form *f, int kind, size_t bytes, int nranks,
+void hop_form_init(struct form *f, int kind, size_t bytes, int nranks,
 		      const struct hop_model_link *l, int inplace)
 {
 	int p = 1, lp = 0, L = hop_model_ceil_log2(nranks);
@@ -52,18 +43,6 @@ static void form_init(struct form *f, int kind, size_t bytes, int nranks,
 	f->L = L;
 	f->lp = lp;
 	f->p = p;
-}
-
-static double max2(double x, double y)
-{
-	return x > y ? x : y;
-}
-
-/* alpha of one message of @len bytes: a rendezvous above the eager size
- * costs its RTS and CTS too */
-static double fa(const struct form *f, double len)
-{
-	return hop_model_msg_alpha(f->l, len);
 }
 
 /*
@@ -464,81 +443,13 @@ static double reducescatter_halving(const struct form *f)
 	       kept * blk * (1 / f->bd + f->g) + max2(end, fold_end(f, blk));
 }
 
-/* ---- gather and scatter (m: the root's N blocks) ---- */
-
-/* Flat: the root's port moves N-1 blocks one after the other; out of
- * place it also copies its own block (g m/N) meanwhile. */
-static double gather_flat(const struct form *f)
-{
-	double blk = f->m / f->n;
-
-	return max2((f->n - 1) * (fa(f, blk) + blk / f->b), f->cp / f->n);
-}
-
-/*
- * Binomial: the root takes its children's ranges, 1, 2, 4, .. blocks
- * (the last cut at N), each child having first collected its own range
- * the same way; the largest range arrives last and its subtree's
- * collection is the critical path: a chain of ranges 1, 2, .., 2^(L-1)
- * (cut at N), each a + range/b, plus the copy of every inner node's own
- * block into its scratch (g m/N at each level). Scatter is the mirror.
- */
-static double gather_tree(const struct form *f)
-{
-	double blk = f->m / f->n, t = 0;
-
-	for (long w = 1; w < f->nranks; w *= 2) {
-		double cnt = (double)(w < f->nranks - w ? w : f->nranks - w);
-
-		t += fa(f, cnt * blk) + cnt * blk / f->b;
-	}
-	return t + (f->L > 1 ? f->g * blk : 0) + f->cp / f->n;
-}
-
-static double barrier_dissemination(const struct form *f)
-{
-	return f->L * f->a;
-}
-
-/* ---- alltoall (m: the whole send buffer, N blocks of m/N) ---- */
-
-/* Pairwise: N-1 exchanges of one block (as @k pieces), HOP_A2A_WINDOW
- * posted at once: one alpha (or a rendezvous's three) per window, the
- * bytes one after the other. The own block's copy runs beside them; in
- * place, the send data is first copied to scratch (g m). */
-static double alltoall_pairwise(const struct form *f, double k)
-{
-	double blk = f->m / f->n;
-	double windows = ceil((f->n - 1) / HOP_A2A_WINDOW);
-	double xfer = windows * fa(f, blk / k) + (f->n - 1) * blk / f->bd;
-
-	return (f->inplace ? f->g * f->m : 0) + max2(xfer, f->g * blk);
-}
-
-/* Bruck: a rotation (g m) and L rounds, round k sending the blocks whose
- * index has bit k set, packed before and unpacked after (2 g per byte),
- * then the inverse rotation (g m). */
-static double alltoall_bruck(const struct form *f)
-{
-	double blk = f->m / f->n, t = 2 * f->g * f->m;
-
-	for (int k = 1; k < f->nranks; k *= 2) {
-		double c = 0;
-
-		for (int j = k; j < f->nranks; j += 2 * k)
-			c += j + k <= f->nranks ? k : f->nranks - j;
-		t += fa(f, c * blk) + c * blk * (1 / f->bd + 2 * f->g);
-	}
-	return t;
-}
-
 double hop_model_form(int kind, int algo, size_t bytes, int nranks,
 		      const struct hop_model_link *l, long chunks, int inplace)
 {
 	struct form f;
 	double k = (double)chunks;
 
-	form_init(&f, kind, bytes, nranks, l, inplace);
+	hop_form_init(&f, kind, bytes, nranks, l, inplace);
 	switch (kind) {
 	case HOP_COLL_BROADCAST:
 		switch (algo) {
@@ -577,23 +488,23 @@ double hop_model_form(int kind, int algo, size_t bytes, int nranks,
 		break;
 	case HOP_COLL_BARRIER:
 		if (algo == HOP_ALGO_DISSEMINATION)
-			return barrier_dissemination(&f);
+			return hop_form_barrier(&f);
 		break;
 	case HOP_COLL_ALLTOALL:
 		if (algo == HOP_ALGO_BRUCK)
-			return alltoall_bruck(&f);
+			return hop_form_alltoall_bruck(&f);
 		/* fall through */
 	case HOP_COLL_ALLTOALLV:
 		if (algo == HOP_ALGO_PAIRWISE)
-			return alltoall_pairwise(&f, kind == HOP_COLL_ALLTOALL
+			return hop_form_alltoall_pairwise(&f, kind == HOP_COLL_ALLTOALL
 						      && k > 1 ? k : 1);
 		break;
 	case HOP_COLL_GATHER:
 	case HOP_COLL_SCATTER:
 		if (algo == HOP_ALGO_FLAT)
-			return gather_flat(&f);
+			return hop_form_gather_flat(&f);
 		if (algo == HOP_ALGO_TREE)
-			return gather_tree(&f);
+			return hop_form_gather_tree(&f);
 		break;
 	/* the v-variants as their even forms at the largest block (the
 	 * caller's @bytes): every step of the ring waits for it */
