@@ -64,11 +64,11 @@ mkdir -p "$LOGS"
 T0=$(date +%s)
 RC=0
 
-run_cfg() { # name nodes ranks_per_node suite-args...
-	local name=$1 n=$2 r=$3 log=$LOGS/$1.log
-	shift 3
-	echo "== $name: $n VM(s) x $r rank(s) =="
-	(cd "$B" && "$S/scripts/softroce-cluster" -n "$n" -r "$r" --timeout "$TIMEOUT" \
+run_cfg() { # name nodes ranks_per_node nics suite-args...
+	local name=$1 n=$2 r=$3 nics=$4 log=$LOGS/$1.log
+	shift 4
+	echo "== $name: $n VM(s) x $r rank(s), $nics NIC(s) each =="
+	(cd "$B" && "$S/scripts/softroce-cluster" -n "$n" -r "$r" --nics "$nics" --timeout "$TIMEOUT" \
 		-e PERF_ROUNDS="$ROUNDS" ${SUITE_ONLY:+-e SUITE_ONLY="$SUITE_ONLY"} \
 		${LAT2_PAIRS:+-e LAT2_PAIRS="$LAT2_PAIRS"} \
 		${PERF_OTHER_ROUNDS:+-e PERF_OTHER_ROUNDS="$PERF_OTHER_ROUNDS"} \
@@ -184,10 +184,10 @@ perf_table() { # log
 		}' <<< "$d"
 }
 
-[ "$ONLY" = loopback ] && run_cfg loopback 1 2 loopback
-[ -z "$ONLY" ] || [ "$ONLY" = quad ] && run_cfg quad 2 2 quad
+[ "$ONLY" = loopback ] && run_cfg loopback 1 2 1 loopback
+[ -z "$ONLY" ] || [ "$ONLY" = quad ] && run_cfg quad 2 2 1 quad
 if [ -z "$ONLY" ] || [ "$ONLY" = pair ]; then
-	if [ $PERF = 1 ]; then run_cfg pair 2 1 pair; else run_cfg pair 2 1 pair --no-perf; fi
+	if [ $PERF = 1 ]; then run_cfg pair 2 1 2 pair; else run_cfg pair 2 1 2 pair --no-perf; fi
 	if [ $PERF = 1 ]; then
 		echo "== perftest comparison (2 VMs, same run; TCG: compare ratios, not absolute numbers) =="
 		perf_table "$LOGS/pair.log"
