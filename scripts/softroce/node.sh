@@ -87,9 +87,11 @@ rail_peers() {
 }
 NICS=${SR_NICS:-1}
 MYIP=10.0.0.$((NODE + 1))
-# the second rail first: GIDX is left at rxe0's, the one the job is told
-[ "$NICS" = 2 ] && rail_up 1
+# rxe0 first, so it stays the first device; the job is told rxe0's GID
 rail_up 0
+GIDX0=$GIDX
+[ "$NICS" = 2 ] && rail_up 1
+GIDX=$GIDX0
 
 # every other node answers before the job starts
 if [ "$SR_NODES" -gt 1 ]; then
