@@ -87,7 +87,9 @@ rail_peers() {
 }
 NICS=${SR_NICS:-1}
 MYIP=10.0.0.$((NODE + 1))
-# rxe0 first, so it stays the first device; the job is told rxe0's GID
+# rxe0 first: libibverbs lists devices in the order they were made, and the
+# provider's default device and error texts then start with rxe0's; the
+# job's SOFTROCE_GID_INDEX is rxe0's
 rail_up 0
 GIDX0=$GIDX
 [ "$NICS" = 2 ] && rail_up 1
