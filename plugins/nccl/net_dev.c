@@ -17,7 +17,10 @@
  *
  * Each device carries the hop settings (hop_comm_init_rank_with()) that
  * put a connection's communicator on it: HOP_IB_DEVICE and HOP_IB_PORT, or
- * HOP_SOCKET_IFNAME.
+ * HOP_SOCKET_IFNAME. A port whose GIDs name a netdev with an IPv4 address
+ * (RoCE, or IPoIB) also sets HOP_SOCKET_IFNAME to it: rdma_cm binds the
+ * bootstrap address, and a port of a second rail cannot connect from the
+ * first rail's address.
  */
 #include <dirent.h>
 #include <ifaddrs.h>
@@ -43,8 +46,8 @@ struct hn_dev {
 	int speed;           /* Mbit/s */
 	int port;
 	float latency;       /* us, from the link profile; 0 without one */
-	char set[2][SETTING_LEN];
-	const char *settings[3]; /* set[] as hop_comm_init_rank_with() takes */
+	char set[3][SETTING_LEN];  /* "" when unused */
+	const char *settings[4]; /* set[] as hop_comm_init_rank_with() takes */
 };
 
 static struct hn_dev devs[MAX_DEVS];
@@ -104,10 +107,40 @@ static uint64_t hex_id(const char *s)
 	return v;
 }
 
+static int has_ipv4(const char *ifname)
+{
+	struct ifaddrs *ifs, *i;
+	int found = 0;
+
+	if (getifaddrs(&ifs))
+		return 0;
+	for (i = ifs; i && !found; i = i->ifa_next)
+		found = i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
+			!strcmp(i->ifa_name, ifname);
+	freeifaddrs(ifs);
+	return found;
+}
+
+/* The netdev (with an IPv4 address) that port directory @pdir's GIDs are
+ * on, into @name; 0, or -1 when there is none (IB without IPoIB). */
+static int port_netdev(const char *pdir, char *name, size_t len)
+{
+	char dir[PATH_MAX + 64], idx[16];
+
+	snprintf(dir, sizeof(dir), "%s/gid_attrs/ndevs", pdir);
+	for (int i = 0; i < 16; i++) {
+		snprintf(idx, sizeof(idx), "%d", i);
+		if (!read_line(dir, idx, name, len) && name[0] &&
+		    has_ipv4(name))
+			return 0;
+	}
+	return -1;
+}
+
 /* @hca's port @port into @d when it is ACTIVE; 1 then, else 0. */
 static int ib_port(const char *hca, int port, struct hn_dev *d)
 {
-	char dir[PATH_MAX], pdir[PATH_MAX + 32], line[128];
+	char dir[PATH_MAX], pdir[PATH_MAX + 32], line[128], ndev[IF_NAMESIZE];
 
 	snprintf(dir, sizeof(dir), SYS_IB "/%s", hca);
 	snprintf(pdir, sizeof(pdir), "%s/ports/%d", dir, port);
@@ -123,6 +156,9 @@ static int ib_port(const char *hca, int port, struct hn_dev *d)
 	d->pci = device_path(dir);
 	snprintf(d->set[0], sizeof(d->set[0]), "HOP_IB_DEVICE=%.63s", hca);
 	snprintf(d->set[1], sizeof(d->set[1]), "HOP_IB_PORT=%d", port);
+	if (!port_netdev(pdir, ndev, sizeof(ndev)))
+		snprintf(d->set[2], sizeof(d->set[2]),
+			 "HOP_SOCKET_IFNAME=%s", ndev);
 	return 1;
 }
 
@@ -251,14 +287,15 @@ static void devs_probe(void)
 		if (!d->guid)
 			d->guid = 0x686f70; /* "hop": loopback's MAC is zero */
 		d->latency = latency;
-		d->settings[0] = d->set[0];
-		d->settings[1] = d->set[1][0] ? d->set[1] : NULL;
+		for (int k = 0, n = 0; k < 3; k++)
+			if (d->set[k][0])
+				d->settings[n++] = d->set[k];
 		HN_INFO("device %d: %s, %d Mb/s, pciPath %s, guid 0x%llx, "
-			"port %d, latency %.2f us (%s%s%s)", i, d->name,
+			"port %d, latency %.2f us (%s%s%s%s%s)", i, d->name,
 			d->speed, d->pci ? d->pci : "NULL",
 			(unsigned long long)d->guid, d->port,
 			(double)d->latency, d->set[0], d->set[1][0] ? " " : "",
-			d->set[1]);
+			d->set[1], d->set[2][0] ? " " : "", d->set[2]);
 	}
 }
 

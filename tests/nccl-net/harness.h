@@ -14,6 +14,7 @@
 #define MAX_CONNS 8
 #define MAX_GROUP 8          /* largest grouped receive the harness posts */
 #define NEWEST_VERSION 12
+#define H_RAIL_DEVS 16       /* devices whose rail counters are kept */
 
 struct opts {
 	const char *plugin;
@@ -39,6 +40,8 @@ struct harness {
 	uint64_t deadline;   /* ns, CLOCK_MONOTONIC */
 	void *send[MAX_CONNS];
 	void *recv[MAX_CONNS];
+	int rails;           /* verbs rails whose counters rails_check() reads */
+	uint64_t rail_base[H_RAIL_DEVS][2]; /* sent_pkts, rcvd_pkts before */
 };
 
 #define FAIL(...)                                                         \
@@ -86,10 +89,14 @@ int link_tcp(struct harness *h, const char *addr);
 
 /* connect.c: every connection up both ways, the NCCL way */
 int connect_all(struct harness *h);
-/* With NCCL_NET_TEST_RAILS=N: 0 when the established tcp connections of
- * this (private) network namespace use N local addresses or more. */
-int check_rails(struct harness *h);
 int close_all(struct harness *h, int failed);
+
+/* rails.c, with NCCL_NET_TEST_RAILS=N (after connect_all): over tcp, 0
+ * when the established connections use N local addresses or more; over
+ * verbs, the ports' packet counters before the traffic, and after it 0
+ * when every device's rose by its connections' messages. */
+int rails_start(struct harness *h);
+int rails_check(struct harness *h);
 
 /* traffic.c: random sizes and tags, many in flight, every byte checked */
 int run_traffic(struct harness *h);

@@ -4,7 +4,8 @@
 # rail1, the plugin must offer two devices, and 4 connections each way
 # spread over them (connection k on device k % 2) must run on both rails'
 # addresses, with every message checked. Needs root (network namespaces);
-# skipped otherwise. The verbs form (two rxe devices per VM) is not run.
+# skipped otherwise. The verbs form (rxe0 and rxe1 in each of two VMs, each
+# port's packet counters checked) is step nccl-net-rails of tests/vm/run.sh.
 set -u
 b=${top_builddir:?run through make check or set top_builddir}
 prog=$b/tests/nccl-net/nccl_net_test

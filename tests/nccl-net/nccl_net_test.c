@@ -199,7 +199,7 @@ static int run(struct harness *h)
 	if (rc == 0)
 		rc = connect_all(h);
 	if (rc == 0)
-		rc = check_rails(h);
+		rc = rails_start(h);
 	if (rc == 0 && !h_hop_lines) {
 		fprintf(stderr, "nccl_net_test r%d: FAIL: hop's own log lines "
 			"(info: the transport chosen) did not reach NCCL's "
@@ -208,6 +208,8 @@ static int run(struct harness *h)
 	}
 	if (rc == 0) {
 		rc = run_traffic(h);
+		if (rc == 0)
+			rc = rails_check(h);
 		if (h->o.die_after)
 			rc = peer_died(h, rc);
 	}

@@ -288,14 +288,25 @@ fi
 
 # 4b. the NCCL net plugin over verbs (tests/nccl-net): its harness on both
 # ranks, handles exchanged over TCP at this step's HOP_ADDR; 100 small
-# messages then 30 of random size up to 4 MiB per direction; pair only
+# messages then 30 of random size up to 4 MiB per direction; pair only.
+# With two NICs per VM (softroce-cluster --nics 2: rxe0 on eth0, rxe1 on
+# eth1) the plugin offers rxe0:1 and rxe1:1, and the rails form runs
+# instead: 2 connections each way, connection k on device k % 2, and each
+# port's packet counters must rise by its connection's messages
+# (NCCL_NET_TEST_RAILS=2, tests/nccl-net/rails.c)
 NCCL_PLUGIN=$B/plugins/nccl/.libs/libnccl-net-hop.so
 if ! want nccl || [ "$MODE" != pair ]; then
 	:
 elif [ -x "$B/tests/nccl-net/nccl_net_test" ] && [ -f "$NCCL_PLUGIN" ]; then
-	step nccl-net 300 env LD_LIBRARY_PATH="$B/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-		bash -c '"$0" "$1" --rank "$2" --addr "$HOP_ADDR" --conns 1 --msgs 130 --timeout 240' \
-		"$B/tests/nccl-net/nccl_net_test" "$NCCL_PLUGIN" "$R"
+	if [ "${SOFTROCE_NICS:-1}" = 2 ]; then
+		name=nccl-net-rails rails=2 conns=2
+	else
+		name=nccl-net rails= conns=1
+	fi
+	step $name 300 env LD_LIBRARY_PATH="$B/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+		NCCL_NET_TEST_RAILS=$rails \
+		bash -c '"$0" "$1" --rank "$2" --addr "$HOP_ADDR" --conns "$3" --msgs 130 --timeout 240' \
+		"$B/tests/nccl-net/nccl_net_test" "$NCCL_PLUGIN" "$R" "$conns"
 else
 	skip nccl-net "tests/nccl-net/nccl_net_test or the plugin not built"
 fi

@@ -9,14 +9,18 @@
 #             ranks of a VM), the collectives' matrix and the
 #             multi-hop relay test on 4 ranks, and HOP_TRANSPORT=auto
 #             carrying each VM's pair on shm and the rest on verbs, then
-#   pair:     2 VMs with 1 rank each (one qemu dgram link over AF_UNIX),
+#   pair:     2 VMs with 1 rank each and two NICs each (softroce-cluster
+#             --nics 2: rxe0 on eth0, rxe1 on eth1, one qemu dgram link
+#             over AF_UNIX per rail; the steps but the NCCL plugin's use
+#             rxe0, the plugin runs a connection on each rail),
 # (--only loopback: 1 VM running 2 ranks, the pair's checks over rxe0's
 # loopback alone; the default run covers that path in the quad)
 # and runs tests/vm/guest-suite.sh on every rank with HOP_TRANSPORT=verbs: the
 # provider test on both connection managers (writes 0 B..16 MiB byte for
 # byte, sends, ordering, selective signalling, out-of-bounds), the p2p
-# integration test, the collective smoke test when built, and in the pair a
-# vanished peer and the perftest comparison (ib_write_lat / ib_write_bw beside
+# integration test, the collective smoke test when built, and in the pair
+# the NCCL net plugin over both rails, a vanished peer and the perftest
+# comparison (ib_write_lat / ib_write_bw beside
 # hop-p2p-bench, same VMs, same run; --no-perf skips it).
 # Prints one line per step and configuration, the perftest table, and exits
 # non-zero when a step failed or a VM did not finish. BUILD_DIR (default
@@ -64,11 +68,11 @@ mkdir -p "$LOGS"
 T0=$(date +%s)
 RC=0
 
-run_cfg() { # name nodes ranks_per_node suite-args...
-	local name=$1 n=$2 r=$3 log=$LOGS/$1.log
-	shift 3
-	echo "== $name: $n VM(s) x $r rank(s) =="
-	(cd "$B" && "$S/scripts/softroce-cluster" -n "$n" -r "$r" --timeout "$TIMEOUT" \
+run_cfg() { # name nodes ranks_per_node nics suite-args...
+	local name=$1 n=$2 r=$3 nics=$4 log=$LOGS/$1.log
+	shift 4
+	echo "== $name: $n VM(s) x $r rank(s), $nics NIC(s) each =="
+	(cd "$B" && "$S/scripts/softroce-cluster" -n "$n" -r "$r" --nics "$nics" --timeout "$TIMEOUT" \
 		-e PERF_ROUNDS="$ROUNDS" ${SUITE_ONLY:+-e SUITE_ONLY="$SUITE_ONLY"} \
 		${LAT2_PAIRS:+-e LAT2_PAIRS="$LAT2_PAIRS"} \
 		${PERF_OTHER_ROUNDS:+-e PERF_OTHER_ROUNDS="$PERF_OTHER_ROUNDS"} \
@@ -184,10 +188,10 @@ perf_table() { # log
 		}' <<< "$d"
 }
 
-[ "$ONLY" = loopback ] && run_cfg loopback 1 2 loopback
-[ -z "$ONLY" ] || [ "$ONLY" = quad ] && run_cfg quad 2 2 quad
+[ "$ONLY" = loopback ] && run_cfg loopback 1 2 1 loopback
+[ -z "$ONLY" ] || [ "$ONLY" = quad ] && run_cfg quad 2 2 1 quad
 if [ -z "$ONLY" ] || [ "$ONLY" = pair ]; then
-	if [ $PERF = 1 ]; then run_cfg pair 2 1 pair; else run_cfg pair 2 1 pair --no-perf; fi
+	if [ $PERF = 1 ]; then run_cfg pair 2 1 2 pair; else run_cfg pair 2 1 2 pair --no-perf; fi
 	if [ $PERF = 1 ]; then
 		echo "== perftest comparison (2 VMs, same run; TCG: compare ratios, not absolute numbers) =="
 		perf_table "$LOGS/pair.log"
@@ -196,6 +200,12 @@ if [ -z "$ONLY" ] || [ "$ONLY" = pair ]; then
 	if grep -qE '^\[n0 r0\] PROBE ' "$LOGS/pair.log"; then
 		echo "== hop-probe over verbs (2 VMs; TCG: the split, not the absolute times) =="
 		sed -n 's/^\[n0 r0\] PROBE /  /p' "$LOGS/pair.log"
+	fi
+	# the step passes only when every port's counters rose by its
+	# connections' messages: show by how much
+	if grep -qE '^\[n[01] r[01]\] nccl_net_test r[01]: rail ' "$LOGS/pair.log"; then
+		echo "== NCCL net plugin rails over verbs (packets each port counted during the traffic) =="
+		sed -n 's/^\[n[01] r[01]\] nccl_net_test \(r[01]: rail \)/  \1/p' "$LOGS/pair.log"
 	fi
 fi
 echo "== verbs VM tests: $([ $RC = 0 ] && echo PASS || echo FAIL) in $(( $(date +%s) - T0 )) s (logs: $LOGS) =="
