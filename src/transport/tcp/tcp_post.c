@@ -41,8 +41,11 @@ static int tcp_post_check(struct hop_prov *prov, int peer, unsigned flags,
 		return prov->ctx->error(prov->ctx, HOP_ERR_INVALID_ARG,
 				     "tcp: %s to rank %d: unknown flags 0x%x",
 				     what, peer, flags);
+	/* lazy: a peer never connected is dialled by the post */
 	if (peer != prov->rank &&
-	    (prov->peers[peer].fd < 0 || prov->peers[peer].bye)) {
+	    ((prov->peers[peer].fd < 0 &&
+	      (!prov->lazy || prov->peers[peer].ever)) ||
+	     prov->peers[peer].bye)) {
 		if (prov->peers[peer].bye)
 			return prov->ctx->fail_comm(prov->ctx, HOP_ERR_PEER_FAILED,
 					     "tcp: %s to rank %d, which has "
@@ -95,6 +98,8 @@ static int tcp_sq_commit(struct hop_prov *prov, struct tcp_peer *p,
 	p->sq_bytes += TCP_HDR_LEN + e->len;
 	if (p->sq_count++ == 0) {
 		prov->sq_busy++;
+		if (p->fd < 0) /* lazy: sent once connected */
+			return tcp_lazy_want(prov, p->rank);
 		return tcp_tx_progress(prov, p);
 	}
 	return 0;
