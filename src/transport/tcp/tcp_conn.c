@@ -1,7 +1,9 @@
 /*
  * tcp_conn.c - connecting the tcp provider's ranks: every pair once, the
- * lower rank dialling the higher, both sides checking the other's hello
- * (magic, version, secret, nranks, rank). All under the deadline.
+ * lower rank dialling the higher (eager, at open), or either rank when it
+ * first posts to the other (lazy, from the progress pass: tcp_lazy.c);
+ * both sides check the other's hello (magic, version, secret, nranks,
+ * rank). All under the deadline.
  *
  * Anyone on the host can connect to a listener, so an incoming connection
  * is a stranger until its hello is authenticated, and strangers never cost
