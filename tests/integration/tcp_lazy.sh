@@ -38,7 +38,7 @@ want=6 lazy 6 "all to all" all
 want=4 lazy 4 "rendezvous first" rndv
 want=8 HOP_ALGO=allreduce:ring lazy 8 "ring allreduce" ring
 # the exited rank prints nothing
-want=2 HOP_TIMEOUT=4 lazy 3 "dead peer" dead
+want=2 HOP_TIMEOUT=2 lazy 3 "dead peer" dead
 
 rm -f "$tmp"/*
 out=$(TCP_LAZY_DIR=$tmp HOP_TRANSPORT=tcp HOP_CONNECT=eager HOP_ALGO=allreduce:ring \

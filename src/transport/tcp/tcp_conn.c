@@ -133,7 +133,8 @@ int tcp_hs_claimed(const struct tcp_hs_set *set, int r)
 	if (set->hs[r].state == TCP_HS_DONE)
 		return 1;
 	for (int i = set->nout; i < set->nhs; i++)
-		if (set->hs[i].peer == r && set->hs[i].state == TCP_HS_SEND)
+		if (set->hs[i].peer == r && (set->hs[i].state == TCP_HS_SEND ||
+					     set->hs[i].state == TCP_HS_DONE))
 			return 1;
 	return 0;
 }
@@ -179,7 +180,8 @@ static void hs_drop_stranger(struct tcp_hs_set *set, struct tcp_hs *h,
 	hs_drop(set, h);
 }
 
-/* Check the peer's hello in @h->in. 0, or HOP_ERR_AUTH with @why. */
+/* Check the peer's hello in @h->in. 0; HOP_ERR_AUTH with @why; lazy:
+ * 1 with @why for an authentic rank that may not have this socket. */
 static int hs_check_hello(struct tcp_hs_set *set, struct tcp_hs *h,
 			  struct tcp_hello *hello, char *why, size_t whylen)
 {
