@@ -12,6 +12,9 @@
  *                             rendezvous, around a ring
  *   tcp_lazy_test ring        one 8 B allreduce (HOP_ALGO=allreduce:ring):
  *                             two neighbours' sockets
+ *   tcp_lazy_test last        rank 0 sends to every other rank and
+ *                             destroys its comm at once: its sends were
+ *                             complete, so they must still arrive
  *   tcp_lazy_test dead        the last rank exits after init; rank 0's
  *                             first send to it fails naming it within
  *                             HOP_TIMEOUT
@@ -197,6 +200,24 @@ static int t_ring(void)
 	return ring_peers();
 }
 
+/* Rank 0's only messages, then its close at once; returns -1 (its
+ * sockets are gone by the count). */
+static int t_last(void)
+{
+	uint8_t buf[100];
+
+	if (rank == 0) {
+		for (int q = 1; q < size; q++) {
+			fill(buf, sizeof(buf), 0, q, 3);
+			OK(hop_send(comm, buf, sizeof(buf), q, 3));
+		}
+		return -1;
+	}
+	OK(hop_recv(comm, buf, sizeof(buf), 0, 3, NULL));
+	check(buf, sizeof(buf), 0, 3);
+	return -1;
+}
+
 static double now_ms(void)
 {
 	struct timespec ts;
@@ -304,10 +325,12 @@ int main(int argc, char **argv)
 		peers = t_rndv();
 	else if (!strcmp(mode, "ring"))
 		peers = t_ring();
+	else if (!strcmp(mode, "last"))
+		peers = t_last();
 	else if (!strcmp(mode, "dead"))
 		t_dead();
 	else
-		FAIL("usage: %s pairs SEED|all|rndv|ring|dead", argv[0]);
+		FAIL("usage: %s pairs SEED|all|rndv|ring|last|dead", argv[0]);
 	if (peers >= 0) {
 		file_barrier("done");
 		settle();

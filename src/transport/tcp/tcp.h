@@ -244,6 +244,8 @@ int tcp_connect_all(struct hop_prov *prov, int lfd,
 int tcp_lazy_open(struct hop_prov *prov, int lfd,
 		  const struct tcp_addr *addrs);
 void tcp_lazy_close(struct hop_prov *prov);
+/* close(): let connects still holding queued posts finish (bounded). */
+void tcp_lazy_flush(struct hop_prov *prov);
 /* A post to @peer is queued while it is not connected: dial it. */
 int tcp_lazy_want(struct hop_prov *prov, int peer);
 /* Move the handshakes on without blocking (@listen: the listener is

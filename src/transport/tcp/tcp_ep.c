@@ -322,6 +322,7 @@ void tcp_close(struct hop_prov *prov)
 {
 	if (!prov)
 		return;
+	tcp_lazy_flush(prov);
 	prov->closing = 1;
 	/* tell every peer this EOF is orderly */
 	for (int r = 0; r < prov->nranks; r++)

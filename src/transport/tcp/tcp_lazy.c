@@ -27,6 +27,8 @@
 #include "transport/tcp/tcp.h"
 
 #define TCP_LAZY_REFUSED_MS 2000
+/* Longest close() waits for connects that still hold queued posts */
+#define TCP_LAZY_FLUSH_MS 2000
 /* Longest sleep in wait() while a refused connect waits to be redialled */
 #define TCP_LAZY_REDIAL_US 20000
 
@@ -184,4 +186,39 @@ int tcp_lazy_pollfds(struct hop_prov *prov, struct pollfd *pfd,
 	if (*timeout_us > TCP_LAZY_REDIAL_US)
 		*timeout_us = TCP_LAZY_REDIAL_US;
 	return np;
+}
+
+/* Posts queued to a peer whose connect is still under way? */
+static int lazy_pending(const struct hop_prov *prov)
+{
+	for (int r = 0; r < prov->nranks; r++)
+		if (prov->peers[r].sq_count && prov->peers[r].fd < 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * Before close: an eager post is in the socket once posted, and hop may
+ * have completed it for its caller (a buffered send); a lazy one may still
+ * wait for its connect. Finish those connects and hand their queues to
+ * the sockets, bounded by TCP_LAZY_FLUSH_MS and the comm failing.
+ */
+void tcp_lazy_flush(struct hop_prov *prov)
+{
+	int ms = prov->ctx->timeout_ms < TCP_LAZY_FLUSH_MS
+			 ? prov->ctx->timeout_ms : TCP_LAZY_FLUSH_MS;
+	uint64_t deadline = hop_now_ns() + (uint64_t)ms * 1000000ull;
+
+	if (!prov->lazy)
+		return;
+	while (lazy_pending(prov) && hop_now_ns() < deadline &&
+	       !prov->ctx->failed(prov->ctx)) {
+		if (tcp_lazy_progress(prov, 1))
+			return;
+		for (int r = 0; r < prov->nranks; r++)
+			if (prov->peers[r].sq_count && prov->peers[r].fd >= 0 &&
+			    tcp_tx_progress(prov, &prov->peers[r]))
+				return;
+		tcp_wait(prov, 1000);
+	}
 }
