@@ -255,7 +255,11 @@ int tcp_lazy_progress(struct hop_prov *prov, int listen);
  * for them); lower *@timeout_us to the next redial. Returns how many. */
 int tcp_lazy_pollfds(struct hop_prov *prov, struct pollfd *pfd,
 		     int *timeout_us);
-/* A socket was handed to peer @r: watch it (epoll), mark it used. */
+/* Allocate @p's send queue and staging buffer if not yet (lazy: on
+ * first use). 0 or HOP_ERR_NO_MEMORY, the comm failed. */
+int tcp_peer_mem(struct hop_prov *prov, struct tcp_peer *p);
+/* A socket was handed to peer @r: watch it (epoll), mark it used; on
+ * failure @fd is closed, or owned by the peer (closed with it). */
 int tcp_peer_attach(struct hop_prov *prov, int r, int fd);
 
 /* tcp_ep.c */

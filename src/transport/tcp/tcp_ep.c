@@ -102,10 +102,28 @@ int tcp_peer_reject(struct hop_prov *prov, struct tcp_peer *p, int code,
 	return ret;
 }
 
+int tcp_peer_mem(struct hop_prov *prov, struct tcp_peer *p)
+{
+	if (!p->sq && !(p->sq = malloc(TCP_SQ_DEPTH * sizeof(*p->sq))))
+		goto err_nomem;
+	if (!p->rx && p->rank != prov->rank && !(p->rx = malloc(TCP_RX_BUF)))
+		goto err_nomem;
+	return 0;
+
+err_nomem:
+	return prov->ctx->fail_comm(prov->ctx, HOP_ERR_NO_MEMORY, "tcp: out "
+			     "of memory for the queues of rank %d", p->rank);
+}
+
 int tcp_peer_attach(struct hop_prov *prov, int r, int fd)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = (uint32_t)r };
+	int ret;
 
+	if ((ret = tcp_peer_mem(prov, &prov->peers[r]))) {
+		close(fd);
+		return ret;
+	}
 	prov->peers[r].fd = fd;
 	prov->peers[r].ever = 1;
 	tcp_tune(fd);
@@ -212,7 +230,7 @@ int tcp_open(const struct hop_prov_ctx *ctx, struct hop_prov **out)
 	uint64_t deadline = hop_prov_deadline(ctx);
 	struct tcp_addr mine, *addrs = NULL;
 	struct hop_prov *prov;
-	int ret, lfd = -1, n = ctx->nranks;
+	int ret, lfd = -1, n = ctx->nranks, lazy = tcp_want_lazy(ctx);
 
 	if (!HOP_PROV_CTX_HAS(ctx, secret) || !ctx->secret)
 		return ctx->error(ctx, HOP_ERR_NOT_SUPPORTED, "tcp: this hop's "
@@ -238,11 +256,9 @@ int tcp_open(const struct hop_prov_ctx *ctx, struct hop_prov **out)
 
 		p->fd = -1;
 		p->rank = r;
-		p->sq = malloc(TCP_SQ_DEPTH * sizeof(*p->sq));
-		if (!p->sq)
-			goto err_nomem;
-		if (r != ctx->rank && !(p->rx = malloc(TCP_RX_BUF)))
-			goto err_nomem;
+		/* lazy: at the first post to or connection with the peer */
+		if (!lazy && (ret = tcp_peer_mem(prov, p)))
+			goto err_free;
 	}
 	{
 		uint32_t nslots = 1u << 16;
@@ -263,7 +279,7 @@ int tcp_open(const struct hop_prov_ctx *ctx, struct hop_prov **out)
 	ret = ctx->allgather(ctx, &mine, addrs, sizeof(mine));
 	if (ret)
 		goto err_close;
-	if (tcp_want_lazy(ctx)) {
+	if (lazy) {
 		ret = tcp_open_lazy(prov, lfd, addrs);
 		lfd = -1;
 		if (ret)

@@ -178,6 +178,8 @@ int tcp_post_write(struct hop_prov *prov, int peer, struct hop_prov_mr *lmr,
 				      flags, wr_id);
 
 	p = &prov->peers[peer];
+	if ((ret = tcp_peer_mem(prov, p)))
+		return ret;
 	if ((lmr && !tcp_sq_room(prov, p)) || !(e = tcp_sq_slot(prov, p)))
 		return tcp_failed(prov) ? tcp_failed(prov) : HOP_PROV_AGAIN;
 	h.op = TCP_OP_WRITE;
@@ -241,6 +243,8 @@ int tcp_post_send(struct hop_prov *prov, int peer, const void *buf,
 		return 0;
 	}
 	p = &prov->peers[peer];
+	if ((ret = tcp_peer_mem(prov, p)))
+		return ret;
 	if (!(e = tcp_sq_slot(prov, p)))
 		return tcp_failed(prov) ? tcp_failed(prov) : HOP_PROV_AGAIN;
 	h.len = len;
