@@ -125,9 +125,12 @@ struct tcp_sqe {
 enum tcp_rx_state { TCP_RX_HDR = 0, TCP_RX_PAYLOAD, TCP_RX_DISCARD };
 
 struct tcp_peer {
-	int fd;                 /* -1 when not connected (self or closed) */
+	int fd;                 /* -1 when not connected (self, closed, or
+				 * lazy and not used yet) */
 	int rank;
 	int bye;                /* peer announced an orderly close */
+	int ever;               /* has been connected (lazy: a later fd < 0
+				 * means lost, not "not yet") */
 	/* send queue: ring of TCP_SQ_DEPTH entries */
 	struct tcp_sqe *sq;
 	uint32_t sq_head, sq_count;
@@ -154,6 +157,7 @@ struct hop_prov {
 	int epfd;               /* epoll set of peers (many peers), or -1 */
 	uint32_t rr;            /* first peer the next poll looks at */
 	struct hop_emu_mr *mrs_live;   /* freed by close() */
+	struct tcp_lazy *lazy;  /* HOP_CONNECT=lazy, else NULL */
 };
 
 #define TCP_MR_MAGIC 0x74636d72u /* "tcmr" */
@@ -169,6 +173,62 @@ struct tcp_addr {
 };
 
 /* tcp_conn.c */
+
+/* TCP_HS_IDLE: a lazy outgoing slot nobody wants dialled (yet) */
+enum tcp_hs_state { TCP_HS_FREE = 0, TCP_HS_CONNECTING, TCP_HS_SEND,
+		    TCP_HS_RECV, TCP_HS_DONE, TCP_HS_IDLE };
+
+/* One handshake in progress. */
+struct tcp_hs {
+	int fd;
+	int peer;               /* expected (outgoing) or claimed (incoming) */
+	int outgoing;
+	int state;
+	uint64_t retry_at;      /* outgoing: reconnect time after a refusal */
+	uint64_t since;         /* incoming: accepted at; lazy outgoing:
+				 * first wanted at */
+	int resets;             /* outgoing: closed by the other end */
+	int refused;            /* outgoing: the last attempt was refused */
+	uint8_t out[TCP_HELLO_LEN];
+	size_t outoff;
+	uint8_t in[TCP_HELLO_LEN];
+	size_t inoff;
+};
+
+/* A set of handshakes: all pairs at open (eager), or the pairs being
+ * connected on first use (lazy, where outgoing slot r dials rank r). */
+struct tcp_hs_set {
+	struct hop_prov *prov;
+	const uint8_t *secret;
+	const struct tcp_addr *addrs;
+	int lfd;
+	int lazy;
+	struct tcp_hs *hs;      /* nout outgoing, then the incoming slots */
+	int nout, nhs;
+	int strangers;          /* incoming connections closed unauthenticated */
+	struct pollfd *pfd;     /* nhs + 1: one pass's poll set */
+	int *map;               /* pfd index -> hs index, -1: the listener */
+};
+
+int tcp_hs_set_init(struct tcp_hs_set *set, struct hop_prov *prov, int lfd,
+		    const struct tcp_addr *addrs, const uint8_t *secret,
+		    int lazy);
+void tcp_hs_set_fini(struct tcp_hs_set *set);
+/* Is rank @r's socket connected, or being answered (lazy)? */
+int tcp_hs_claimed(const struct tcp_hs_set *set, int r);
+/*
+ * tcp_hs_pass() - One round of every handshake of @set: dial what is due,
+ * close silent strangers, poll for up to @timeout_ms, step what is ready
+ * (accepting from the listener last), hand finished sockets to their
+ * peers. Returns how many finished, or a negative hop code (comm failed).
+ */
+int tcp_hs_pass(struct tcp_hs_set *set, int timeout_ms);
+/* The sockets of @set's handshakes in progress into @pfd (their slots in
+ * @map unless NULL); returns how many. */
+int tcp_hs_pollfds(const struct tcp_hs_set *set, struct pollfd *pfd,
+		   int *map);
+void tcp_tune(int fd);
+
 /*
  * tcp_connect_all() - Connect every pair under @deadline: dial the higher
  * ranks' @addrs, accept the lower ranks on @lfd, exchange and check hellos
@@ -177,6 +237,30 @@ struct tcp_addr {
 int tcp_connect_all(struct hop_prov *prov, int lfd,
 		    const struct tcp_addr *addrs, const uint8_t *secret,
 		    uint64_t deadline);
+
+/* tcp_lazy.c: HOP_CONNECT=lazy, pairs connected on first use */
+/* epoll tag of the listening socket (peers are tagged with their rank) */
+#define TCP_EV_LISTEN UINT32_MAX
+int tcp_lazy_open(struct hop_prov *prov, int lfd,
+		  const struct tcp_addr *addrs);
+void tcp_lazy_close(struct hop_prov *prov);
+/* close(): let connects still holding queued posts finish (bounded). */
+void tcp_lazy_flush(struct hop_prov *prov);
+/* A post to @peer is queued while it is not connected: dial it. */
+int tcp_lazy_want(struct hop_prov *prov, int peer);
+/* Move the handshakes on without blocking (@listen: the listener is
+ * readable, else only when some are in progress). 0 or a hop code. */
+int tcp_lazy_progress(struct hop_prov *prov, int listen);
+/* Add the listener and handshake sockets to @pfd (prov->pfd has room
+ * for them); lower *@timeout_us to the next redial. Returns how many. */
+int tcp_lazy_pollfds(struct hop_prov *prov, struct pollfd *pfd,
+		     int *timeout_us);
+/* Allocate @p's send queue and staging buffer if not yet (lazy: on
+ * first use). 0 or HOP_ERR_NO_MEMORY, the comm failed. */
+int tcp_peer_mem(struct hop_prov *prov, struct tcp_peer *p);
+/* A socket was handed to peer @r: watch it (epoll), mark it used; on
+ * failure @fd is closed, or owned by the peer (closed with it). */
+int tcp_peer_attach(struct hop_prov *prov, int r, int fd);
 
 /* tcp_ep.c */
 int tcp_usable(const struct hop_prov_ctx *ctx, char *why, size_t whylen);

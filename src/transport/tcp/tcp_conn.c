@@ -1,7 +1,9 @@
 /*
  * tcp_conn.c - connecting the tcp provider's ranks: every pair once, the
- * lower rank dialling the higher, both sides checking the other's hello
- * (magic, version, secret, nranks, rank). All under the deadline.
+ * lower rank dialling the higher (eager, at open), or either rank when it
+ * first posts to the other (lazy, from the progress pass: tcp_lazy.c);
+ * both sides check the other's hello (magic, version, secret, nranks,
+ * rank). All under the deadline.
  *
  * Anyone on the host can connect to a listener, so an incoming connection
  * is a stranger until its hello is authenticated, and strangers never cost
@@ -32,32 +34,6 @@
 /* An outgoing connect is retried this long after a refusal or a reset. */
 #define TCP_HS_RETRY_NS 20000000ull
 
-enum hs_state { HS_FREE = 0, HS_CONNECTING, HS_SEND, HS_RECV, HS_DONE };
-
-/* One handshake in progress. */
-struct tcp_hs {
-	int fd;
-	int peer;               /* expected (outgoing) or claimed (incoming) */
-	int outgoing;
-	int state;
-	uint64_t retry_at;      /* outgoing: reconnect time after a refusal */
-	uint64_t since;         /* incoming: accepted at */
-	int resets;             /* outgoing: closed by the other end */
-	uint8_t out[TCP_HELLO_LEN];
-	size_t outoff;
-	uint8_t in[TCP_HELLO_LEN];
-	size_t inoff;
-};
-
-/* The handshakes of one tcp_connect_all(). */
-struct hs_set {
-	struct hop_prov *prov;
-	const uint8_t *secret;
-	struct tcp_hs *hs;      /* nout outgoing, then the incoming slots */
-	int nout, nhs;
-	int strangers;          /* incoming connections closed unauthenticated */
-};
-
 /*
  * Does connected @fd lead to another host (its two ends' addresses
  * differ)? Ranks of one host share their listening address, and their
@@ -78,7 +54,7 @@ static int tcp_other_host(int fd)
 	return a.sin_addr.s_addr != b.sin_addr.s_addr;
 }
 
-static void tcp_tune(int fd)
+void tcp_tune(int fd)
 {
 	/* 1 when the system max allows TCP_SOCKBUF; inits may run on
 	 * several threads at once (the NCCL plugin) */
@@ -124,29 +100,65 @@ static int hs_connect(struct tcp_hs *h, const struct tcp_addr *a)
 		return -errno;
 	sa.sin_addr.s_addr = a->ip;
 	sa.sin_port = a->port;
-	h->state = HS_CONNECTING;
+	h->state = TCP_HS_CONNECTING;
 	h->outoff = h->inoff = 0;
 	if (connect(h->fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
-		h->state = HS_SEND;
+		h->state = TCP_HS_SEND;
 	else if (errno != EINPROGRESS)
 		return -errno;
 	return 0;
 }
 
 /* Outgoing @h failed before the answer: connect again a little later. */
-static void hs_retry(struct hs_set *set, struct tcp_hs *h, const char *why)
+static void hs_retry(struct tcp_hs_set *set, struct tcp_hs *h, const char *why)
 {
 	HOP_PROV_TRACE(set->prov->ctx, "connection to rank %d: %s; retrying",
 		       h->peer, why);
 	if (h->fd >= 0)
 		close(h->fd);
 	h->fd = -1;
-	h->state = HS_FREE;
+	h->state = TCP_HS_FREE;
 	h->retry_at = hop_now_ns() + TCP_HS_RETRY_NS;
 }
 
+/* Is a socket to rank @r connected or being answered (lazy: incoming
+ * hellos do not claim the peer's fd, so no post can write to a socket
+ * before its answer is out)? */
+int tcp_hs_claimed(const struct tcp_hs_set *set, int r)
+{
+	if (set->prov->peers[r].fd >= 0 || set->prov->peers[r].ever)
+		return 1;
+	if (!set->lazy)
+		return 0;
+	if (set->hs[r].state == TCP_HS_DONE)
+		return 1;
+	for (int i = set->nout; i < set->nhs; i++)
+		if (set->hs[i].peer == r && (set->hs[i].state == TCP_HS_SEND ||
+					     set->hs[i].state == TCP_HS_DONE))
+			return 1;
+	return 0;
+}
+
+/*
+ * May an authenticated incoming hello from rank @r have the pair's
+ * socket? Eager: lower ranks dial. Lazy: either may dial, one socket per
+ * pair; when both dial at once the lower rank's dial wins, so this rank
+ * refuses a higher rank while its own dial to it is under way (the
+ * higher rank gives up its dial when this one reaches it).
+ */
+static int hs_wanted(const struct tcp_hs_set *set, int r)
+{
+	int me = set->prov->rank;
+
+	if (!set->lazy)
+		return r < me && !tcp_hs_claimed(set, r);
+	if (r == me || tcp_hs_claimed(set, r))
+		return 0;
+	return !(me < r && set->hs[r].state != TCP_HS_IDLE);
+}
+
 /* Close incoming @h, releasing the rank it may have claimed. */
-static void hs_drop(struct hs_set *set, struct tcp_hs *h)
+static void hs_drop(struct tcp_hs_set *set, struct tcp_hs *h)
 {
 	struct hop_prov *prov = set->prov;
 
@@ -155,11 +167,11 @@ static void hs_drop(struct hs_set *set, struct tcp_hs *h)
 	close(h->fd);
 	h->fd = -1;
 	h->peer = -1;
-	h->state = HS_FREE;
+	h->state = TCP_HS_FREE;
 }
 
 /* Incoming @h has not authenticated: close it, blaming no rank. */
-static void hs_drop_stranger(struct hs_set *set, struct tcp_hs *h,
+static void hs_drop_stranger(struct tcp_hs_set *set, struct tcp_hs *h,
 			     const char *why)
 {
 	HOP_PROV_INFO(set->prov->ctx, "closed an unauthenticated incoming "
@@ -168,8 +180,9 @@ static void hs_drop_stranger(struct hs_set *set, struct tcp_hs *h,
 	hs_drop(set, h);
 }
 
-/* Check the peer's hello in @h->in. 0, or HOP_ERR_AUTH with @why. */
-static int hs_check_hello(struct hs_set *set, struct tcp_hs *h,
+/* Check the peer's hello in @h->in. 0; HOP_ERR_AUTH with @why; lazy:
+ * 1 with @why for an authentic rank that may not have this socket. */
+static int hs_check_hello(struct tcp_hs_set *set, struct tcp_hs *h,
 			  struct tcp_hello *hello, char *why, size_t whylen)
 {
 	struct hop_prov *prov = set->prov;
@@ -185,19 +198,23 @@ static int hs_check_hello(struct hs_set *set, struct tcp_hs *h,
 			 prov->nranks);
 		return HOP_ERR_AUTH;
 	}
-	if (h->outgoing ? hello->rank != (uint32_t)h->peer
-			: (hello->rank >= (uint32_t)prov->rank ||
-			   prov->peers[hello->rank].fd >= 0)) {
-		snprintf(why, whylen, "claims rank %u (%s)", hello->rank,
-			 h->outgoing ? "not the rank dialled"
-				     : "not a lower rank or a duplicate");
+	if (h->outgoing && hello->rank != (uint32_t)h->peer) {
+		snprintf(why, whylen, "claims rank %u (not the rank dialled)",
+			 hello->rank);
 		return HOP_ERR_AUTH;
+	}
+	if (!h->outgoing && !hs_wanted(set, (int)hello->rank)) {
+		snprintf(why, whylen, "claims rank %u (%s)", hello->rank,
+			 set->lazy ? "connected or dialled by this rank"
+				   : "not a lower rank or a duplicate");
+		/* lazy: an authentic rank that lost a simultaneous dial */
+		return set->lazy ? 1 : HOP_ERR_AUTH;
 	}
 	return 0;
 }
 
 /* A valid hello arrived on incoming @h: claim its rank, answer. */
-static void hs_accept_hello(struct hs_set *set, struct tcp_hs *h,
+static void hs_accept_hello(struct tcp_hs_set *set, struct tcp_hs *h,
 			    const struct tcp_hello *hello)
 {
 	struct hop_prov *prov = set->prov;
@@ -210,21 +227,32 @@ static void hs_accept_hello(struct hs_set *set, struct tcp_hs *h,
 	memcpy(me.secret, set->secret, HOP_PROV_SECRET_LEN);
 	tcp_hello_pack(&me, h->out);
 	h->peer = (int)hello->rank;
+	h->state = TCP_HS_SEND;
+	if (set->lazy) {
+		/* the higher rank of a simultaneous dial gives up its own */
+		struct tcp_hs *mine = &set->hs[h->peer];
+
+		if (mine->fd >= 0)
+			close(mine->fd);
+		mine->fd = -1;
+		mine->state = TCP_HS_IDLE;
+		return;
+	}
 	/* claim the rank now so a duplicate is refused */
 	prov->peers[h->peer].fd = h->fd;
-	h->state = HS_SEND;
 }
 
 /* Move handshake @h forward after poll reported @rev. Returns 0, or a
  * negative hop code that fails open(). */
-static int hs_step(struct hs_set *set, struct tcp_hs *h, short rev)
+static int hs_step(struct tcp_hs_set *set, struct tcp_hs *h, short rev)
 {
 	struct hop_prov *prov = set->prov;
 	struct tcp_hello hello;
 	char why[160];
 	ssize_t n;
+	int bad;
 
-	if (h->state == HS_CONNECTING && (rev & (POLLOUT | POLLERR | POLLHUP))) {
+	if (h->state == TCP_HS_CONNECTING && (rev & (POLLOUT | POLLERR | POLLHUP))) {
 		int err = 0;
 		socklen_t el = sizeof(err);
 
@@ -232,11 +260,12 @@ static int hs_step(struct hs_set *set, struct tcp_hs *h, short rev)
 		if (err) {
 			/* refused or reset: the peer may still be starting */
 			hs_retry(set, h, strerror(err));
+			h->refused = err == ECONNREFUSED;
 			return 0;
 		}
-		h->state = HS_SEND;
+		h->state = TCP_HS_SEND;
 	}
-	if (h->state == HS_SEND) {
+	if (h->state == TCP_HS_SEND) {
 		n = send(h->fd, h->out + h->outoff, TCP_HELLO_LEN - h->outoff,
 			 MSG_NOSIGNAL);
 		if (n < 0 && errno != EAGAIN && errno != EINTR)
@@ -244,10 +273,10 @@ static int hs_step(struct hs_set *set, struct tcp_hs *h, short rev)
 		if (n > 0)
 			h->outoff += (size_t)n;
 		if (h->outoff == TCP_HELLO_LEN)
-			h->state = h->outgoing ? HS_RECV : HS_DONE;
+			h->state = h->outgoing ? TCP_HS_RECV : TCP_HS_DONE;
 		return 0;
 	}
-	if (h->state != HS_RECV || !(rev & (POLLIN | POLLERR | POLLHUP)))
+	if (h->state != TCP_HS_RECV || !(rev & (POLLIN | POLLERR | POLLHUP)))
 		return 0;
 	n = recv(h->fd, h->in + h->inoff, TCP_HELLO_LEN - h->inoff, 0);
 	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
@@ -257,7 +286,13 @@ static int hs_step(struct hs_set *set, struct tcp_hs *h, short rev)
 	h->inoff += (size_t)n;
 	if (h->inoff < TCP_HELLO_LEN)
 		return 0;
-	if (hs_check_hello(set, h, &hello, why, sizeof(why))) {
+	if ((bad = hs_check_hello(set, h, &hello, why, sizeof(why))) > 0) {
+		HOP_PROV_TRACE(prov->ctx, "closed an incoming connection: %s",
+			       why);
+		hs_drop(set, h);
+		return 0;
+	}
+	if (bad) {
 		if (h->outgoing)
 			return prov->ctx->fail_comm(prov->ctx, HOP_ERR_AUTH,
 					     "tcp: rank %d answered with a bad "
@@ -271,7 +306,8 @@ static int hs_step(struct hs_set *set, struct tcp_hs *h, short rev)
 		return 0;
 	}
 	if (h->outgoing) {
-		h->state = HS_DONE;
+		h->state = TCP_HS_DONE;
+		h->refused = 0;
 		return 0;
 	}
 	hs_accept_hello(set, h, &hello);
@@ -283,7 +319,7 @@ conn_lost:
 		 * taken for a stranger's; the deadline bounds the retries */
 		h->resets++;
 		hs_retry(set, h, "closed during the handshake");
-	} else if (h->state == HS_RECV) {
+	} else if (h->state == TCP_HS_RECV) {
 		hs_drop_stranger(set, h, "closed before its hello");
 	} else {
 		HOP_PROV_INFO(prov->ctx, "rank %d closed its connection during "
@@ -296,16 +332,16 @@ conn_lost:
 /* A free incoming slot, making one by closing the oldest stranger (an
  * incoming connection whose hello is not read yet); -1 when every slot
  * holds an authenticated rank. */
-static int hs_free_slot(struct hs_set *set)
+static int hs_free_slot(struct tcp_hs_set *set)
 {
 	struct tcp_hs *oldest = NULL;
 
 	for (int i = set->nout; i < set->nhs; i++) {
 		struct tcp_hs *h = &set->hs[i];
 
-		if (h->state == HS_FREE)
+		if (h->state == TCP_HS_FREE)
 			return i;
-		if (h->state == HS_RECV && (!oldest || h->since < oldest->since))
+		if (h->state == TCP_HS_RECV && (!oldest || h->since < oldest->since))
 			oldest = h;
 	}
 	if (!oldest)
@@ -316,7 +352,7 @@ static int hs_free_slot(struct hs_set *set)
 }
 
 /* Accept one queued connection into a slot. */
-static void hs_accept(struct hs_set *set, int lfd)
+static void hs_accept(struct tcp_hs_set *set, int lfd)
 {
 	int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	int slot;
@@ -335,12 +371,12 @@ static void hs_accept(struct hs_set *set, int lfd)
 	memset(h, 0, sizeof(*h));
 	h->fd = fd;
 	h->peer = -1;
-	h->state = HS_RECV;
+	h->state = TCP_HS_RECV;
 	h->since = hop_now_ns();
 }
 
 /* Close incoming connections that did not say hello in time. */
-static void hs_expire(struct hs_set *set, uint64_t now)
+static void hs_expire(struct tcp_hs_set *set, uint64_t now)
 {
 	char why[48];
 
@@ -348,48 +384,54 @@ static void hs_expire(struct hs_set *set, uint64_t now)
 	for (int i = set->nout; i < set->nhs; i++) {
 		struct tcp_hs *h = &set->hs[i];
 
-		if (h->state == HS_RECV &&
+		if (h->state == TCP_HS_RECV &&
 		    now - h->since > TCP_HS_SILENT_MS * 1000000ull)
 			hs_drop_stranger(set, h, why);
 	}
 }
 
 /* (Re)start outgoing connects that are due. */
-static void hs_dial(struct hs_set *set, const struct tcp_addr *addrs,
+static void hs_dial(struct tcp_hs_set *set, const struct tcp_addr *addrs,
 		    uint64_t now)
 {
 	for (int i = 0; i < set->nout; i++) {
 		struct tcp_hs *h = &set->hs[i];
 		int err;
 
-		if (h->state != HS_FREE || h->retry_at > now)
+		if (h->state != TCP_HS_FREE || h->retry_at > now)
 			continue;
-		if ((err = hs_connect(h, &addrs[h->peer])))
+		if ((err = hs_connect(h, &addrs[h->peer]))) {
 			hs_retry(set, h, strerror(-err));
+			h->refused = err == -ECONNREFUSED;
+		}
 	}
 }
 
-/* Hand finished handshakes' sockets to their peers; returns how many. */
-static int hs_collect(struct hs_set *set)
+/* Hand finished handshakes' sockets to their peers; returns how many,
+ * or a negative hop code. */
+static int hs_collect(struct tcp_hs_set *set)
 {
-	int done = 0;
+	int done = 0, ret;
 
 	for (int i = 0; i < set->nhs; i++) {
 		struct tcp_hs *h = &set->hs[i];
 
-		if (h->state != HS_DONE || h->fd < 0)
+		if (h->state != TCP_HS_DONE || h->fd < 0)
 			continue;
-		set->prov->peers[h->peer].fd = h->fd;
-		tcp_tune(h->fd);
+		ret = tcp_peer_attach(set->prov, h->peer, h->fd);
 		h->fd = -1; /* owned by the peer now */
 		if (!h->outgoing)
-			h->state = HS_FREE; /* slot reusable */
+			h->state = TCP_HS_FREE; /* slot reusable */
+		else if (set->lazy)
+			h->state = TCP_HS_IDLE;
+		if (ret)
+			return ret;
 		done++;
 	}
 	return done;
 }
 
-static int hs_timeout(struct hs_set *set)
+static int hs_timeout(struct tcp_hs_set *set)
 {
 	struct hop_prov *prov = set->prov;
 	char miss[256], note[160] = "";
@@ -413,21 +455,34 @@ static int hs_timeout(struct hs_set *set)
 			     prov->ctx->timeout_ms, note);
 }
 
-static int hs_set_init(struct hs_set *set, struct hop_prov *prov,
-		       const uint8_t *secret)
+int tcp_hs_set_init(struct tcp_hs_set *set, struct hop_prov *prov, int lfd,
+		    const struct tcp_addr *addrs, const uint8_t *secret,
+		    int lazy)
 {
 	int me = prov->rank, n = prov->nranks;
 	struct tcp_hello hello = { .version = TCP_HELLO_VERSION,
 				   .rank = (uint32_t)me,
 				   .nranks = (uint32_t)n };
 
+	memset(set, 0, sizeof(*set));
 	set->prov = prov;
 	set->secret = secret;
-	set->nout = n - 1 - me;
-	set->nhs = set->nout + me + 8;
+	set->addrs = addrs;
+	set->lfd = lfd;
+	set->lazy = lazy;
+	/* lazy: slot r dials rank r; incoming slots are only held for a
+	 * hello's round trip, so a few dozen serve any job size */
+	set->nout = lazy ? n : n - 1 - me;
+	set->nhs = set->nout + (lazy ? (n - 1 < 64 ? n - 1 : 64) : me) + 8;
 	set->hs = calloc((size_t)set->nhs, sizeof(*set->hs));
-	if (!set->hs)
-		return -1;
+	set->pfd = calloc((size_t)set->nhs + 1, sizeof(*set->pfd));
+	set->map = calloc((size_t)set->nhs + 1, sizeof(*set->map));
+	if (!set->hs || !set->pfd || !set->map) {
+		tcp_hs_set_fini(set);
+		return prov->ctx->fail_comm(prov->ctx, HOP_ERR_NO_MEMORY,
+				     "tcp: out of memory for the handshakes "
+				     "of %d ranks", n);
+	}
 	memcpy(hello.secret, secret, HOP_PROV_SECRET_LEN);
 	for (int i = 0; i < set->nhs; i++) {
 		set->hs[i].fd = -1;
@@ -435,10 +490,77 @@ static int hs_set_init(struct hs_set *set, struct hop_prov *prov,
 	}
 	for (int i = 0; i < set->nout; i++) {
 		set->hs[i].outgoing = 1;
-		set->hs[i].peer = me + 1 + i;
+		set->hs[i].peer = lazy ? i : me + 1 + i;
+		set->hs[i].state = lazy ? TCP_HS_IDLE : TCP_HS_FREE;
 		tcp_hello_pack(&hello, set->hs[i].out);
 	}
 	return 0;
+}
+
+void tcp_hs_set_fini(struct tcp_hs_set *set)
+{
+	for (int i = 0; set->hs && i < set->nhs; i++)
+		if (set->hs[i].fd >= 0)
+			hs_drop(set, &set->hs[i]);
+	free(set->hs);
+	free(set->pfd);
+	free(set->map);
+	set->hs = NULL;
+	set->pfd = NULL;
+	set->map = NULL;
+}
+
+int tcp_hs_pollfds(const struct tcp_hs_set *set, struct pollfd *pfd,
+		   int *map)
+{
+	int np = 0;
+
+	for (int i = 0; i < set->nhs; i++) {
+		const struct tcp_hs *h = &set->hs[i];
+
+		if (h->fd < 0 || h->state == TCP_HS_DONE ||
+		    h->state == TCP_HS_FREE)
+			continue;
+		pfd[np].fd = h->fd;
+		pfd[np].events = h->state == TCP_HS_RECV ? POLLIN : POLLOUT;
+		pfd[np].revents = 0;
+		if (map)
+			map[np] = i;
+		np++;
+	}
+	return np;
+}
+
+int tcp_hs_pass(struct tcp_hs_set *set, int timeout_ms)
+{
+	struct hop_prov *prov = set->prov;
+	struct pollfd *pfd = set->pfd;
+	uint64_t now = hop_now_ns();
+	int np = 0, ret;
+
+	hs_dial(set, set->addrs, now);
+	hs_expire(set, now);
+	np = tcp_hs_pollfds(set, pfd, set->map);
+	/* last: handshakes are read before another accept can evict one of
+	 * them; eager rank 0 is dialled by no one */
+	if (set->lazy || prov->rank > 0) {
+		pfd[np].fd = set->lfd;
+		pfd[np].events = POLLIN;
+		set->map[np++] = -1;
+	}
+	if (poll(pfd, (nfds_t)np, timeout_ms) < 0 && errno != EINTR)
+		return prov->ctx->fail_comm(prov->ctx, HOP_ERR_SYSTEM,
+				     "tcp: poll: %s", strerror(errno));
+	for (int k = 0; k < np; k++) {
+		if (!pfd[k].revents)
+			continue;
+		if (set->map[k] < 0)
+			hs_accept(set, set->lfd);
+		else if ((ret = hs_step(set, &set->hs[set->map[k]],
+					pfd[k].revents)))
+			return ret;
+	}
+	return hs_collect(set);
 }
 
 /* Connect every pair under the deadline. */
@@ -446,76 +568,29 @@ int tcp_connect_all(struct hop_prov *prov, int lfd,
 		    const struct tcp_addr *addrs, const uint8_t *secret,
 		    uint64_t deadline)
 {
-	struct hs_set set = { 0 };
-	struct pollfd *pfd = NULL;
-	int *map = NULL;
-	int ret = 0, done = 0, want = prov->nranks - 1;
+	struct tcp_hs_set set;
+	int ret, done = 0, want = prov->nranks - 1;
 
-	if (hs_set_init(&set, prov, secret) ||
-	    !(pfd = calloc((size_t)set.nhs + 1, sizeof(*pfd))) ||
-	    !(map = calloc((size_t)set.nhs + 1, sizeof(*map)))) {
-		ret = prov->ctx->fail_comm(prov->ctx, HOP_ERR_NO_MEMORY,
-				    "tcp: out of memory connecting %d ranks",
-				    prov->nranks);
-		goto out;
-	}
+	if ((ret = tcp_hs_set_init(&set, prov, lfd, addrs, secret, 0)))
+		return ret;
 	while (done < want) {
-		int np = 0, timeout;
-		uint64_t now = hop_now_ns();
+		int timeout = hop_deadline_ms_left(deadline);
 
-		if (now >= deadline) {
+		if (hop_now_ns() >= deadline) {
 			ret = hs_timeout(&set);
-			goto out;
+			break;
 		}
-		hs_dial(&set, addrs, now);
-		hs_expire(&set, now);
-		for (int i = 0; i < set.nhs; i++) {
-			struct tcp_hs *h = &set.hs[i];
-
-			if (h->fd < 0 || h->state == HS_DONE ||
-			    h->state == HS_FREE)
-				continue;
-			pfd[np].fd = h->fd;
-			pfd[np].events = h->state == HS_RECV ? POLLIN : POLLOUT;
-			map[np++] = i;
-		}
-		/* last: handshakes are read before another accept can
-		 * evict one of them */
-		if (prov->rank > 0) {
-			pfd[np].fd = lfd;
-			pfd[np].events = POLLIN;
-			map[np++] = -1;
-		}
-		timeout = hop_deadline_ms_left(deadline);
-		if (timeout > 20)
-			timeout = 20; /* retries of refused connects */
-		if (poll(pfd, (nfds_t)np, timeout) < 0 && errno != EINTR) {
-			ret = prov->ctx->fail_comm(prov->ctx, HOP_ERR_SYSTEM,
-					    "tcp: poll: %s", strerror(errno));
-			goto out;
-		}
-		for (int k = 0; k < np; k++) {
-			if (!pfd[k].revents)
-				continue;
-			if (map[k] < 0)
-				hs_accept(&set, lfd);
-			else if ((ret = hs_step(&set, &set.hs[map[k]],
-						pfd[k].revents)))
-				goto out;
-		}
-		done += hs_collect(&set);
+		/* at most 20 ms: retries of refused connects */
+		if ((ret = tcp_hs_pass(&set, timeout > 20 ? 20 : timeout)) < 0)
+			break;
+		done += ret;
+		ret = 0;
 	}
-out:
 	if (set.strangers)
 		HOP_PROV_WARN(prov->ctx, "closed %d incoming connection(s) that did not "
 			 "authenticate while connecting the ranks (another "
 			 "process connected to this rank's listener)",
 			 set.strangers);
-	for (int i = 0; set.hs && i < set.nhs; i++)
-		if (set.hs[i].fd >= 0)
-			hs_drop(&set, &set.hs[i]);
-	free(set.hs);
-	free(pfd);
-	free(map);
+	tcp_hs_set_fini(&set);
 	return ret;
 }

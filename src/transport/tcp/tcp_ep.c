@@ -1,7 +1,8 @@
 /*
  * tcp_ep.c - the tcp provider's instance: listen, exchange addresses,
  * connect every pair (the lower rank connects to the higher, which
- * authenticates the hello), close; and its ops table.
+ * authenticates the hello) or, with HOP_CONNECT=lazy, each pair on its
+ * first use (tcp_lazy.c); close; and its ops table.
  */
 #include <errno.h>
 #include <arpa/inet.h>
@@ -101,6 +102,40 @@ int tcp_peer_reject(struct hop_prov *prov, struct tcp_peer *p, int code,
 	return ret;
 }
 
+int tcp_peer_mem(struct hop_prov *prov, struct tcp_peer *p)
+{
+	if (!p->sq && !(p->sq = malloc(TCP_SQ_DEPTH * sizeof(*p->sq))))
+		goto err_nomem;
+	if (!p->rx && p->rank != prov->rank && !(p->rx = malloc(TCP_RX_BUF)))
+		goto err_nomem;
+	return 0;
+
+err_nomem:
+	return prov->ctx->fail_comm(prov->ctx, HOP_ERR_NO_MEMORY, "tcp: out "
+			     "of memory for the queues of rank %d", p->rank);
+}
+
+int tcp_peer_attach(struct hop_prov *prov, int r, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = (uint32_t)r };
+	int ret;
+
+	if ((ret = tcp_peer_mem(prov, &prov->peers[r]))) {
+		close(fd);
+		return ret;
+	}
+	prov->peers[r].fd = fd;
+	prov->peers[r].ever = 1;
+	tcp_tune(fd);
+	/* eager: the epoll set is made once every pair is connected */
+	if (prov->epfd >= 0 && epoll_ctl(prov->epfd, EPOLL_CTL_ADD, fd, &ev))
+		return prov->ctx->fail_comm(prov->ctx, HOP_ERR_SYSTEM,
+				     "tcp: epoll_ctl adding rank %d: %s", r,
+				     strerror(errno));
+	HOP_PROV_TRACE(prov->ctx, "connected to rank %d", r);
+	return 0;
+}
+
 static void tcp_free(struct hop_prov *prov)
 {
 	if (prov->peers) {
@@ -113,6 +148,7 @@ static void tcp_free(struct hop_prov *prov)
 			free(p->rx);
 		}
 	}
+	tcp_lazy_close(prov);
 	if (prov->epfd >= 0)
 		close(prov->epfd);
 	free(prov->peers);
@@ -152,12 +188,49 @@ static int tcp_listen(struct hop_prov *prov, struct tcp_addr *mine)
 	return fd;
 }
 
+/* HOP_CONNECT=lazy? (hop's setting; older cores have none: eager) */
+static int tcp_want_lazy(const struct hop_prov_ctx *ctx)
+{
+	char mode[16] = "";
+
+	if (!HOP_PROV_CTX_HAS(ctx, setting) || !ctx->setting ||
+	    ctx->setting(ctx, "HOP_CONNECT", NULL, mode, sizeof(mode)))
+		return 0;
+	return !strcmp(mode, "lazy");
+}
+
+/* Lazy: keep listening, watch the listener with the peers (epoll), and
+ * connect nobody yet. Takes @lfd. */
+static int tcp_open_lazy(struct hop_prov *prov, int lfd,
+			 const struct tcp_addr *addrs)
+{
+	const struct hop_prov_ctx *ctx = prov->ctx;
+	struct epoll_event ev = { .events = EPOLLIN,
+				  .data.u32 = TCP_EV_LISTEN };
+	int ret;
+
+	prov->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (prov->epfd < 0 ||
+	    epoll_ctl(prov->epfd, EPOLL_CTL_ADD, lfd, &ev)) {
+		close(lfd);
+		return ctx->fail_comm(ctx, HOP_ERR_SYSTEM, "tcp: epoll: %s",
+				      strerror(errno));
+	}
+	if ((ret = tcp_lazy_open(prov, lfd, addrs))) {
+		close(lfd);
+		return ret;
+	}
+	HOP_PROV_INFO(ctx, "listening; %d peer(s) are connected on first use "
+		      "(HOP_CONNECT=lazy)", prov->nranks - 1);
+	return 0;
+}
+
 int tcp_open(const struct hop_prov_ctx *ctx, struct hop_prov **out)
 {
 	uint64_t deadline = hop_prov_deadline(ctx);
 	struct tcp_addr mine, *addrs = NULL;
 	struct hop_prov *prov;
-	int ret, lfd = -1, n = ctx->nranks;
+	int ret, lfd = -1, n = ctx->nranks, lazy = tcp_want_lazy(ctx);
 
 	if (!HOP_PROV_CTX_HAS(ctx, secret) || !ctx->secret)
 		return ctx->error(ctx, HOP_ERR_NOT_SUPPORTED, "tcp: this hop's "
@@ -183,11 +256,9 @@ int tcp_open(const struct hop_prov_ctx *ctx, struct hop_prov **out)
 
 		p->fd = -1;
 		p->rank = r;
-		p->sq = malloc(TCP_SQ_DEPTH * sizeof(*p->sq));
-		if (!p->sq)
-			goto err_nomem;
-		if (r != ctx->rank && !(p->rx = malloc(TCP_RX_BUF)))
-			goto err_nomem;
+		/* lazy: at the first post to or connection with the peer */
+		if (!lazy && (ret = tcp_peer_mem(prov, p)))
+			goto err_free;
 	}
 	{
 		uint32_t nslots = 1u << 16;
@@ -208,6 +279,15 @@ int tcp_open(const struct hop_prov_ctx *ctx, struct hop_prov **out)
 	ret = ctx->allgather(ctx, &mine, addrs, sizeof(mine));
 	if (ret)
 		goto err_close;
+	if (lazy) {
+		ret = tcp_open_lazy(prov, lfd, addrs);
+		lfd = -1;
+		if (ret)
+			goto err_free;
+		free(addrs);
+		*out = prov;
+		return 0;
+	}
 	ret = tcp_connect_all(prov, lfd, addrs, ctx->secret, deadline);
 	if (ret)
 		goto err_close;
@@ -258,6 +338,7 @@ void tcp_close(struct hop_prov *prov)
 {
 	if (!prov)
 		return;
+	tcp_lazy_flush(prov);
 	prov->closing = 1;
 	/* tell every peer this EOF is orderly */
 	for (int r = 0; r < prov->nranks; r++)

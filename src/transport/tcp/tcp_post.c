@@ -41,8 +41,11 @@ static int tcp_post_check(struct hop_prov *prov, int peer, unsigned flags,
 		return prov->ctx->error(prov->ctx, HOP_ERR_INVALID_ARG,
 				     "tcp: %s to rank %d: unknown flags 0x%x",
 				     what, peer, flags);
+	/* lazy: a peer never connected is dialled by the post */
 	if (peer != prov->rank &&
-	    (prov->peers[peer].fd < 0 || prov->peers[peer].bye)) {
+	    ((prov->peers[peer].fd < 0 &&
+	      (!prov->lazy || prov->peers[peer].ever)) ||
+	     prov->peers[peer].bye)) {
 		if (prov->peers[peer].bye)
 			return prov->ctx->fail_comm(prov->ctx, HOP_ERR_PEER_FAILED,
 					     "tcp: %s to rank %d, which has "
@@ -95,6 +98,8 @@ static int tcp_sq_commit(struct hop_prov *prov, struct tcp_peer *p,
 	p->sq_bytes += TCP_HDR_LEN + e->len;
 	if (p->sq_count++ == 0) {
 		prov->sq_busy++;
+		if (p->fd < 0) /* lazy: sent once connected */
+			return tcp_lazy_want(prov, p->rank);
 		return tcp_tx_progress(prov, p);
 	}
 	return 0;
@@ -173,6 +178,8 @@ int tcp_post_write(struct hop_prov *prov, int peer, struct hop_prov_mr *lmr,
 				      flags, wr_id);
 
 	p = &prov->peers[peer];
+	if ((ret = tcp_peer_mem(prov, p)))
+		return ret;
 	if ((lmr && !tcp_sq_room(prov, p)) || !(e = tcp_sq_slot(prov, p)))
 		return tcp_failed(prov) ? tcp_failed(prov) : HOP_PROV_AGAIN;
 	h.op = TCP_OP_WRITE;
@@ -236,6 +243,8 @@ int tcp_post_send(struct hop_prov *prov, int peer, const void *buf,
 		return 0;
 	}
 	p = &prov->peers[peer];
+	if ((ret = tcp_peer_mem(prov, p)))
+		return ret;
 	if (!(e = tcp_sq_slot(prov, p)))
 		return tcp_failed(prov) ? tcp_failed(prov) : HOP_PROV_AGAIN;
 	h.len = len;

@@ -26,7 +26,7 @@ int tcp_tx_progress(struct hop_prov *prov, struct tcp_peer *p)
 {
 	struct iovec iov[TCP_IOV_MAX];
 
-	while (p->sq_count) {
+	while (p->sq_count && p->fd >= 0) { /* lazy: may not be connected */
 		struct msghdr msg = { .msg_iov = iov };
 		size_t total = 0;
 		uint32_t i;
@@ -320,6 +320,8 @@ int tcp_poll(struct hop_prov *prov, struct hop_cqe *cqe, int max)
 
 	if ((f = prov->ctx->failed(prov->ctx)))
 		return f;
+	if ((ret = tcp_lazy_progress(prov, 0)))
+		return ret;
 	if (prov->sq_busy) {
 		for (int r = 0; r < n; r++) {
 			struct tcp_peer *p = &prov->peers[r];
@@ -344,8 +346,14 @@ int tcp_poll(struct hop_prov *prov, struct hop_cqe *cqe, int max)
 		int k = epoll_wait(prov->epfd, ev, 64, 0);
 
 		for (int i = 0; i < k; i++) {
-			struct tcp_peer *p = &prov->peers[ev[i].data.u32];
+			struct tcp_peer *p;
 
+			if (ev[i].data.u32 == TCP_EV_LISTEN) {
+				if ((ret = tcp_lazy_progress(prov, 1)))
+					return ret;
+				continue;
+			}
+			p = &prov->peers[ev[i].data.u32];
 			if (p->fd >= 0 && (ret = tcp_rx_progress(prov, p)))
 				return ret;
 		}
@@ -383,6 +391,7 @@ void tcp_wait(struct hop_prov *prov, int timeout_us)
 		prov->pfd[np].revents = 0;
 		np++;
 	}
+	np += tcp_lazy_pollfds(prov, prov->pfd + np, &timeout_us);
 	if (timeout_us <= 0)
 		return;
 	ts.tv_sec = timeout_us / 1000000;
