@@ -293,7 +293,7 @@ fi
 # eth1) the plugin offers rxe0:1 and rxe1:1, and the rails form runs
 # instead: 2 connections each way, connection k on device k % 2, and each
 # port's packet counters must rise by its connection's messages
-# (NCCL_NET_TEST_RAILS=2, tests/nccl-net/rails.c)
+# (NCCL_NET_TEST_RAILS=2, tests/nccl-net/rails.c). Then tables v6 to v11.
 NCCL_PLUGIN=$B/plugins/nccl/.libs/libnccl-net-hop.so
 if ! want nccl || [ "$MODE" != pair ]; then
 	:
@@ -307,6 +307,13 @@ elif [ -x "$B/tests/nccl-net/nccl_net_test" ] && [ -f "$NCCL_PLUGIN" ]; then
 		NCCL_NET_TEST_RAILS=$rails \
 		bash -c '"$0" "$1" --rank "$2" --addr "$HOP_ADDR" --conns "$3" --msgs 130 --timeout 240' \
 		"$B/tests/nccl-net/nccl_net_test" "$NCCL_PLUGIN" "$R" "$conns"
+	# every older table over verbs too, with its own struct layouts: one
+	# connection, 40 messages up to 256 KiB each way
+	for v in 6 7 8 9 10 11; do
+		step nccl-net-v$v 120 env LD_LIBRARY_PATH="$B/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+			bash -c '"$0" "$1" --rank "$2" --addr "$HOP_ADDR" --net-version "$3" --conns 1 --msgs 40 --max-size 262144 --timeout 100' \
+			"$B/tests/nccl-net/nccl_net_test" "$NCCL_PLUGIN" "$R" "$v"
+	done
 else
 	skip nccl-net "tests/nccl-net/nccl_net_test or the plugin not built"
 fi
