@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "coll/coll_int.h"
+#include "coll/fbox.h"
 #include "p2p/request.h"
 
 struct call {
@@ -246,6 +247,10 @@ static int coll_run(struct hop_comm *comm, void *ctx, hop_request_t **reqp)
 	if ((ret = check_args(comm, c, &inplace)))
 		return ret;
 	size_t es = c->kind == HOP_COLL_BARRIER ? 1 : hop_dtype_size(c->dtype);
+	if (!reqp && hop_fbox_takes(comm, c->kind, c->count * es))
+		return hop_fbox_run(comm, &(struct hop_fbox_call){
+			c->fn, c->kind, c->count, c->dtype, c->op, c->root,
+			c->sendbuf, c->recvbuf });
 	memset(&l, 0, sizeof(l));
 	l.fn = c->fn;
 	l.bytes = c->count * es;
