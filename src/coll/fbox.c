@@ -189,9 +189,11 @@ static int reduce_all(struct hop_comm *comm, struct hop_fbox *fb,
 		src = q == fb->rank ? own : read_slot(comm, fb, c, seq, q, &ret);
 		if (!src)
 			return ret;
+		if (!bytes) /* recvbuf may be NULL */
+			continue;
 		if (!q)
 			memmove(c->recvbuf, src, bytes);
-		else if (bytes)
+		else
 			hop_reduce_local(c->recvbuf, src, c->count, c->dtype,
 					 c->op, 0);
 	}

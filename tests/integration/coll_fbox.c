@@ -11,6 +11,9 @@
  *             i-collective in flight); every rank's results identical.
  *   coll_fbox mismatch  ranks disagree on a count: HOP_ERR_MISMATCH
  *             naming the ranks, on every rank, within the deadline.
+ *   coll_fbox late  the last rank is 3 s late under HOP_TIMEOUT=2: the
+ *             others fail with HOP_ERR_TIMEOUT naming it; its next call
+ *             fails at once (they published their failure).
  *   coll_fbox kill      the last rank dies; the others' AllReduce fails
  *             within the deadline (the script bounds the time).
  */
@@ -192,6 +195,11 @@ static void matrix(void)
 {
 	uint64_t salt = 1;
 
+	/* no data: NULL buffers are valid */
+	OK(hop_allreduce(comm, NULL, NULL, 0, HOP_FLOAT32, HOP_SUM));
+	OK(hop_reduce(comm, NULL, NULL, 0, HOP_INT8, HOP_MAX, nranks - 1));
+	OK(hop_broadcast(comm, NULL, 0, HOP_FLOAT64, nranks - 1));
+
 	for (int dt = 0; dt < HOP_DTYPE_COUNT; dt++) {
 		size_t es = hop_dtype_size(dt), max = MAXB / es;
 		const size_t counts[] = { 0, 1, 2, 3, 5, 9, 17, max - 1, max };
@@ -269,6 +277,34 @@ static int mismatch(void)
 	return 0;
 }
 
+/* The last rank comes 3 s late under HOP_TIMEOUT=2: the others time
+ * out naming it; its next call finds they failed, well before its own
+ * deadline. */
+static int late(void)
+{
+	int in = rank, out = 0, rc;
+	struct timespec t0, t1;
+
+	OK(hop_allreduce(comm, &in, &out, 1, HOP_INT32, HOP_SUM));
+	if (rank == nranks - 1)
+		nap_us(3000000);
+	rc = hop_allreduce(comm, &in, &out, 1, HOP_INT32, HOP_SUM);
+	if (rank != nranks - 1 && (rc != HOP_ERR_TIMEOUT ||
+				   !strstr(hop_comm_last_error(comm),
+					   "waiting on rank")))
+		FAIL("a late rank gave %s, not a timeout naming it",
+		     hop_err_name(rc));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = hop_allreduce(comm, &in, &out, 1, HOP_INT32, HOP_SUM);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (rc == HOP_SUCCESS || t1.tv_sec - t0.tv_sec > 1)
+		FAIL("AllReduce after the others failed: %s after %lld s",
+		     hop_err_name(rc), (long long)(t1.tv_sec - t0.tv_sec));
+	printf("coll_fbox: rank %d late peer: %s\n", rank, hop_err_name(rc));
+	hop_comm_destroy(comm);
+	return 0;
+}
+
 /* The last rank dies between two AllReduces. */
 static int kill_last(void)
 {
@@ -298,6 +334,8 @@ int main(int argc, char **argv)
 		return mismatch();
 	if (!strcmp(mode, "kill"))
 		return kill_last();
+	if (!strcmp(mode, "late"))
+		return late();
 	plan(on);
 	matrix();
 	reuse();
