@@ -5,15 +5,16 @@
  * and reads the payload in place.
  *
  * Reductions are flat, in rank order 0 .. N-1 on every rank that
- * reduces, so every rank computes the same bytes. Every wait goes
- * through hop_p2p_wait_described(): the comm's deadline, its failure and
- * abort, the provider's liveness checks of dead peers, and the same
- * spin / yield / block policy as the scheduled collectives. A rank that
+ * reduces, so every rank computes the same bytes. Every wait keeps the
+ * comm's deadline, its failure and abort, and the provider's liveness
+ * checks of dead peers (fbox_poll()). A rank that
  * fails here says so in its control line, so peers waiting for it stop
  * instead of waiting out their deadline.
  */
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "coll/coll_int.h"
 #include "coll/fbox.h"
@@ -62,6 +63,51 @@ static int publish_failure(struct hop_fbox *fb, int code)
 	return code;
 }
 
+/* Yield this long after the comm's spin time, then sleep this
+ * long between looks: a writer rings no bell, so the provider's blocking
+ * wait would sleep its whole period (1 ms) on every late peer. */
+#define FBOX_YIELD_NS 10000000ull
+#define FBOX_NAP_NS 20000
+
+/*
+ * Poll @w until it is done: the flag line alone between checks; every 64
+ * polls (every poll when the host runs more ranks than cores) progress
+ * p2p (the provider's liveness checks of dead peers, messages of a rank
+ * that scheduled this call, the comm's failure and abort), the deadline,
+ * and a yield once the comm's spin time passed, then short naps.
+ */
+static int fbox_poll(struct hop_comm *comm, struct fbox_wait *w)
+{
+	unsigned every = hop_comm_oversubscribed(comm) ? 1 : 64;
+	uint64_t start = hop_now_ns(), now, deadline = hop_comm_deadline(comm);
+	char what[256];
+	int ret;
+
+	for (unsigned i = 1;; i++) {
+		if (wait_done(w))
+			return 0;
+		if (i % every)
+			continue;
+		if ((ret = hop_p2p_progress(comm)) < 0)
+			return ret;
+		now = hop_now_ns();
+		if (now >= deadline)
+			break;
+		if (now - start < comm->spin_min_ns && every > 1)
+			continue;
+		if (now - start < comm->spin_min_ns + FBOX_YIELD_NS)
+			sched_yield();
+		else
+			nanosleep(&(struct timespec){ 0, FBOX_NAP_NS }, NULL);
+	}
+	wait_describe(w, what, sizeof(what));
+	ret = hop_comm_fail(comm, HOP_ERR_TIMEOUT, "rank %d: %s not completed "
+			    "within %g s (HOP_TIMEOUT)", comm->rank, what,
+			    comm->cfg.timeout_ms / 1000.0);
+	hop_p2p_progress(comm); /* fails the requests in flight */
+	return ret;
+}
+
 static int fbox_wait(struct hop_comm *comm, struct hop_fbox *fb,
 		     struct fbox_wait *w)
 {
@@ -70,8 +116,7 @@ static int fbox_wait(struct hop_comm *comm, struct hop_fbox *fb,
 	if (atomic_load_explicit(w->word, memory_order_acquire) >= w->want)
 		return 0;
 	w->fb = fb;
-	if ((ret = hop_p2p_wait_described(comm, wait_done, w, wait_describe,
-					  w)))
+	if ((ret = fbox_poll(comm, w)))
 		return publish_failure(fb, ret);
 	if (atomic_load_explicit(w->word, memory_order_acquire) >= w->want)
 		return 0;

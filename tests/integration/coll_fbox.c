@@ -11,7 +11,7 @@
  *             i-collective in flight); every rank's results identical.
  *   coll_fbox mismatch  ranks disagree on a count: HOP_ERR_MISMATCH
  *             naming the ranks, on every rank, within the deadline.
- *   coll_fbox late  the last rank is 3 s late under HOP_TIMEOUT=2: the
+ *   coll_fbox late  the last rank is HOP_TIMEOUT + 1 s late: the
  *             others fail with HOP_ERR_TIMEOUT naming it; its next call
  *             fails at once (they published their failure).
  *   coll_fbox kill      the last rank dies; the others' AllReduce fails
@@ -277,8 +277,8 @@ static int mismatch(void)
 	return 0;
 }
 
-/* The last rank comes 3 s late under HOP_TIMEOUT=2: the others time
- * out naming it; its next call finds they failed, well before its own
+/* The last rank comes a second after HOP_TIMEOUT: the others time out
+ * naming it; its next call finds they failed, well before its own
  * deadline. */
 static int late(void)
 {
@@ -287,7 +287,8 @@ static int late(void)
 
 	OK(hop_allreduce(comm, &in, &out, 1, HOP_INT32, HOP_SUM));
 	if (rank == nranks - 1)
-		nap_us(3000000);
+		nap_us((long)(atof(getenv("HOP_TIMEOUT") ? getenv("HOP_TIMEOUT")
+					  : "60") * 1e6) + 1000000);
 	rc = hop_allreduce(comm, &in, &out, 1, HOP_INT32, HOP_SUM);
 	if (rank != nranks - 1 && (rc != HOP_ERR_TIMEOUT ||
 				   !strstr(hop_comm_last_error(comm),

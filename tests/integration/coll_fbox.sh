@@ -31,7 +31,7 @@ for n in 2 3 4; do
 	out=$(HOP_TRANSPORT=shm HOP_TIMEOUT=10 "$run" -n $n --timeout 60 -- "$prog" mismatch 2>&1)
 	check "mismatch $n ranks" $n "mismatch detected: HOP_ERR_MISMATCH" "$out" $?
 done
-out=$(HOP_TRANSPORT=shm HOP_TIMEOUT=2 "$run" -n 3 --timeout 60 -- "$prog" late 2>&1)
+out=$(HOP_TRANSPORT=shm HOP_TIMEOUT=3 "$run" -n 3 --timeout 60 -- "$prog" late 2>&1)
 check "late rank, 3 ranks" 3 "late peer: HOP_ERR" "$out" $?
 # the scheduled path: the plan says so; 2 ranks reduce in the one order
 out=$(HOP_FBOX=0 HOP_TRANSPORT=shm "$run" -n 2 --timeout 60 -- "$prog" --expect 0 2>&1)
