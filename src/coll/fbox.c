@@ -188,7 +188,7 @@ static int publish(struct hop_comm *comm, struct hop_fbox *fb,
 		   const void *data, size_t bytes)
 {
 	struct hop_fbox_hdr *h = hop_fbox_slot(fb, fb->rank, seq);
-	uint64_t *last = &fb->last_w[seq & 1];
+	uint64_t *last = &fb->last_w[seq % HOP_FBOX_DEPTH];
 	int ret;
 
 	if (*last > fb->floor && (ret = wait_readers(comm, fb, c, *last, seq)))

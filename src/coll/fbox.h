@@ -6,13 +6,13 @@
  *
  * Region: a line of identity, then per rank
  *   [control line: done (the last collective it finished, + 1), failed]
- *   [slot 0][slot 1]  (parity of the collective's sequence number)
+ *   [slot 0] .. [slot HOP_FBOX_DEPTH - 1]  (sequence number modulo the depth)
  * A slot is a 24-byte header (flag = sequence + 1, kind, op, dtype, root,
  * count) followed by the payload, so up to 40 bytes travel in the line
  * whose flag the reader polls. The writer fills the header and payload,
  * then stores the flag with release semantics.
  *
- * A slot is rewritten two collectives later; its writer first waits until
+ * A slot is rewritten HOP_FBOX_DEPTH collectives later; its writer first waits until
  * every rank's done word has passed the collective that last filled it
  * (implied after an AllReduce or a Reduce's root, which read every
  * rank's slot of the collective before: fbox.c keeps that floor).
@@ -38,6 +38,10 @@ struct hop_comm;
 /* Ranks a flat read serves: each rank reads every other rank's line,
  * which log-depth schedules beat beyond a few lines per call */
 #define HOP_FBOX_RANKS 8
+/* Slots per rank: how many collectives a writer may run ahead of a slow
+ * reader (a Broadcast root, Reduce senders). More than two lets ranks
+ * that share cores do several calls per time slice. */
+#define HOP_FBOX_DEPTH 8
 
 struct hop_fbox_ctrl {
 	alignas(HOP_FBOX_LINE) _Atomic uint64_t done;
@@ -58,14 +62,14 @@ _Static_assert(offsetof(struct hop_fbox_hdr, data) == HOP_FBOX_HDR,
 #define HOP_FBOX_SLOT                                                         \
 	((HOP_FBOX_HDR + HOP_FBOX_MAX + HOP_FBOX_LINE - 1) &                  \
 	 ~(size_t)(HOP_FBOX_LINE - 1))
-#define HOP_FBOX_STRIDE (HOP_FBOX_LINE + 2 * HOP_FBOX_SLOT)
+#define HOP_FBOX_STRIDE (HOP_FBOX_LINE + HOP_FBOX_DEPTH * HOP_FBOX_SLOT)
 
 struct hop_fbox {
 	uint8_t *base;          /* the mapped region */
 	size_t len;
 	int rank, nranks;
 	uint64_t seq;           /* the comm's sequence, widened to 64 bits */
-	uint64_t last_w[2];     /* flag this rank last wrote per parity */
+	uint64_t last_w[HOP_FBOX_DEPTH]; /* flag this rank last wrote per slot */
 	uint64_t floor;         /* every rank's done is at least this */
 	unsigned logged;        /* kinds announced at info (bit per kind) */
 };
@@ -82,7 +86,8 @@ static inline struct hop_fbox_hdr *hop_fbox_slot(const struct hop_fbox *fb,
 {
 	return (struct hop_fbox_hdr *)((uint8_t *)hop_fbox_ctrl(fb, r) +
 				       HOP_FBOX_LINE +
-				       (size_t)(seq & 1) * HOP_FBOX_SLOT);
+				       (size_t)(seq % HOP_FBOX_DEPTH) *
+					       HOP_FBOX_SLOT);
 }
 
 /* One blocking call, checked by coll_api.c. */
