@@ -6,14 +6,15 @@
  *
  * Region: a line of identity, then per rank
  *   [control line: done (the last collective it finished, + 1), failed]
- *   [slot 0] .. [slot HOP_FBOX_DEPTH - 1]  (sequence number modulo the depth)
+ *   [slot 0] .. [slot HOP_FBOX_DEPTH - 1]  (sequence modulo the depth)
  * A slot is a 24-byte header (flag = sequence + 1, kind, op, dtype, root,
  * count) followed by the payload, so up to 40 bytes travel in the line
  * whose flag the reader polls. The writer fills the header and payload,
  * then stores the flag with release semantics.
  *
- * A slot is rewritten HOP_FBOX_DEPTH collectives later; its writer first waits until
- * every rank's done word has passed the collective that last filled it
+ * A slot is rewritten HOP_FBOX_DEPTH collectives later; its writer first
+ * waits until every rank's done word has passed the collective that last
+ * filled it
  * (implied after an AllReduce or a Reduce's root, which read every
  * rank's slot of the collective before: fbox.c keeps that floor).
  *
@@ -39,9 +40,10 @@ struct hop_comm;
  * which log-depth schedules beat beyond a few lines per call */
 #define HOP_FBOX_RANKS 8
 /* Slots per rank: how many collectives a writer may run ahead of a slow
- * reader (a Broadcast root, Reduce senders). More than two lets ranks
- * that share cores do several calls per time slice. */
-#define HOP_FBOX_DEPTH 8
+ * reader (a Broadcast root, Reduce senders), so ranks sharing cores do
+ * many calls per time slice (4 ranks on 2 cores, 8 B Broadcast: 8 slots
+ * 8 us a call, 32 slots 2 us). 35 KiB per rank. */
+#define HOP_FBOX_DEPTH 32
 
 struct hop_fbox_ctrl {
 	alignas(HOP_FBOX_LINE) _Atomic uint64_t done;

@@ -230,14 +230,14 @@ static void reuse(void)
 		long late = rank == slow ? 300 : 0;
 
 		/* a slow Reduce root: writers more calls ahead than they
-		 * have slots (8) must wait */
-		for (int i = 0; i < 20; i++)
+		 * have slots (32) must wait */
+		for (int i = 0; i < 40; i++)
 			one(HOP_KIND_REDUCE, 64, HOP_FLOAT32, HOP_SUM, slow, 0,
 			    salt++, late);
 		/* a slow Broadcast reader; the root changes every call */
-		for (int i = 0; i < 20; i++)
+		for (int i = 0; i < 40; i++)
 			one(HOP_KIND_BROADCAST, 100, HOP_UINT8, HOP_SUM,
-			    (slow + 1 + i / 10) % nranks, 0, salt++, late);
+			    (slow + 1 + i / 20) % nranks, 0, salt++, late);
 		/* mixed kinds back to back */
 		for (int i = 0; i < 9; i++)
 			one(i % 3 == 0 ? HOP_KIND_ALLREDUCE : i % 3 == 1
