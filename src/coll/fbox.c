@@ -63,14 +63,9 @@ static int publish_failure(struct hop_fbox *fb, int code)
 	return code;
 }
 
-/* Spin this long, then yield for FBOX_YIELD_NS, then sleep FBOX_NAP_NS
- * between looks. A wait on a peer running on another core ends within
- * the spin; a peer sharing this core runs only once this rank yields, and
- * the comm's spin time (1 ms) cost each such handoff a millisecond
- * (2 ranks on one core: AllReduce 1 ms a call, Reduce 63 us). A writer
- * rings no bell, so the provider's blocking wait would sleep its whole
- * period (1 ms) on every late peer. */
-#define FBOX_SPIN_NS 20000ull
+/* Yield this long after the comm's spin time, then sleep this
+ * long between looks: a writer rings no bell, so the provider's blocking
+ * wait would sleep its whole period (1 ms) on every late peer. */
 #define FBOX_YIELD_NS 10000000ull
 #define FBOX_NAP_NS 20000
 
@@ -79,7 +74,7 @@ static int publish_failure(struct hop_fbox *fb, int code)
  * polls (every poll when the host runs more ranks than cores) progress
  * p2p (the provider's liveness checks of dead peers, messages of a rank
  * that scheduled this call, the comm's failure and abort), the deadline,
- * and a yield once FBOX_SPIN_NS passed, then short naps.
+ * and a yield once the comm's spin time passed, then short naps.
  */
 static int fbox_poll(struct hop_comm *comm, struct fbox_wait *w)
 {
@@ -98,9 +93,9 @@ static int fbox_poll(struct hop_comm *comm, struct fbox_wait *w)
 		now = hop_now_ns();
 		if (now >= deadline)
 			break;
-		if (now - start < FBOX_SPIN_NS && every > 1)
+		if (now - start < comm->spin_min_ns && every > 1)
 			continue;
-		if (now - start < FBOX_SPIN_NS + FBOX_YIELD_NS)
+		if (now - start < comm->spin_min_ns + FBOX_YIELD_NS)
 			sched_yield();
 		else
 			nanosleep(&(struct timespec){ 0, FBOX_NAP_NS }, NULL);
