@@ -197,7 +197,8 @@ int hop_fbox_init(struct hop_comm *comm)
 	int ret;
 
 	/* equal on every rank: who takes part in the exchanges */
-	if (comm->nranks < 2 || comm->nranks > HOP_FBOX_RANKS || c->hosts || hop_comm_derived(comm) || !comm->bs)
+	if (comm->nranks < 2 || comm->nranks > HOP_FBOX_RANKS || c->hosts ||
+	    hop_comm_derived(comm) || !comm->bs)
 		return 0;
 	if ((ret = fbox_agree(comm, len, &base)) || !base)
 		return ret;
