@@ -14,6 +14,8 @@
  *   coll_fbox late  the last rank is HOP_TIMEOUT + 1 s late: the
  *             others fail with HOP_ERR_TIMEOUT naming it; its next call
  *             fails at once (they published their failure).
+ *   coll_fbox mismatch-across  the same with the others' count above
+ *             1 KiB (they schedule it): caught by p2p's signature check.
  *   coll_fbox kill      the last rank dies; the others' AllReduce fails
  *             within the deadline (the script bounds the time).
  */
@@ -258,11 +260,13 @@ static void reuse(void)
 	}
 }
 
-/* Rank 0 passes a count the others do not: every rank fails. */
-static int mismatch(void)
+/* Rank 0 passes a count the others do not: every rank fails. With
+ * @across, the others' count is above the fast boxes' 1 KiB, so they
+ * take the scheduled path under the same sequence number. */
+static int mismatch(int across)
 {
-	float in[4] = { 1, 2, 3, 4 }, out[4];
-	size_t count = rank == 0 ? 2 : 3;
+	static float in[512], out[512];
+	size_t count = rank == 0 ? 2 : across ? 500 : 3;
 	int rc;
 
 	OK(hop_allreduce(comm, in, out, 1, HOP_FLOAT32, HOP_SUM));
@@ -270,7 +274,7 @@ static int mismatch(void)
 	if (rc != HOP_ERR_MISMATCH && rc != HOP_ERR_COMM_FAILED)
 		FAIL("mismatched counts returned %s", hop_err_name(rc));
 	if (!strstr(hop_comm_last_error(comm), "rank 0") ||
-	    !strstr(hop_comm_last_error(comm), "count 2"))
+	    (!across && !strstr(hop_comm_last_error(comm), "count 2")))
 		FAIL("the message does not name rank 0 and its count 2");
 	printf("coll_fbox: rank %d mismatch detected: %s\n", rank,
 	       hop_err_name(rc));
@@ -333,7 +337,9 @@ int main(int argc, char **argv)
 	rank = hop_comm_rank(comm);
 	nranks = hop_comm_size(comm);
 	if (!strcmp(mode, "mismatch"))
-		return mismatch();
+		return mismatch(0);
+	if (!strcmp(mode, "mismatch-across"))
+		return mismatch(1);
 	if (!strcmp(mode, "kill"))
 		return kill_last();
 	if (!strcmp(mode, "late"))

@@ -31,6 +31,8 @@ for n in 2 3 4; do
 	out=$(HOP_TRANSPORT=shm HOP_TIMEOUT=10 "$run" -n $n --timeout 60 -- "$prog" mismatch 2>&1)
 	check "mismatch $n ranks" $n "mismatch detected: HOP_ERR_MISMATCH" "$out" $?
 done
+out=$(HOP_TRANSPORT=shm HOP_TIMEOUT=10 "$run" -n 2 --timeout 60 -- "$prog" mismatch-across 2>&1)
+check "mismatch across 1 KiB, 2 ranks" 2 "mismatch detected: HOP_ERR_MISMATCH" "$out" $?
 out=$(HOP_TRANSPORT=shm HOP_TIMEOUT=3 "$run" -n 3 --timeout 60 -- "$prog" late 2>&1)
 check "late rank, 3 ranks" 3 "late peer: HOP_ERR" "$out" $?
 # the scheduled path: the plan says so; 2 ranks reduce in the one order
