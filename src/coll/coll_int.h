@@ -82,6 +82,7 @@ struct hop_coll {
 	struct hop_coll_op *free;       /* ready for reuse */
 	struct hop_coll_op *active;     /* started, not released */
 	struct hop_coll_op *zombies;    /* released with requests in flight */
+	struct hop_fbox *fbox;          /* fast boxes (fbox.h), or NULL */
 };
 
 /*
@@ -124,6 +125,13 @@ int hop_coll_parse_algo(const char *spec, int forced[HOP_COLL_KIND_COUNT],
 
 const char *hop_coll_kind_name(int kind);
 const char *hop_coll_algo_name(int algo);
+
+/* The algorithm number the fast boxes' calls sign with (fbox.c): no
+ * schedule has it, so a rank that scheduled the same call mismatches. */
+#define HOP_COLL_ALGO_FBOX 1000
+
+/* The signature ranks compare to detect mismatched collectives. */
+uint32_t hop_coll_signature(const struct hop_coll_args *a);
 
 /* Ops: get one for @a (prefers one whose cached schedule matches). */
 struct hop_coll_op *hop_coll_op_get(struct hop_comm *comm,

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "coll/coll_int.h"
+#include "coll/fbox.h"
 
 enum { OP_FREE = 0, OP_ACTIVE, OP_ZOMBIE };
 
@@ -95,7 +96,7 @@ int hop_coll_init(struct hop_comm *comm)
 			 c->tune.link.beta / 1e9);
 	}
 	comm->coll = c;
-	return 0;
+	return hop_fbox_init(comm);
 }
 
 static void op_free(struct hop_coll_op *op)
@@ -190,6 +191,7 @@ void hop_coll_fini(struct hop_comm *comm)
 		c->free = op->next;
 		op_free(op);
 	}
+	hop_fbox_fini(comm);
 	free(c->hosts);
 	free(c);
 	comm->coll = NULL;
@@ -348,7 +350,7 @@ static void advance_all(struct hop_comm *comm)
 /* Collective signature: ranks that disagree fail with HOP_ERR_MISMATCH.
  * A word-wise multiply-xorshift mix: it runs on every call, and a
  * byte-wise hash cost a third of a small collective's own instructions. */
-static uint32_t op_signature(const struct hop_coll_args *a)
+uint32_t hop_coll_signature(const struct hop_coll_args *a)
 {
 	/* a hierarchical one's phases too: ranks forcing other ones
 	 * would build schedules that do not match */
@@ -439,7 +441,7 @@ int hop_coll_op_start(struct hop_coll_op *op, const struct hop_coll_args *a,
 	if (op->sched.nsteps)
 		memset(op->posted, 0, (size_t)op->sched.nsteps);
 	op->seq = comm->coll->seq++ & 0xffffffu;
-	op->sig = op_signature(a);
+	op->sig = hop_coll_signature(a);
 	base[HOP_BUF_SEND] = (void *)(uintptr_t)sendbuf;
 	base[HOP_BUF_RECV] = recvbuf;
 	base[HOP_BUF_SCRATCH] = op->scratch;

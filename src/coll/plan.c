@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "coll/coll_int.h"
+#include "coll/fbox.h"
 
 /* The public kinds are the model's: one number, no table to keep. */
 _Static_assert((int)HOP_KIND_BROADCAST == HOP_COLL_BROADCAST &&
@@ -60,6 +61,14 @@ static int plan_run(struct hop_comm *comm, int kind, size_t count,
 	plan->forced = comm->coll->tune.forced[kind] != HOP_ALGO_AUTO;
 	plan->sub_algo[0] = hop_coll_algo_name(ch.sub_algo[0]);
 	plan->sub_algo[1] = hop_coll_algo_name(ch.sub_algo[1]);
+	if (hop_fbox_takes(comm, kind, count * es)) {
+		/* what the blocking call runs (the i-forms: the above) */
+		plan->algo = "fbox";
+		plan->chunk_bytes = count * es;
+		plan->depth = 1;
+		plan->predicted_us = hop_fbox_predict(kind, count * es,
+						      comm->nranks) * 1e6;
+	}
 	return 0;
 }
 

@@ -33,7 +33,7 @@ struct bench_opts {
 	double factor;
 	enum bench_type type;
 	enum bench_op op;
-	int root, inplace, check, iters, warmup;
+	int root, inplace, check, iters, warmup, first;
 	const char *algo, *json;
 };
 
@@ -51,12 +51,13 @@ static void usage(FILE *f, const char *prog)
 		"usage: %s allreduce|broadcast|reduce|allgather|reducescatter|alltoall\n"
 		"         [-b MINBYTES] [-e MAXBYTES] [-f FACTOR] [-t TYPE] [-o OP]\n"
 		"         [--root R] [--algo X] [--inplace] [--check]\n"
-		"         [--iters N] [--warmup N] [--json FILE]\n"
+		"         [--iters N] [--warmup N] [--first N] [--json FILE]\n"
 		"sizes accept K/M/G; TYPE: int8 uint8 int32 uint32 int64 uint64\n"
 		"half bfloat16 float double; OP: sum prod min max avg.\n"
 		"For allgather and reducescatter the size is the whole gathered\n"
 		"buffer (N blocks), for alltoall a rank's whole send buffer (N\n"
-		"blocks, one per peer), as in nccl-tests.\n", prog);
+		"blocks, one per peer), as in nccl-tests. --first N prints the\n"
+		"times of the first N calls of the first size, one by one.\n", prog);
 }
 
 static int parse_args(int argc, char **argv, struct bench_opts *o,
@@ -70,6 +71,7 @@ static int parse_args(int argc, char **argv, struct bench_opts *o,
 		{ "iters", required_argument, NULL, 'n' },
 		{ "warmup", required_argument, NULL, 'w' },
 		{ "json", required_argument, NULL, 'J' },
+		{ "first", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -93,6 +95,7 @@ static int parse_args(int argc, char **argv, struct bench_opts *o,
 		case 'n': o->iters = atoi(optarg); if (o->iters < 1) return *why = "--iters must be >= 1", -1; break;
 		case 'w': o->warmup = atoi(optarg); if (o->warmup < 0) return *why = "--warmup must be >= 0", -1; break;
 		case 'J': o->json = optarg; break;
+		case 'F': o->first = atoi(optarg); if (o->first < 0 || o->first > 1000) return *why = "--first must be 0..1000", -1; break;
 		case 'h': usage(stdout, argv[0]); exit(0);
 		default: return *why = "unknown option", -1;
 		}
@@ -311,6 +314,31 @@ static int fail(const struct bench_backend *be, int rank, const char *what,
 	return 1;
 }
 
+/* The first @o->first calls after init, each timed alone (max over
+ * ranks): what a program that calls a collective a few times sees. */
+static const char *time_first(const struct bench_backend *be,
+			      const struct bench_opts *o, const struct bufs *b,
+			      struct sizes sz, int rank)
+{
+	const char *err;
+
+	if ((err = be->barrier()))
+		return err;
+	if (rank == 0)
+		printf("# first %d calls (us):", o->first);
+	for (int i = 0; i < o->first; i++) {
+		double t0 = now_us();
+		if ((err = run_once(be, o, b, sz)))
+			return err;
+		double us = be->max_double(now_us() - t0);
+		if (rank == 0)
+			printf(" %.2f", us);
+	}
+	if (rank == 0)
+		printf("\n");
+	return NULL;
+}
+
 /* Time one size: warm-up, then the mean of @iters calls, max over ranks. */
 static const char *time_size(const struct bench_backend *be,
 			     const struct bench_opts *o, const struct bufs *b,
@@ -380,6 +408,8 @@ int bench_main(const struct bench_backend *be, int argc, char **argv)
 		struct row r = { .bytes = sz.count * ts, .count = sz.count };
 		place(&o, &b, ts, sz, rank);
 		fill(&o, &b, sz, rank, n);
+		if (!nrows && o.first && (err = time_first(be, &o, &b, sz, rank)))
+			return fail(be, rank, "first calls", err);
 		if ((err = time_size(be, &o, &b, sz, &r.us)))
 			return fail(be, rank, "collective", err);
 		if (o.check) {

@@ -1,0 +1,352 @@
+/*
+ * fbox.c - blocking AllReduce, Broadcast and Reduce through the fast
+ * boxes (fbox.h): the writer copies into its slot and stores the flag;
+ * a reader polls the flag line, checks the header against its own call
+ * and reads the payload in place.
+ *
+ * Reductions are flat, in rank order 0 .. N-1 on every rank that
+ * reduces, so every rank computes the same bytes. Every wait keeps the
+ * comm's deadline, its failure and abort, and the provider's liveness
+ * checks of dead peers (fbox_poll()). A rank that
+ * fails here says so in its control line, so peers waiting for it stop
+ * instead of waiting out their deadline.
+ */
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "coll/coll_int.h"
+#include "coll/fbox.h"
+#include "coll/reduce.h"
+
+/* What a wait polls: @word reaching @want, written by rank @peer. */
+struct fbox_wait {
+	const struct hop_fbox_call *c;
+	const struct hop_fbox *fb;
+	const _Atomic uint64_t *word;
+	uint64_t want, seq;
+	int peer;
+	const char *what;
+	unsigned polls;
+	int peer_failed;
+};
+
+static int wait_done(void *arg)
+{
+	struct fbox_wait *w = arg;
+
+	if (atomic_load_explicit(w->word, memory_order_acquire) >= w->want)
+		return 1;
+	/* a peer's failure is rare: look at it now and then */
+	if ((++w->polls & 255) == 0 &&
+	    atomic_load_explicit(&hop_fbox_ctrl(w->fb, w->peer)->failed,
+				 memory_order_relaxed))
+		w->peer_failed = 1;
+	return w->peer_failed;
+}
+
+static void wait_describe(void *arg, char *buf, size_t len)
+{
+	const struct fbox_wait *w = arg;
+
+	snprintf(buf, len, "%s (fast box, collective #%llu) waiting on rank "
+		 "%d %s", w->c->fn, (unsigned long long)w->seq, w->peer,
+		 w->what);
+}
+
+/* This rank's failure, for peers that wait on it. */
+static int publish_failure(struct hop_fbox *fb, int code)
+{
+	atomic_store_explicit(&hop_fbox_ctrl(fb, fb->rank)->failed, code,
+			      memory_order_release);
+	return code;
+}
+
+/* Yield this long after the comm's spin time (HOP_SPIN), then sleep
+ * this long between looks: a writer rings no bell, so the provider's
+ * blocking wait would sleep its whole period (1 ms) on every late peer.
+ * Yielding after 20 us instead of the spin time cost 2-rank AllReduce
+ * 25-36 us a call on a VM where other jobs took the yielded core. */
+#define FBOX_YIELD_NS 10000000ull
+#define FBOX_NAP_NS 20000
+
+/*
+ * Poll @w until it is done: the flag line alone between checks; every 64
+ * polls (every poll when the host runs more ranks than cores) progress
+ * p2p (the provider's liveness checks of dead peers, messages of a rank
+ * that scheduled this call, the comm's failure and abort), the deadline,
+ * and a yield once the comm's spin time passed, then short naps.
+ */
+static int fbox_poll(struct hop_comm *comm, struct fbox_wait *w)
+{
+	unsigned every = hop_comm_oversubscribed(comm) ? 1 : 64;
+	uint64_t start = hop_now_ns(), now, deadline = hop_comm_deadline(comm);
+	char what[256];
+	int ret;
+
+	for (unsigned i = 1;; i++) {
+		if (wait_done(w))
+			return 0;
+		if (i % every)
+			continue;
+		if ((ret = hop_p2p_progress(comm)) < 0)
+			return ret;
+		now = hop_now_ns();
+		if (now >= deadline)
+			break;
+		if (now - start < comm->spin_min_ns && every > 1)
+			continue;
+		if (now - start < comm->spin_min_ns + FBOX_YIELD_NS)
+			sched_yield();
+		else
+			nanosleep(&(struct timespec){ 0, FBOX_NAP_NS }, NULL);
+	}
+	wait_describe(w, what, sizeof(what));
+	ret = hop_comm_fail(comm, HOP_ERR_TIMEOUT, "rank %d: %s not completed "
+			    "within %g s (HOP_TIMEOUT)", comm->rank, what,
+			    comm->cfg.timeout_ms / 1000.0);
+	hop_p2p_progress(comm); /* fails the requests in flight */
+	return ret;
+}
+
+static int fbox_wait(struct hop_comm *comm, struct hop_fbox *fb,
+		     struct fbox_wait *w)
+{
+	int ret, code;
+
+	if (atomic_load_explicit(w->word, memory_order_acquire) >= w->want)
+		return 0;
+	w->fb = fb;
+	if ((ret = fbox_poll(comm, w)))
+		return publish_failure(fb, ret);
+	if (atomic_load_explicit(w->word, memory_order_acquire) >= w->want)
+		return 0;
+	code = atomic_load_explicit(&hop_fbox_ctrl(fb, w->peer)->failed,
+				    memory_order_acquire);
+	return publish_failure(fb, hop_comm_fail(comm, code, "rank %d: %s "
+				"(fast box, collective #%llu): rank %d failed "
+				"(%s) while rank %d waited on it %s",
+				comm->rank, w->c->fn,
+				(unsigned long long)w->seq, w->peer,
+				hop_err_name(code), comm->rank, w->what));
+}
+
+/* The header of rank @q's slot describes the same call as @c? */
+static int check_hdr(struct hop_comm *comm, struct hop_fbox *fb,
+		     const struct hop_fbox_call *c,
+		     const struct hop_fbox_hdr *h, int q, uint64_t seq)
+{
+	int reducing = c->kind != HOP_COLL_BROADCAST;
+	int rooted = c->kind != HOP_COLL_ALLREDUCE;
+
+	if (h->kind == c->kind && h->count == c->count &&
+	    h->dtype == (uint8_t)c->dtype && (!reducing || h->op == c->op) &&
+	    (!rooted || h->root == c->root))
+		return 0;
+	return publish_failure(fb, hop_comm_fail(comm, HOP_ERR_MISMATCH,
+		"fast boxes: mismatched collectives #%llu: rank %d ran "
+		"%s(count %zu, %s, %s, root %d), rank %d ran %s(count %llu, "
+		"%s, %s, root %d)", (unsigned long long)seq, comm->rank,
+		hop_coll_kind_name(c->kind), c->count,
+		hop_dtype_name(c->dtype), hop_op_name(c->op), c->root, q,
+		hop_coll_kind_name(h->kind), (unsigned long long)h->count,
+		hop_dtype_name((hop_dtype_t)h->dtype),
+		hop_op_name((hop_op_t)h->op), h->root));
+}
+
+/* Wait until every peer finished the collective whose flag is @want
+ * (its last read of the slot about to be rewritten). */
+static int wait_readers(struct hop_comm *comm, struct hop_fbox *fb,
+			const struct hop_fbox_call *c, uint64_t want,
+			uint64_t seq)
+{
+	uint64_t low = UINT64_MAX;
+	int ret;
+
+	for (int q = 0; q < fb->nranks; q++) {
+		struct hop_fbox_ctrl *k = hop_fbox_ctrl(fb, q);
+		struct fbox_wait w = { .c = c, .word = &k->done, .want = want,
+				       .seq = seq, .peer = q,
+				       .what = "to read this rank's slot of an "
+					       "earlier collective" };
+		uint64_t d;
+
+		if (q == fb->rank)
+			continue;
+		if ((ret = fbox_wait(comm, fb, &w)))
+			return ret;
+		d = atomic_load_explicit(&k->done, memory_order_acquire);
+		low = d < low ? d : low;
+	}
+	if (low != UINT64_MAX && low > fb->floor)
+		fb->floor = low;
+	return 0;
+}
+
+/* Write @bytes of @data into this rank's slot of @seq, flag last. */
+static int publish(struct hop_comm *comm, struct hop_fbox *fb,
+		   const struct hop_fbox_call *c, uint64_t seq,
+		   const void *data, size_t bytes)
+{
+	struct hop_fbox_hdr *h = hop_fbox_slot(fb, fb->rank, seq);
+	uint64_t *last = &fb->last_w[seq % HOP_FBOX_DEPTH];
+	int ret;
+
+	if (*last > fb->floor && (ret = wait_readers(comm, fb, c, *last, seq)))
+		return ret;
+	h->count = c->count;
+	h->root = c->root;
+	h->kind = (uint8_t)c->kind;
+	h->op = (uint8_t)c->op;
+	h->dtype = (uint8_t)c->dtype;
+	if (bytes)
+		memcpy(h->data, data, bytes);
+	atomic_store_explicit(&h->flag, seq + 1, memory_order_release);
+	*last = seq + 1;
+	return 0;
+}
+
+/* Rank @q's payload of @seq once it is there and matches @c; NULL on
+ * failure (*@ret set). */
+static const uint8_t *read_slot(struct hop_comm *comm, struct hop_fbox *fb,
+				const struct hop_fbox_call *c, uint64_t seq,
+				int q, int *ret)
+{
+	struct hop_fbox_hdr *h = hop_fbox_slot(fb, q, seq);
+	struct fbox_wait w = { .c = c, .word = &h->flag, .want = seq + 1,
+			       .seq = seq, .peer = q,
+			       .what = "to write its slot" };
+
+	if ((*ret = fbox_wait(comm, fb, &w)) ||
+	    (*ret = check_hdr(comm, fb, c, h, q, seq)))
+		return NULL;
+	return h->data;
+}
+
+/* recvbuf = slot 0 op slot 1 op ... op slot N-1 (@own for this rank). */
+static int reduce_all(struct hop_comm *comm, struct hop_fbox *fb,
+		      const struct hop_fbox_call *c, uint64_t seq,
+		      const void *own, size_t bytes)
+{
+	const void *src;
+	int ret = 0;
+
+	for (int q = 0; q < fb->nranks; q++) {
+		src = q == fb->rank ? own : read_slot(comm, fb, c, seq, q, &ret);
+		if (!src)
+			return ret;
+		if (!bytes) /* recvbuf may be NULL */
+			continue;
+		if (!q)
+			memmove(c->recvbuf, src, bytes);
+		else
+			hop_reduce_local(c->recvbuf, src, c->count, c->dtype,
+					 c->op, 0);
+	}
+	if (c->op == HOP_AVG && bytes)
+		hop_reduce_avg(c->recvbuf, c->count, c->dtype, fb->nranks);
+	/* every rank wrote @seq, so every rank finished @seq - 1 */
+	fb->floor = seq;
+	return 0;
+}
+
+static int run_kind(struct hop_comm *comm, struct hop_fbox *fb,
+		    const struct hop_fbox_call *c, uint64_t seq, size_t bytes)
+{
+	int me = fb->rank, ret = 0;
+	const uint8_t *src;
+
+	switch (c->kind) {
+	case HOP_COLL_ALLREDUCE:
+		if ((ret = publish(comm, fb, c, seq, c->sendbuf, bytes)))
+			return ret;
+		return reduce_all(comm, fb, c, seq,
+				  hop_fbox_slot(fb, me, seq)->data, bytes);
+	case HOP_COLL_REDUCE:
+		/* the root too: its slot keeps its input when recvbuf is
+		 * sendbuf (in place) */
+		if ((ret = publish(comm, fb, c, seq, c->sendbuf, bytes)))
+			return ret;
+		if (me != c->root)
+			return 0;
+		return reduce_all(comm, fb, c, seq,
+				  hop_fbox_slot(fb, me, seq)->data, bytes);
+	default: /* HOP_COLL_BROADCAST */
+		if (me == c->root)
+			return publish(comm, fb, c, seq, c->recvbuf, bytes);
+		if (!(src = read_slot(comm, fb, c, seq, c->root, &ret)))
+			return ret;
+		if (bytes)
+			memcpy(c->recvbuf, src, bytes);
+		return 0;
+	}
+}
+
+/* Nonblocking collectives started before this call finish first: the
+ * fast boxes hold one collective at a time. */
+static int finish_started(struct hop_comm *comm)
+{
+	for (struct hop_coll_op *op = comm->coll->active; op; op = op->next)
+		if (!op->status && !op->sched.finished &&
+		    hop_coll_wait(comm, op) &&
+		    atomic_load_explicit(&comm->failed, memory_order_acquire))
+			return hop_comm_check(comm);
+	return 0;
+}
+
+int hop_fbox_takes(const struct hop_comm *comm, int kind, size_t bytes)
+{
+	const struct hop_coll *c = comm->coll;
+
+	return c && c->fbox && bytes <= HOP_FBOX_MAX &&
+	       (kind == HOP_COLL_ALLREDUCE || kind == HOP_COLL_BROADCAST ||
+		kind == HOP_COLL_REDUCE) &&
+	       c->tune.forced[kind] == HOP_ALGO_AUTO;
+}
+
+int hop_fbox_run(struct hop_comm *comm, const struct hop_fbox_call *c)
+{
+	struct hop_coll *cl = comm->coll;
+	struct hop_fbox *fb = cl->fbox;
+	size_t bytes = c->count * hop_dtype_size(c->dtype);
+	struct hop_coll_args a = { .kind = c->kind, .algo = HOP_COLL_ALGO_FBOX,
+				   .nranks = fb->nranks, .root = c->root,
+				   .count = c->count, .dtype = c->dtype,
+				   .op = c->op };
+	uint64_t seq;
+	int ret;
+
+	if (cl->active && (ret = finish_started(comm)))
+		return ret;
+	if (!(fb->logged & (1u << c->kind))) {
+		fb->logged |= 1u << c->kind;
+		HOP_INFO("%s: %s through the fast boxes (up to %d B, %d ranks)",
+			 c->fn, hop_coll_kind_name(c->kind), HOP_FBOX_MAX,
+			 fb->nranks);
+	}
+	/* the comm's sequence, widened: ranks agree on it as they call
+	 * collectives in one order */
+	fb->seq += (uint32_t)(cl->seq - (uint32_t)fb->seq);
+	seq = fb->seq;
+	cl->seq++;
+	/* a rank that took the scheduled path under this number sends
+	 * messages p2p compares with this signature */
+	if ((ret = hop_p2p_coll_begin(comm, (uint32_t)seq & 0xffffffu,
+				      hop_coll_signature(&a))))
+		return publish_failure(fb, ret);
+	if ((ret = run_kind(comm, fb, c, seq, bytes)))
+		return ret;
+	atomic_store_explicit(&hop_fbox_ctrl(fb, fb->rank)->done, seq + 1,
+			      memory_order_release);
+	return 0;
+}
+
+/* Measured on shm (docs/results/2026-12-05-shm-fastbox.md): a call, one
+ * line per peer read, the payload copied and reduced once per rank. */
+double hop_fbox_predict(int kind, size_t bytes, int nranks)
+{
+	int reads = kind == HOP_COLL_BROADCAST ? 1 : nranks - 1;
+
+	return 0.15e-6 + reads * (0.1e-6 + (double)bytes / 5e9);
+}

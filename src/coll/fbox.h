@@ -1,0 +1,128 @@
+/*
+ * fbox.h - fast boxes: blocking AllReduce, Broadcast and Reduce of up to
+ * HOP_FBOX_MAX bytes among ranks of one host, through one shared region
+ * the communicator maps at init, without a schedule, request or
+ * completion between the caller and the peers' memory.
+ *
+ * Region: a line of identity, then per rank
+ *   [control line: done (the last collective it finished, + 1), failed]
+ *   [slot 0] .. [slot HOP_FBOX_DEPTH - 1]  (sequence modulo the depth)
+ * A slot is a 24-byte header (flag = sequence + 1, kind, op, dtype, root,
+ * count) followed by the payload, so up to 40 bytes travel in the line
+ * whose flag the reader polls. The writer fills the header and payload,
+ * then stores the flag with release semantics.
+ *
+ * A slot is rewritten HOP_FBOX_DEPTH collectives later; its writer first
+ * waits until every rank's done word has passed the collective that last
+ * filled it
+ * (implied after an AllReduce or a Reduce's root, which read every
+ * rank's slot of the collective before: fbox.c keeps that floor).
+ *
+ * Sequence numbers are the comm's collective sequence (struct hop_coll
+ * seq), so the fast and scheduled collectives of a comm interleave in the
+ * one order every rank calls them.
+ */
+#ifndef HOP_COLL_FBOX_H
+#define HOP_COLL_FBOX_H
+
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <hop/hop.h>
+
+struct hop_comm;
+
+#define HOP_FBOX_MAX 1024       /* payload bytes of a slot */
+#define HOP_FBOX_LINE 64
+/* Ranks a flat read serves: each rank reads every other rank's line,
+ * which log-depth schedules beat beyond a few lines per call */
+#define HOP_FBOX_RANKS 8
+/* Slots per rank: how many collectives a writer may run ahead of a slow
+ * reader (a Broadcast root, Reduce senders), so ranks sharing cores do
+ * many calls per time slice (4 ranks on 2 cores, 8 B Broadcast: 8 slots
+ * 8 us a call, 32 slots 2 us). 35 KiB per rank. */
+#define HOP_FBOX_DEPTH 32
+
+struct hop_fbox_ctrl {
+	alignas(HOP_FBOX_LINE) _Atomic uint64_t done;
+	_Atomic int32_t failed; /* the code this rank failed with, or 0 */
+	int32_t pid;
+};
+
+struct hop_fbox_hdr {
+	_Atomic uint64_t flag;  /* sequence + 1; stored last */
+	uint64_t count;
+	int32_t root;
+	uint8_t kind, op, dtype, rsvd;
+	uint8_t data[];
+};
+#define HOP_FBOX_HDR 24
+_Static_assert(offsetof(struct hop_fbox_hdr, data) == HOP_FBOX_HDR,
+	       "fbox header");
+#define HOP_FBOX_SLOT                                                         \
+	((HOP_FBOX_HDR + HOP_FBOX_MAX + HOP_FBOX_LINE - 1) &                  \
+	 ~(size_t)(HOP_FBOX_LINE - 1))
+#define HOP_FBOX_STRIDE (HOP_FBOX_LINE + HOP_FBOX_DEPTH * HOP_FBOX_SLOT)
+
+struct hop_fbox {
+	uint8_t *base;          /* the mapped region */
+	size_t len;
+	int rank, nranks;
+	uint64_t seq;           /* the comm's sequence, widened to 64 bits */
+	uint64_t last_w[HOP_FBOX_DEPTH]; /* flag this rank last wrote per slot */
+	uint64_t floor;         /* every rank's done is at least this */
+	unsigned logged;        /* kinds announced at info (bit per kind) */
+};
+
+static inline struct hop_fbox_ctrl *hop_fbox_ctrl(const struct hop_fbox *fb,
+						  int r)
+{
+	return (struct hop_fbox_ctrl *)(fb->base + HOP_FBOX_LINE +
+					(size_t)r * HOP_FBOX_STRIDE);
+}
+
+static inline struct hop_fbox_hdr *hop_fbox_slot(const struct hop_fbox *fb,
+						 int r, uint64_t seq)
+{
+	return (struct hop_fbox_hdr *)((uint8_t *)hop_fbox_ctrl(fb, r) +
+				       HOP_FBOX_LINE +
+				       (size_t)(seq % HOP_FBOX_DEPTH) *
+					       HOP_FBOX_SLOT);
+}
+
+/* One blocking call, checked by coll_api.c. */
+struct hop_fbox_call {
+	const char *fn;
+	int kind;               /* HOP_COLL_ALLREDUCE / BROADCAST / REDUCE */
+	size_t count;
+	hop_dtype_t dtype;
+	hop_op_t op;
+	int root;
+	const void *sendbuf;
+	void *recvbuf;
+};
+
+/*
+ * hop_fbox_init() - Map the fast boxes of @comm when every rank is on
+ * this host, shm connects them, nobody set HOP_FBOX=0 and the comm is not
+ * derived; every rank decides alike (two bootstrap exchanges). A region
+ * that cannot be made leaves the comm on the scheduled path (logged);
+ * only a failed exchange is an error. fbox_seg.c.
+ */
+int hop_fbox_init(struct hop_comm *comm);
+void hop_fbox_fini(struct hop_comm *comm);
+
+/* 1 when a call of @kind moving @bytes per rank on @comm goes through
+ * the fast boxes (blocking calls only; the same on every rank). */
+int hop_fbox_takes(const struct hop_comm *comm, int kind, size_t bytes);
+
+/* Run @c through the fast boxes: 0 or the error (comm failed on a
+ * mismatch, a timeout, a dead peer, an abort). fbox.c. */
+int hop_fbox_run(struct hop_comm *comm, const struct hop_fbox_call *c);
+
+/* Seconds the cost model charges a fast-box call (hop_coll_plan). */
+double hop_fbox_predict(int kind, size_t bytes, int nranks);
+
+#endif /* HOP_COLL_FBOX_H */

@@ -1,0 +1,232 @@
+/*
+ * fbox_seg.c - the fast boxes' region: rank 0 creates it in /dev/shm,
+ * every rank maps it, and rank 0 removes the name once every rank has
+ * mapped it, so nothing is left behind once init returns. The name
+ * follows the shm provider's pattern (hop-PID-rRANK-RANDOM-nPIDNS): a
+ * name left by a rank 0 killed during set-up is removed by the next shm
+ * provider that opens on this host (shm_seg.c, shm_reap()).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "coll/coll_int.h"
+#include "coll/fbox.h"
+#include "core/bootstrap.h"
+
+#define FBOX_MAGIC 0x31786f6266706f68ull /* "hopfbox1" */
+
+struct fbox_info {
+	char name[64];          /* rank 0's region, "" when it made none */
+	int32_t want;           /* this rank would use fast boxes */
+	int32_t ok;             /* second exchange: this rank mapped it */
+};
+
+static size_t fbox_len(int nranks)
+{
+	long ps = sysconf(_SC_PAGESIZE);
+	size_t pg = ps > 0 ? (size_t)ps : 4096;
+	size_t len = HOP_FBOX_LINE + (size_t)nranks * HOP_FBOX_STRIDE;
+
+	return (len + pg - 1) & ~(pg - 1);
+}
+
+/* Its pages now: a first touch in a collective is a page fault. */
+static void fbox_prefault(void *p, size_t len)
+{
+#ifdef MADV_POPULATE_WRITE
+	(void)madvise(p, len, MADV_POPULATE_WRITE);
+#else
+	(void)p;
+	(void)len;
+#endif
+}
+
+static void *fbox_map(int fd, size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	close(fd);
+	if (p == MAP_FAILED)
+		return NULL;
+	fbox_prefault(p, len);
+	return p;
+}
+
+/* Rank 0: create and map the region as @name. NULL with @why set. */
+static void *fbox_create(char *name, size_t namelen, size_t len, char *why,
+			 size_t whylen)
+{
+	unsigned long long rnd = 0, ns = 0;
+	struct stat st;
+	void *p;
+	int fd, err;
+
+	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
+		rnd = hop_now_ns() ^ ((uint64_t)getpid() << 32);
+	if (!stat("/proc/self/ns/pid", &st))
+		ns = (unsigned long long)st.st_ino;
+	snprintf(name, namelen, "/hop-%d-r0-%016llx-n%llu", (int)getpid(),
+		 rnd, ns);
+	fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		snprintf(why, whylen, "shm_open(%s): %s", name,
+			 strerror(errno));
+		return NULL;
+	}
+	/* reserve the memory: a full /dev/shm fails here, not as SIGBUS */
+	if ((err = posix_fallocate(fd, 0, (off_t)len)) ||
+	    !(p = fbox_map(fd, len))) {
+		if (err)
+			close(fd);
+		snprintf(why, whylen, "%zu B for %s: %s", len, name,
+			 strerror(err ? err : errno));
+		shm_unlink(name);
+		return NULL;
+	}
+	*(uint64_t *)p = FBOX_MAGIC;
+	return p;
+}
+
+/* Ranks 1..: map rank 0's region @name of @len bytes. */
+static void *fbox_attach(const char *name, size_t len, char *why,
+			 size_t whylen)
+{
+	struct stat st;
+	void *p;
+	int fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
+
+	if (fd < 0 || fstat(fd, &st) || (size_t)st.st_size != len) {
+		snprintf(why, whylen, "cannot open %s (%zu B): %s", name, len,
+			 fd < 0 ? strerror(errno) : "wrong size");
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	if (!(p = fbox_map(fd, len))) {
+		snprintf(why, whylen, "mmap of %s: %s", name, strerror(errno));
+		return NULL;
+	}
+	if (*(const uint64_t *)p != FBOX_MAGIC) {
+		munmap(p, len);
+		snprintf(why, whylen, "%s is not a hop fast-box region", name);
+		return NULL;
+	}
+	return p;
+}
+
+/* Would this rank use fast boxes on @comm? The same answer on every rank
+ * except for HOP_FBOX and the transport, which the exchange reconciles. */
+static int fbox_wanted(const struct hop_comm *comm)
+{
+	const struct hop_prov_ops *ops = comm->class_ops[HOP_LINK_INTRA]
+						 ? comm->class_ops[HOP_LINK_INTRA]
+						 : comm->prov_ops;
+
+	return comm->cfg.fbox && ops && !strcmp(ops->name, "shm");
+}
+
+/* The two exchanges; *@base the mapped region or NULL (not used). */
+static int fbox_agree(struct hop_comm *comm, size_t len, void **base)
+{
+	int n = comm->nranks, all_want = 1, all_ok = 1;
+	uint64_t deadline = hop_comm_deadline(comm);
+	struct fbox_info mine, *all;
+	char why[HOP_MSG_LEN] = "";
+	int ret;
+
+	*base = NULL;
+	if (!(all = calloc((size_t)n, sizeof(*all))))
+		return hop_set_error(comm, HOP_ERR_NO_MEMORY, "fast boxes: "
+				     "out of memory for %d ranks", n);
+	memset(&mine, 0, sizeof(mine));
+	mine.want = fbox_wanted(comm);
+	if (mine.want && comm->rank == 0)
+		*base = fbox_create(mine.name, sizeof(mine.name), len, why,
+				    sizeof(why));
+	if ((ret = hop_bootstrap_allgather(comm->bs, &mine, all, sizeof(mine),
+					   deadline)))
+		goto err_bs;
+	for (int r = 0; r < n; r++)
+		all_want &= all[r].want;
+	if (all_want && comm->rank && all[0].name[0]) {
+		all[0].name[sizeof(all[0].name) - 1] = '\0';
+		*base = fbox_attach(all[0].name, len, why, sizeof(why));
+	}
+	mine.ok = *base != NULL;
+	ret = hop_bootstrap_allgather(comm->bs, &mine, all, sizeof(mine),
+				      deadline);
+	if (comm->rank == 0 && mine.name[0])
+		shm_unlink(mine.name); /* mapped by all, or never will be */
+	if (ret)
+		goto err_bs;
+	for (int r = 0; r < n; r++)
+		all_ok &= all[r].ok;
+	if (!all_ok && *base) {
+		munmap(*base, len);
+		*base = NULL;
+	}
+	if (why[0])
+		HOP_INFO("rank %d: fast boxes: %s", comm->rank, why);
+	free(all);
+	return 0;
+
+err_bs:
+	if (*base)
+		munmap(*base, len);
+	*base = NULL;
+	if (comm->rank == 0 && mine.name[0])
+		shm_unlink(mine.name);
+	free(all);
+	return hop_set_error(comm, ret, "fast boxes: exchange among %d ranks: "
+			     "%s", n, hop_bootstrap_error(comm->bs));
+}
+
+int hop_fbox_init(struct hop_comm *comm)
+{
+	struct hop_coll *c = comm->coll;
+	size_t len = fbox_len(comm->nranks);
+	struct hop_fbox *fb;
+	void *base;
+	int ret;
+
+	/* equal on every rank: who takes part in the exchanges */
+	if (comm->nranks < 2 || comm->nranks > HOP_FBOX_RANKS || c->hosts ||
+	    hop_comm_derived(comm) || !comm->bs)
+		return 0;
+	if ((ret = fbox_agree(comm, len, &base)) || !base)
+		return ret;
+	if (!(fb = calloc(1, sizeof(*fb)))) {
+		munmap(base, len);
+		return hop_set_error(comm, HOP_ERR_NO_MEMORY, "fast boxes: "
+				     "out of memory");
+	}
+	fb->base = base;
+	fb->len = len;
+	fb->rank = comm->rank;
+	fb->nranks = comm->nranks;
+	fb->seq = c->seq;
+	hop_fbox_ctrl(fb, fb->rank)->pid = (int32_t)getpid();
+	c->fbox = fb;
+	HOP_INFO("rank %d: fast boxes on: blocking AllReduce, Broadcast and "
+		 "Reduce up to %d B among %d ranks (HOP_FBOX=0: off)",
+		 comm->rank, HOP_FBOX_MAX, comm->nranks);
+	return 0;
+}
+
+void hop_fbox_fini(struct hop_comm *comm)
+{
+	struct hop_fbox *fb = comm && comm->coll ? comm->coll->fbox : NULL;
+
+	if (!fb)
+		return;
+	munmap(fb->base, fb->len);
+	free(fb);
+	comm->coll->fbox = NULL;
+}

@@ -1,0 +1,354 @@
+/*
+ * coll_fbox.c - the fast boxes (src/coll/fbox.c) through the public API,
+ * on as many ranks as hop-run starts (the script: 2, 3 and 4 on shm).
+ *
+ *   coll_fbox [--expect 0|1]  plan (hop_coll_plan names "fbox" exactly
+ *             when expected), every dtype, op, root and size 0..1 KiB
+ *             against a reference reduced in rank order in the element
+ *             type (random floats: the order shows in the bits), in
+ *             place too; slot reuse with one rank late in turn (a slow
+ *             Reduce root, a slow Broadcast reader, mixed kinds and an
+ *             i-collective in flight); every rank's results identical.
+ *   coll_fbox mismatch  ranks disagree on a count: HOP_ERR_MISMATCH
+ *             naming the ranks, on every rank, within the deadline.
+ *   coll_fbox late  the last rank is HOP_TIMEOUT + 1 s late: the
+ *             others fail with HOP_ERR_TIMEOUT naming it; its next call
+ *             fails at once (they published their failure).
+ *   coll_fbox mismatch-across  the same with the others' count above
+ *             1 KiB (they schedule it): caught by p2p's signature check.
+ *   coll_fbox kill      the last rank dies; the others' AllReduce fails
+ *             within the deadline (the script bounds the time).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <hop/hop.h>
+
+#include "../unit/coll_ref.h"
+
+#define TEST_NAME "coll_fbox"
+static hop_comm_t *comm;
+static int rank, nranks;
+#include "rank_check.h"
+
+#define MAXB 1024
+static unsigned long calls;
+
+static void nap_us(long us)
+{
+	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Element @i of rank @r's input for call @salt, stored at @at. */
+static void gen(void *buf, size_t at, size_t i, hop_dtype_t dt, hop_op_t op,
+		int r, uint64_t salt)
+{
+	uint64_t h = ref_hash((uint64_t)r * 7919u + i, salt,
+			      (uint64_t)dt * 8u + (uint64_t)op);
+
+	if (!ref_is_float(dt))
+		ref_put_i(buf, at, dt, h);
+	else if (op == HOP_PROD)
+		ref_put_f(buf, at, dt, 0.5 + (double)(h % 1024) / 683.0);
+	else
+		ref_put_f(buf, at, dt, ((double)(h % 200001) - 100000) / 1013.0);
+}
+
+static double fop(hop_op_t op, double a, double b)
+{
+	switch (op) {
+	case HOP_PROD: return a * b;
+	case HOP_MIN: return b < a ? b : a;
+	case HOP_MAX: return b > a ? b : a;
+	default: return a + b;
+	}
+}
+
+/* acc[0] = acc[0] op x[0] in the element type (f16/bf16 through f32,
+ * rounded back after each step, as hop documents). */
+static void ref_step(void *acc, const void *x, hop_dtype_t dt, hop_op_t op)
+{
+	if (!ref_is_float(dt)) {
+		ref_put_i(acc, 0, dt, ref_wrap(dt, ref_iop(dt, op,
+			  ref_get_i(acc, 0, dt), ref_get_i(x, 0, dt))));
+	} else if (dt == HOP_FLOAT64) {
+		ref_put_f(acc, 0, dt, fop(op, ref_get_f(acc, 0, dt),
+					  ref_get_f(x, 0, dt)));
+	} else {
+		float a = (float)ref_get_f(acc, 0, dt);
+		float b = (float)ref_get_f(x, 0, dt);
+		volatile float r = (float)fop(op, a, b);
+		ref_put_f(acc, 0, dt, r);
+	}
+}
+
+static void ref_avg(void *acc, hop_dtype_t dt)
+{
+	if (!ref_is_float(dt)) {
+		uint64_t v = ref_get_i(acc, 0, dt);
+		ref_put_i(acc, 0, dt, ref_is_signed(dt)
+			  ? (uint64_t)((int64_t)v / nranks) : v / (uint64_t)nranks);
+	} else if (dt == HOP_FLOAT64) {
+		ref_put_f(acc, 0, dt, ref_get_f(acc, 0, dt) / nranks);
+	} else {
+		volatile float f = (float)ref_get_f(acc, 0, dt);
+		ref_put_f(acc, 0, dt, (float)(f / (float)nranks));
+	}
+}
+
+/* The reduction of every rank's input of call @salt, in rank order. */
+static void expect(char *out, size_t count, hop_dtype_t dt, hop_op_t op,
+		   uint64_t salt)
+{
+	size_t es = hop_dtype_size(dt);
+	char acc[8], x[8];
+
+	for (size_t i = 0; i < count; i++) {
+		gen(acc, 0, i, dt, op, 0, salt);
+		for (int r = 1; r < nranks; r++) {
+			gen(x, 0, i, dt, op, r, salt);
+			ref_step(acc, x, dt, op);
+		}
+		if (op == HOP_AVG)
+			ref_avg(acc, dt);
+		memcpy(out + i * es, acc, es);
+	}
+}
+
+static void inputs(char *buf, size_t count, hop_dtype_t dt, hop_op_t op,
+		   int r, uint64_t salt)
+{
+	for (size_t i = 0; i < count; i++)
+		gen(buf, i, i, dt, op, r, salt);
+}
+
+static void same(const char *got, const char *want, size_t bytes,
+		 const char *what, hop_dtype_t dt, hop_op_t op, size_t count,
+		 int root)
+{
+	calls++;
+	if (!memcmp(got, want, bytes))
+		return;
+	for (size_t b = 0; b < bytes; b++)
+		if (got[b] != want[b])
+			FAIL("%s(count %zu, %s, %s, root %d): byte %zu is 0x%02x, "
+			     "expected 0x%02x", what, count, hop_dtype_name(dt),
+			     hop_op_name(op), root, b, (unsigned char)got[b],
+			     (unsigned char)want[b]);
+}
+
+/* One AllReduce, Reduce (root @root) or Broadcast (from @root), checked;
+ * @late: this rank sleeps that many microseconds first. */
+static void one(int kind, size_t count, hop_dtype_t dt, hop_op_t op,
+		int root, int inplace, uint64_t salt, long late)
+{
+	static char in[MAXB], out[MAXB], want[MAXB];
+	size_t bytes = count * hop_dtype_size(dt);
+
+	inputs(in, count, dt, op, rank, salt);
+	memset(out, 0xa5, sizeof(out));
+	if (late)
+		nap_us(late);
+	if (kind == HOP_KIND_BROADCAST) {
+		if (rank == root)
+			memcpy(out, in, bytes);
+		OK(hop_broadcast(comm, out, count, dt, root));
+		inputs(want, count, dt, op, root, salt);
+		same(out, want, bytes, "broadcast", dt, op, count, root);
+		return;
+	}
+	if (inplace)
+		memcpy(out, in, bytes);
+	if (kind == HOP_KIND_ALLREDUCE)
+		OK(hop_allreduce(comm, inplace ? out : in, out, count, dt, op));
+	else
+		OK(hop_reduce(comm, inplace ? out : in, out, count, dt, op,
+			      root));
+	if (kind == HOP_KIND_REDUCE && rank != root)
+		return;
+	expect(want, count, dt, op, salt);
+	same(out, want, bytes, kind == HOP_KIND_ALLREDUCE ? "allreduce"
+			       : "reduce", dt, op, count, root);
+}
+
+static void plan(int expect_fbox)
+{
+	hop_coll_plan_t p;
+	const int kinds[] = { HOP_KIND_ALLREDUCE, HOP_KIND_BROADCAST,
+			      HOP_KIND_REDUCE };
+
+	for (int k = 0; k < 3; k++) {
+		OK(hop_coll_plan(comm, kinds[k], MAXB / 4, HOP_FLOAT32, &p));
+		if (!!strcmp(p.algo, "fbox") == expect_fbox)
+			FAIL("plan of kind %d, 1 KiB: algorithm %s, fast boxes "
+			     "expected %s", kinds[k], p.algo,
+			     expect_fbox ? "on" : "off");
+		OK(hop_coll_plan(comm, kinds[k], MAXB / 4 + 1, HOP_FLOAT32, &p));
+		if (!strcmp(p.algo, "fbox"))
+			FAIL("plan of kind %d, 1028 B: fbox above 1 KiB", kinds[k]);
+	}
+}
+
+static void matrix(void)
+{
+	uint64_t salt = 1;
+
+	/* no data: NULL buffers are valid */
+	OK(hop_allreduce(comm, NULL, NULL, 0, HOP_FLOAT32, HOP_SUM));
+	OK(hop_reduce(comm, NULL, NULL, 0, HOP_INT8, HOP_MAX, nranks - 1));
+	OK(hop_broadcast(comm, NULL, 0, HOP_FLOAT64, nranks - 1));
+
+	for (int dt = 0; dt < HOP_DTYPE_COUNT; dt++) {
+		size_t es = hop_dtype_size(dt), max = MAXB / es;
+		const size_t counts[] = { 0, 1, 2, 3, 5, 9, 17, max - 1, max };
+
+		for (size_t c = 0; c < sizeof(counts) / sizeof(*counts); c++) {
+			for (int op = 0; op < HOP_OP_COUNT; op++) {
+				one(HOP_KIND_ALLREDUCE, counts[c], dt, op, 0,
+				    c & 1, salt++, 0);
+				for (int root = 0; root < nranks; root++)
+					one(HOP_KIND_REDUCE, counts[c], dt, op,
+					    root, (c >> 1) & 1, salt++, 0);
+			}
+			for (int root = 0; root < nranks; root++)
+				one(HOP_KIND_BROADCAST, counts[c], dt, HOP_SUM,
+				    root, 0, salt++, 0);
+		}
+	}
+}
+
+/* Slots reused while one rank lags: each rank in turn is late. */
+static void reuse(void)
+{
+	uint64_t salt = 1u << 30;
+	hop_request_t *req;
+	char big[4096], bo[4096];
+
+	for (int slow = 0; slow < nranks; slow++) {
+		long late = rank == slow ? 300 : 0;
+
+		/* a slow Reduce root: writers more calls ahead than they
+		 * have slots (32) must wait */
+		for (int i = 0; i < 40; i++)
+			one(HOP_KIND_REDUCE, 64, HOP_FLOAT32, HOP_SUM, slow, 0,
+			    salt++, late);
+		/* a slow Broadcast reader; the root changes every call */
+		for (int i = 0; i < 40; i++)
+			one(HOP_KIND_BROADCAST, 100, HOP_UINT8, HOP_SUM,
+			    (slow + 1 + i / 20) % nranks, 0, salt++, late);
+		/* mixed kinds back to back */
+		for (int i = 0; i < 9; i++)
+			one(i % 3 == 0 ? HOP_KIND_ALLREDUCE : i % 3 == 1
+				       ? HOP_KIND_REDUCE : HOP_KIND_BROADCAST,
+			    3, HOP_FLOAT64, HOP_SUM, i % nranks, 0, salt++,
+			    i % 2 ? late : 0);
+		/* an i-collective in flight (scheduled) before fast ones */
+		inputs(big, sizeof(big), HOP_UINT8, HOP_SUM, rank, salt);
+		OK(hop_iallreduce(comm, big, bo, sizeof(big), HOP_UINT8,
+				  HOP_SUM, &req));
+		one(HOP_KIND_ALLREDUCE, 8, HOP_INT32, HOP_SUM, 0, 0, salt + 1,
+		    late);
+		OK(hop_wait(&req, NULL));
+		expect(big, sizeof(big), HOP_UINT8, HOP_SUM, salt);
+		same(bo, big, sizeof(big), "iallreduce", HOP_UINT8, HOP_SUM,
+		     sizeof(big), 0);
+		salt += 2;
+	}
+}
+
+/* Rank 0 passes a count the others do not: every rank fails. With
+ * @across, the others' count is above the fast boxes' 1 KiB, so they
+ * take the scheduled path under the same sequence number. */
+static int mismatch(int across)
+{
+	static float in[512], out[512];
+	size_t count = rank == 0 ? 2 : across ? 500 : 3;
+	int rc;
+
+	OK(hop_allreduce(comm, in, out, 1, HOP_FLOAT32, HOP_SUM));
+	rc = hop_allreduce(comm, in, out, count, HOP_FLOAT32, HOP_SUM);
+	if (rc != HOP_ERR_MISMATCH && rc != HOP_ERR_COMM_FAILED)
+		FAIL("mismatched counts returned %s", hop_err_name(rc));
+	if (!strstr(hop_comm_last_error(comm), "rank 0") ||
+	    (!across && !strstr(hop_comm_last_error(comm), "count 2")))
+		FAIL("the message does not name rank 0 and its count 2");
+	printf("coll_fbox: rank %d mismatch detected: %s\n", rank,
+	       hop_err_name(rc));
+	hop_comm_destroy(comm);
+	return 0;
+}
+
+/* The last rank comes a second after HOP_TIMEOUT: the others time out
+ * naming it; its next call finds they failed, well before its own
+ * deadline. */
+static int late(void)
+{
+	int in = rank, out = 0, rc;
+	struct timespec t0, t1;
+
+	OK(hop_allreduce(comm, &in, &out, 1, HOP_INT32, HOP_SUM));
+	if (rank == nranks - 1)
+		nap_us((long)(atof(getenv("HOP_TIMEOUT") ? getenv("HOP_TIMEOUT")
+					  : "60") * 1e6) + 1000000);
+	rc = hop_allreduce(comm, &in, &out, 1, HOP_INT32, HOP_SUM);
+	if (rank != nranks - 1 && (rc != HOP_ERR_TIMEOUT ||
+				   !strstr(hop_comm_last_error(comm),
+					   "waiting on rank")))
+		FAIL("a late rank gave %s, not a timeout naming it",
+		     hop_err_name(rc));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = hop_allreduce(comm, &in, &out, 1, HOP_INT32, HOP_SUM);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (rc == HOP_SUCCESS || t1.tv_sec - t0.tv_sec > 1)
+		FAIL("AllReduce after the others failed: %s after %lld s",
+		     hop_err_name(rc), (long long)(t1.tv_sec - t0.tv_sec));
+	printf("coll_fbox: rank %d late peer: %s\n", rank, hop_err_name(rc));
+	hop_comm_destroy(comm);
+	return 0;
+}
+
+/* The last rank dies between two AllReduces. */
+static int kill_last(void)
+{
+	int in = rank, out = 0, rc;
+
+	OK(hop_allreduce(comm, &in, &out, 1, HOP_INT32, HOP_SUM));
+	if (rank == nranks - 1)
+		abort();
+	rc = hop_allreduce(comm, &in, &out, 1, HOP_INT32, HOP_SUM);
+	if (rc == HOP_SUCCESS)
+		FAIL("AllReduce with a dead rank succeeded");
+	printf("coll_fbox: rank %d survived a dead peer: %s\n", rank,
+	       hop_err_name(rc));
+	hop_comm_destroy(comm);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "--expect";
+	int on = argc > 2 ? atoi(argv[2]) : 1;
+
+	OK(hop_comm_init_env(&comm));
+	rank = hop_comm_rank(comm);
+	nranks = hop_comm_size(comm);
+	if (!strcmp(mode, "mismatch"))
+		return mismatch(0);
+	if (!strcmp(mode, "mismatch-across"))
+		return mismatch(1);
+	if (!strcmp(mode, "kill"))
+		return kill_last();
+	if (!strcmp(mode, "late"))
+		return late();
+	plan(on);
+	matrix();
+	reuse();
+	plan(on);
+	OK(hop_comm_destroy(comm));
+	printf("coll_fbox: rank %d passed %lu calls\n", rank, calls);
+	return 0;
+}

@@ -1,0 +1,66 @@
+#!/bin/bash
+# The fast boxes (coll_fbox) on shm: 2, 3 and 4 ranks through hop-run
+# (every dtype, op, root and size 0..1 KiB bit for bit, slot reuse with
+# late ranks, an i-collective in flight), the plan with HOP_FBOX=0,
+# mismatched counts, and a rank that dies: launched without hop-run
+# (which would stop the others), the survivors must fail within
+# HOP_TIMEOUT, and nothing of the job may stay in /dev/shm.
+# FBOX_LONG=1 adds the mismatch at 3 ranks and the dead rank at 2.
+set -u
+b=${top_builddir:?run through make check or set top_builddir}
+run=$b/tools/hop-run
+prog=$b/tests/integration/coll_fbox
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+check() { # name expected-lines pattern output rc
+	if [ "$5" = 0 ] && [ "$(grep -c "$3" <<< "$4")" = "$2" ]; then
+		echo "PASS: coll_fbox $1"
+	else
+		echo "FAIL: coll_fbox $1 (exit $5)"
+		printf '%s\n' "$4" | grep -v "$3" | head -n 20 | sed 's/^/    /'
+		fail=1
+	fi
+}
+
+for n in 2 3 4; do
+	out=$(HOP_TRANSPORT=shm "$run" -n $n --timeout 60 -- "$prog" 2>&1)
+	check "$n ranks" $n "coll_fbox: rank [0-9]* passed" "$out" $?
+	[ $n = 3 ] && [ -z "${FBOX_LONG:-}" ] && continue
+	out=$(HOP_TRANSPORT=shm HOP_TIMEOUT=10 "$run" -n $n --timeout 60 -- "$prog" mismatch 2>&1)
+	check "mismatch $n ranks" $n "mismatch detected: HOP_ERR_MISMATCH" "$out" $?
+done
+out=$(HOP_TRANSPORT=shm HOP_TIMEOUT=10 "$run" -n 2 --timeout 60 -- "$prog" mismatch-across 2>&1)
+check "mismatch across 1 KiB, 2 ranks" 2 "mismatch detected: HOP_ERR_MISMATCH" "$out" $?
+out=$(HOP_TRANSPORT=shm HOP_TIMEOUT=3 "$run" -n 3 --timeout 60 -- "$prog" late 2>&1)
+check "late rank, 3 ranks" 3 "late peer: HOP_ERR" "$out" $?
+# the scheduled path: the plan says so; 2 ranks reduce in the one order
+out=$(HOP_FBOX=0 HOP_TRANSPORT=shm "$run" -n 2 --timeout 60 -- "$prog" --expect 0 2>&1)
+check "HOP_FBOX=0" 2 "coll_fbox: rank [0-9]* passed" "$out" $?
+
+# a dead rank: ranks started here, rank 0 listening on a loopback port
+for n in ${FBOX_LONG:+2} 3; do
+	port=$((20000 + RANDOM % 30000))
+	secret=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
+	pids=
+	start=$(date +%s)
+	for r in $(seq 0 $((n - 1))); do
+		HOP_RANK=$r HOP_SIZE=$n HOP_ADDR=127.0.0.1:$port \
+		HOP_SECRET=$secret HOP_TIMEOUT=10 HOP_TRANSPORT=shm \
+			"$prog" kill > "$tmp/out.$r" 2>&1 &
+		pids="$pids $!"
+	done
+	rc=0
+	for p in $pids; do wait "$p" 2>/dev/null || rc=$((rc + 1)); done
+	secs=$(($(date +%s) - start))
+	out=$(cat "$tmp"/out.*)
+	left=
+	for p in $pids; do left="$left$(ls /dev/shm 2>/dev/null | grep "^hop-$p-")"; done
+	# the dead rank's exit is the one failure; survivors well inside
+	# HOP_TIMEOUT (10 s): the provider's liveness check, not the deadline
+	if [ $rc = 1 ] && [ $secs -lt 8 ] && [ -z "$left" ]; then rc=0; fi
+	check "dead rank, $n ranks (${secs}s${left:+, left in /dev/shm: $left})" \
+		$((n - 1)) "survived a dead peer" "$out" $rc
+done
+exit $fail
