@@ -12,11 +12,8 @@
 #include "coll/fbox.h"
 #include "p2p/request.h"
 
-/* struct hop_fbox_call (fbox.h): a public call's arguments, checked here
- * and taken as they are by the fast boxes. */
-
 __attribute__((format(printf, 4, 5)))
-static int call_err(struct hop_comm *comm, const struct hop_fbox_call *c,
+static int call_err(struct hop_comm *comm, const struct hop_coll_call *c,
 		    int code, const char *fmt, ...)
 {
 	char what[256], where[160];
@@ -44,7 +41,7 @@ static int call_err(struct hop_comm *comm, const struct hop_fbox_call *c,
 }
 
 /* Checks every argument; fills *@inplace. */
-static int check_args(struct hop_comm *comm, const struct hop_fbox_call *c,
+static int check_args(struct hop_comm *comm, const struct hop_coll_call *c,
 		      int *inplace)
 {
 	int n = comm->nranks, r = comm->rank, rooted;
@@ -232,7 +229,7 @@ int hop_coll_launch(struct hop_comm *comm, struct hop_coll_launch *l,
 /* The call on a claimed comm; @reqp NULL for the blocking forms. */
 static int coll_run(struct hop_comm *comm, void *ctx, hop_request_t **reqp)
 {
-	const struct hop_fbox_call *c = ctx;
+	const struct hop_coll_call *c = ctx;
 	struct hop_coll_launch l;
 	int ret, inplace;
 
@@ -282,14 +279,14 @@ int hop_coll_enter_run(struct hop_comm *comm, const char *fn,
 
 /* Every collective: claim the comm (hop_comm_enter()), check @reqp of an
  * i-form (@icall), run, release. */
-static int coll_call(struct hop_comm *comm, struct hop_fbox_call *c,
+static int coll_call(struct hop_comm *comm, struct hop_coll_call *c,
 		     hop_request_t **reqp, int icall)
 {
 	return hop_coll_enter_run(comm, c->fn, reqp, icall, coll_run, c);
 }
 
 #define CALL(fnname, k, cnt, dt, o, rt, sb, rb)                               \
-	struct hop_fbox_call c = { fnname, k, cnt, dt, o, rt, sb, rb }
+	struct hop_coll_call c = { fnname, k, cnt, dt, o, rt, sb, rb }
 
 int hop_allreduce(hop_comm_t *comm, const void *sendbuf, void *recvbuf,
 		  size_t count, hop_dtype_t dtype, hop_op_t op)

@@ -12,6 +12,19 @@
 #include "model/model.h"
 #include "p2p/p2p.h"
 
+/* One public collective call's arguments (coll_api.c checks them; the
+ * fast boxes, fbox.c, run them as they are). */
+struct hop_coll_call {
+	const char *fn;
+	int kind;               /* HOP_COLL_* */
+	size_t count;
+	hop_dtype_t dtype;
+	hop_op_t op;
+	int root;
+	const void *sendbuf;
+	void *recvbuf;
+};
+
 struct hop_coll_op {
 	struct hop_comm *comm;
 	struct hop_sched sched;

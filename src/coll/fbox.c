@@ -22,7 +22,7 @@
 
 /* What a wait polls: @word reaching @want, written by rank @peer. */
 struct fbox_wait {
-	const struct hop_fbox_call *c;
+	const struct hop_coll_call *c;
 	const struct hop_fbox *fb;
 	const _Atomic uint64_t *word;
 	uint64_t want, seq;
@@ -134,7 +134,7 @@ static int fbox_wait(struct hop_comm *comm, struct hop_fbox *fb,
 
 /* The header of rank @q's slot describes the same call as @c? */
 static int check_hdr(struct hop_comm *comm, struct hop_fbox *fb,
-		     const struct hop_fbox_call *c,
+		     const struct hop_coll_call *c,
 		     const struct hop_fbox_hdr *h, int q, uint64_t seq)
 {
 	int reducing = c->kind != HOP_COLL_BROADCAST;
@@ -158,7 +158,7 @@ static int check_hdr(struct hop_comm *comm, struct hop_fbox *fb,
 /* Wait until every peer finished the collective whose flag is @want
  * (its last read of the slot about to be rewritten). */
 static int wait_readers(struct hop_comm *comm, struct hop_fbox *fb,
-			const struct hop_fbox_call *c, uint64_t want,
+			const struct hop_coll_call *c, uint64_t want,
 			uint64_t seq)
 {
 	uint64_t low = UINT64_MAX;
@@ -186,7 +186,7 @@ static int wait_readers(struct hop_comm *comm, struct hop_fbox *fb,
 
 /* Write @bytes of @data into this rank's slot of @seq, flag last. */
 static int publish(struct hop_comm *comm, struct hop_fbox *fb,
-		   const struct hop_fbox_call *c, uint64_t seq,
+		   const struct hop_coll_call *c, uint64_t seq,
 		   const void *data, size_t bytes)
 {
 	struct hop_fbox_hdr *h = hop_fbox_slot(fb, fb->rank, seq);
@@ -210,7 +210,7 @@ static int publish(struct hop_comm *comm, struct hop_fbox *fb,
 /* Rank @q's payload of @seq once it is there and matches @c; NULL on
  * failure (*@ret set). */
 static const uint8_t *read_slot(struct hop_comm *comm, struct hop_fbox *fb,
-				const struct hop_fbox_call *c, uint64_t seq,
+				const struct hop_coll_call *c, uint64_t seq,
 				int q, int *ret)
 {
 	struct hop_fbox_hdr *h = hop_fbox_slot(fb, q, seq);
@@ -226,7 +226,7 @@ static const uint8_t *read_slot(struct hop_comm *comm, struct hop_fbox *fb,
 
 /* recvbuf = slot 0 op slot 1 op ... op slot N-1 (@own for this rank). */
 static int reduce_all(struct hop_comm *comm, struct hop_fbox *fb,
-		      const struct hop_fbox_call *c, uint64_t seq,
+		      const struct hop_coll_call *c, uint64_t seq,
 		      const void *own, size_t bytes)
 {
 	const void *src;
@@ -252,7 +252,7 @@ static int reduce_all(struct hop_comm *comm, struct hop_fbox *fb,
 }
 
 static int run_kind(struct hop_comm *comm, struct hop_fbox *fb,
-		    const struct hop_fbox_call *c, uint64_t seq, size_t bytes)
+		    const struct hop_coll_call *c, uint64_t seq, size_t bytes)
 {
 	int me = fb->rank, ret = 0;
 	const uint8_t *src;
@@ -305,7 +305,7 @@ int hop_fbox_takes(const struct hop_comm *comm, int kind, size_t bytes)
 	       c->tune.forced[kind] == HOP_ALGO_AUTO;
 }
 
-int hop_fbox_run(struct hop_comm *comm, const struct hop_fbox_call *c)
+int hop_fbox_run(struct hop_comm *comm, const struct hop_coll_call *c)
 {
 	struct hop_coll *cl = comm->coll;
 	struct hop_fbox *fb = cl->fbox;

@@ -33,6 +33,7 @@
 #include <hop/hop.h>
 
 struct hop_comm;
+struct hop_coll_call;
 
 #define HOP_FBOX_MAX 1024       /* payload bytes of a slot */
 #define HOP_FBOX_LINE 64
@@ -92,18 +93,6 @@ static inline struct hop_fbox_hdr *hop_fbox_slot(const struct hop_fbox *fb,
 					       HOP_FBOX_SLOT);
 }
 
-/* One blocking call, checked by coll_api.c. */
-struct hop_fbox_call {
-	const char *fn;
-	int kind;               /* HOP_COLL_ALLREDUCE / BROADCAST / REDUCE */
-	size_t count;
-	hop_dtype_t dtype;
-	hop_op_t op;
-	int root;
-	const void *sendbuf;
-	void *recvbuf;
-};
-
 /*
  * hop_fbox_init() - Map the fast boxes of @comm when every rank is on
  * this host, shm connects them, nobody set HOP_FBOX=0 and the comm is not
@@ -120,7 +109,7 @@ int hop_fbox_takes(const struct hop_comm *comm, int kind, size_t bytes);
 
 /* Run @c through the fast boxes: 0 or the error (comm failed on a
  * mismatch, a timeout, a dead peer, an abort). fbox.c. */
-int hop_fbox_run(struct hop_comm *comm, const struct hop_fbox_call *c);
+int hop_fbox_run(struct hop_comm *comm, const struct hop_coll_call *c);
 
 /* Seconds the cost model charges a fast-box call (hop_coll_plan). */
 double hop_fbox_predict(int kind, size_t bytes, int nranks);
