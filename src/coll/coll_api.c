@@ -138,23 +138,24 @@ static int check_args(struct hop_comm *comm, const struct hop_coll_call *c,
 	return 0;
 }
 
-/* HOP_DEBUG=info: say which algorithm runs, once per change. */
+/* HOP_DEBUG=info: say which algorithm (@algo, named @name) runs, once per
+ * change; the fast boxes log here too, so every path reads alike. */
 static void log_choice(struct hop_comm *comm, const char *fn, int kind,
-		       const struct hop_coll_choice *ch, size_t bytes)
+		       int algo, const char *name, size_t chunk, int depth,
+		       size_t bytes)
 {
 	static _Thread_local int last[HOP_COLL_KIND_COUNT];
 	static _Thread_local size_t last_chunk[HOP_COLL_KIND_COUNT];
 
 	if (hop_log_level() < HOP_LOG_INFO)
 		return;
-	if (last[kind] == ch->algo + 1 && last_chunk[kind] == ch->chunk_bytes)
+	if (last[kind] == algo + 1 && last_chunk[kind] == chunk)
 		return;
-	last[kind] = ch->algo + 1;
-	last_chunk[kind] = ch->chunk_bytes;
+	last[kind] = algo + 1;
+	last_chunk[kind] = chunk;
 	HOP_INFO("%s: %s algorithm %s (%zu B, %d ranks, chunk %zu B, depth "
-		 "%d)%s", fn, hop_coll_kind_name(kind),
-		 hop_coll_algo_name(ch->algo), bytes, comm->nranks,
-		 ch->chunk_bytes, ch->depth,
+		 "%d)%s", fn, hop_coll_kind_name(kind), name, bytes,
+		 comm->nranks, chunk, depth,
 		 comm->coll->tune.forced[kind] ? " forced by HOP_ALGO" : "");
 }
 
@@ -191,7 +192,8 @@ int hop_coll_launch(struct hop_comm *comm, struct hop_coll_launch *l,
 	int ret;
 
 	hop_coll_choose_bytes(comm, a->kind, l->bytes, &ch);
-	log_choice(comm, l->fn, a->kind, &ch, l->bytes);
+	log_choice(comm, l->fn, a->kind, ch.algo, hop_coll_algo_name(ch.algo),
+		   ch.chunk_bytes, ch.depth, l->bytes);
 	a->algo = ch.algo;
 	a->sub_algo[0] = ch.sub_algo[0];
 	a->sub_algo[1] = ch.sub_algo[1];
@@ -236,8 +238,11 @@ static int coll_run(struct hop_comm *comm, void *ctx, hop_request_t **reqp)
 	if ((ret = check_args(comm, c, &inplace)))
 		return ret;
 	size_t es = c->kind == HOP_COLL_BARRIER ? 1 : hop_dtype_size(c->dtype);
-	if (!reqp && hop_fbox_takes(comm, c->kind, c->count * es))
+	if (!reqp && hop_fbox_takes(comm, c->kind, c->count * es)) {
+		log_choice(comm, c->fn, c->kind, HOP_COLL_ALGO_FBOX, "fbox",
+			   c->count * es, 1, c->count * es);
 		return hop_fbox_run(comm, c);
+	}
 	memset(&l, 0, sizeof(l));
 	l.fn = c->fn;
 	l.bytes = c->count * es;

@@ -319,12 +319,6 @@ int hop_fbox_run(struct hop_comm *comm, const struct hop_coll_call *c)
 
 	if (cl->active && (ret = finish_started(comm)))
 		return ret;
-	if (!(fb->logged & (1u << c->kind))) {
-		fb->logged |= 1u << c->kind;
-		HOP_INFO("%s: %s through the fast boxes (up to %d B, %d ranks)",
-			 c->fn, hop_coll_kind_name(c->kind), HOP_FBOX_MAX,
-			 fb->nranks);
-	}
 	/* the comm's sequence, widened: ranks agree on it as they call
 	 * collectives in one order */
 	fb->seq += (uint32_t)(cl->seq - (uint32_t)fb->seq);

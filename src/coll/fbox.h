@@ -74,7 +74,6 @@ struct hop_fbox {
 	uint64_t seq;           /* the comm's sequence, widened to 64 bits */
 	uint64_t last_w[HOP_FBOX_DEPTH]; /* flag this rank last wrote per slot */
 	uint64_t floor;         /* every rank's done is at least this */
-	unsigned logged;        /* kinds announced at info (bit per kind) */
 };
 
 static inline struct hop_fbox_ctrl *hop_fbox_ctrl(const struct hop_fbox *fb,
