@@ -231,6 +231,10 @@ enum {
 	 * (never torn) and after every earlier byte of that write, so a
 	 * receiver may poll memory for a flag word (hop's LL protocol) */
 	HOP_PROV_CAP_ATOMIC8 = 1u << 1,
+	/* every peer is a process of this host, reached through memory the
+	 * host shares: the collectives may meet in a shared region of their
+	 * own (the fast boxes) */
+	HOP_PROV_CAP_HOST_MEMORY = 1u << 2,
 };
 
 /**

@@ -129,7 +129,7 @@ static int fbox_wanted(const struct hop_comm *comm)
 						 ? comm->class_ops[HOP_LINK_INTRA]
 						 : comm->prov_ops;
 
-	return comm->cfg.fbox && ops && !strcmp(ops->name, "shm");
+	return comm->cfg.fbox && hop_prov_has(ops, HOP_PROV_CAP_HOST_MEMORY);
 }
 
 /* The two exchanges; *@base the mapped region or NULL (not used). */

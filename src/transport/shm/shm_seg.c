@@ -442,7 +442,7 @@ static int shm_peer_closed(struct hop_prov *prov, int peer)
  */
 static const struct hop_prov_caps shm_caps = {
 	.size = sizeof(struct hop_prov_caps),
-	.flags = 0,
+	.flags = HOP_PROV_CAP_HOST_MEMORY,
 	.eager_size = 8192,
 	.alpha = 1.0e-6,
 	.beta = 6.0e9,
