@@ -81,7 +81,7 @@ static const struct cfg_var cfg_vars[] = {
 	{ "HOP_TOPO", CFG_STR, "", 0, 255, NULL, FIELD(topo),
 	  "path of a topology file describing hosts and links; unset: flat" },
 	{ "HOP_FBOX", CFG_INT, "1", 0, 1, NULL, FIELD(fbox),
-	  "1: blocking AllReduce, Broadcast and Reduce of up to 1 KiB per rank among 2-8 ranks all on one host joined by shm go through per-rank shared-memory slots (docs/collectives.md); 0: always the scheduled algorithms" },
+	  "1: blocking AllReduce, Broadcast and Reduce of up to 1 KiB per rank among 2-8 ranks all on one host joined by shm go through per-rank shared-memory slots (docs/fastbox.md); 0: always the scheduled algorithms" },
 	/* shm */
 	{ "HOP_SHM_CMA", CFG_INT, "1", 0, 1, NULL, FIELD(shm_cma),
 	  "shm provider: 1 moves large writes with one process_vm_writev copy; 0 through the ring" },
