@@ -134,6 +134,27 @@ static const char *hb_run(enum bench_coll c, const void *sbuf, void *rbuf,
 	return rc ? hop_error(rc) : NULL;
 }
 
+static const char *hb_plan(enum bench_coll c, size_t count, enum bench_type t,
+			   char *buf, size_t len)
+{
+	static const hop_coll_kind_t kinds[BENCH_COLL_COUNT] = {
+		HOP_KIND_ALLREDUCE, HOP_KIND_BROADCAST, HOP_KIND_REDUCE,
+		HOP_KIND_ALLGATHER, HOP_KIND_REDUCESCATTER, HOP_KIND_ALLTOALL,
+		HOP_KIND_GATHER, HOP_KIND_SCATTER, HOP_KIND_ALLGATHERV,
+		HOP_KIND_REDUCESCATTERV
+	};
+	hop_coll_plan_t p;
+	int rc = hop_coll_plan(comm, kinds[c], count, (hop_dtype_t)t, &p);
+
+	if (rc)
+		return hop_error(rc);
+	snprintf(buf, len, "algo %s intra %s inter %s chunk %zu depth %d "
+		 "predicted_us %.3f forced %d", p.algo, p.sub_algo[0],
+		 p.sub_algo[1], p.chunk_bytes, p.depth, p.predicted_us,
+		 p.forced);
+	return NULL;
+}
+
 static const char *hb_barrier(void)
 {
 	int rc = hop_barrier(comm);
@@ -170,6 +191,7 @@ static const struct bench_backend hop_backend = {
 	.fini = hb_fini,
 	.supports = hb_supports,
 	.set_algo = hb_set_algo,
+	.plan = hb_plan,
 	.run = hb_run,
 	.barrier = hb_barrier,
 	.max_double = hb_max_double,

@@ -42,6 +42,11 @@ struct bench_backend {
 				enum bench_op o, int inplace);
 	/* Force an algorithm (hop's --algo); NULL when accepted, else why. */
 	const char *(*set_algo)(enum bench_coll c, const char *algo);
+	/* What the library would run for this call (algorithm, phases,
+	 * chunk, predicted time) into @buf; NULL when written, else why
+	 * not. NULL for a backend that cannot say. */
+	const char *(*plan)(enum bench_coll c, size_t count, enum bench_type t,
+			    char *buf, size_t len);
 	/* One collective call; 0 or an error message. */
 	const char *(*run)(enum bench_coll c, const void *sbuf, void *rbuf,
 			   size_t count, enum bench_type t, enum bench_op o,

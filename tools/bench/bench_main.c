@@ -33,7 +33,8 @@ struct bench_opts {
 	double factor;
 	enum bench_type type;
 	enum bench_op op;
-	int root, inplace, check, iters, warmup, first;
+	int root, inplace, check, iters, warmup, first, plan;
+	double budget_ms;
 	const char *algo, *json;
 };
 
@@ -52,12 +53,18 @@ static void usage(FILE *f, const char *prog)
 		"         [-b MINBYTES] [-e MAXBYTES] [-f FACTOR] [-t TYPE] [-o OP]\n"
 		"         [--root R] [--algo X] [--inplace] [--check]\n"
 		"         [--iters N] [--warmup N] [--first N] [--json FILE]\n"
+		"         [--budget-ms MS] [--plan]\n"
 		"sizes accept K/M/G; TYPE: int8 uint8 int32 uint32 int64 uint64\n"
 		"half bfloat16 float double; OP: sum prod min max avg.\n"
 		"For allgather and reducescatter the size is the whole gathered\n"
 		"buffer (N blocks), for alltoall a rank's whole send buffer (N\n"
 		"blocks, one per peer), as in nccl-tests. --first N prints the\n"
-		"times of the first N calls of the first size, one by one.\n", prog);
+		"times of the first N calls of the first size, one by one.\n"
+		"--budget-ms MS: at most --iters timed calls per size (and\n"
+		"--warmup warm-up calls), fewer when they would take longer\n"
+		"than MS; the first warm-up call, timed, decides.\n"
+		"--plan: a line '# plan BYTES ...' before each size with what\n"
+		"the library runs (algorithm, phases, chunk, predicted us).\n", prog);
 }
 
 static int parse_args(int argc, char **argv, struct bench_opts *o,
@@ -72,6 +79,8 @@ static int parse_args(int argc, char **argv, struct bench_opts *o,
 		{ "warmup", required_argument, NULL, 'w' },
 		{ "json", required_argument, NULL, 'J' },
 		{ "first", required_argument, NULL, 'F' },
+		{ "budget-ms", required_argument, NULL, 'B' },
+		{ "plan", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -96,6 +105,8 @@ static int parse_args(int argc, char **argv, struct bench_opts *o,
 		case 'w': o->warmup = atoi(optarg); if (o->warmup < 0) return *why = "--warmup must be >= 0", -1; break;
 		case 'J': o->json = optarg; break;
 		case 'F': o->first = atoi(optarg); if (o->first < 0 || o->first > 1000) return *why = "--first must be 0..1000", -1; break;
+		case 'B': o->budget_ms = atof(optarg); if (!(o->budget_ms > 0)) return *why = "--budget-ms must be > 0", -1; break;
+		case 'P': o->plan = 1; break;
 		case 'h': usage(stdout, argv[0]); exit(0);
 		default: return *why = "unknown option", -1;
 		}
@@ -235,16 +246,20 @@ static long count_wrong(const struct bench_opts *o, const struct bufs *b,
 
 static int bench_nranks = 1; /* alltoall's count: per peer */
 
+/* The count argument of the collective call at these sizes. */
+static size_t call_count(const struct bench_opts *o, struct sizes sz)
+{
+	return gathers(o->coll) ? sz.send :
+	       scatters(o->coll) ? sz.recv :
+	       o->coll == BENCH_ALLTOALL ? sz.count / (size_t)bench_nranks : sz.count;
+}
+
 static const char *run_once(const struct bench_backend *be,
 			    const struct bench_opts *o, const struct bufs *b,
 			    struct sizes sz)
 {
-	size_t count = gathers(o->coll) ? sz.send :
-		       scatters(o->coll) ? sz.recv :
-		       o->coll == BENCH_ALLTOALL ? sz.count / (size_t)bench_nranks : sz.count;
-
-	return be->run(o->coll, b->send, b->recv, count, o->type, o->op,
-		       o->root, o->inplace);
+	return be->run(o->coll, b->send, b->recv, call_count(o, sz), o->type,
+		       o->op, o->root, o->inplace);
 }
 
 struct row { size_t bytes, count; double us, algbw, busbw; long wrong; };
@@ -339,23 +354,66 @@ static const char *time_first(const struct bench_backend *be,
 	return NULL;
 }
 
-/* Time one size: warm-up, then the mean of @iters calls, max over ranks. */
+/* --plan: what the library runs at this size, before its row. */
+static const char *print_plan(const struct bench_backend *be,
+			      const struct bench_opts *o, struct sizes sz)
+{
+	char buf[256];
+	const char *err = be->plan(o->coll, call_count(o, sz), o->type, buf,
+				   sizeof(buf));
+
+	if (err)
+		return err;
+	printf("# plan %zu %s\n", sz.count * bench_type_size(o->type), buf);
+	return NULL;
+}
+
+/* Calls that fit in --budget-ms at this size: one call is timed (its
+ * slowest rank, so every rank counts alike); at least 1, at most @most. */
+static const char *fit_budget(const struct bench_backend *be,
+			      const struct bench_opts *o, const struct bufs *b,
+			      struct sizes sz, int most, int *n)
+{
+	const char *err;
+	double t0, one, budget_us = o->budget_ms * 1e3;
+
+	if ((err = be->barrier()))
+		return err;
+	t0 = now_us();
+	if ((err = run_once(be, o, b, sz)))
+		return err;
+	one = be->max_double(now_us() - t0);
+	*n = one * most <= budget_us ? most
+	     : one >= budget_us ? 1 : (int)(budget_us / one);
+	return NULL;
+}
+
+/* Time one size: warm-up, then the mean of the calls, max over ranks.
+ * With --budget-ms, the first warm-up call sizes both the rest of the
+ * warm-up and the timed calls, so a 64 MiB call is not run 25 times. */
 static const char *time_size(const struct bench_backend *be,
 			     const struct bench_opts *o, const struct bufs *b,
 			     struct sizes sz, double *us)
 {
 	const char *err;
+	int warmup = o->warmup, iters = o->iters;
 
-	for (int i = 0; i < o->warmup; i++)
+	if (o->budget_ms > 0) {
+		if ((err = fit_budget(be, o, b, sz, iters, &iters)))
+			return err;
+		warmup = warmup > 1 ? (warmup - 1 < iters ? warmup - 1 : iters)
+				    : 0;
+	}
+	for (int i = 0; i < warmup; i++)
 		if ((err = run_once(be, o, b, sz)))
 			return err;
 	if ((err = be->barrier()))
 		return err;
 	double t0 = now_us();
-	for (int i = 0; i < o->iters; i++)
+	for (int i = 0; i < iters; i++)
 		if ((err = run_once(be, o, b, sz)))
 			return err;
-	*us = be->max_double((now_us() - t0) / o->iters);
+	*us = be->max_double((now_us() - t0) / iters);
 	return NULL;
 }
 
@@ -384,6 +442,8 @@ int bench_main(const struct bench_backend *be, int argc, char **argv)
 	bench_nranks = n;
 	if (o.root >= n)
 		return fail(be, rank, "--root", "out of range for this number of ranks");
+	if (o.plan && !be->plan)
+		return fail(be, rank, "--plan", "this backend cannot say what it runs");
 	if ((err = be->supports(o.coll, o.type, o.op, o.inplace)))
 		return fail(be, rank, "unsupported", err);
 
@@ -408,6 +468,8 @@ int bench_main(const struct bench_backend *be, int argc, char **argv)
 		struct row r = { .bytes = sz.count * ts, .count = sz.count };
 		place(&o, &b, ts, sz, rank);
 		fill(&o, &b, sz, rank, n);
+		if (o.plan && rank == 0 && (err = print_plan(be, &o, sz)))
+			return fail(be, rank, "--plan", err);
 		if (!nrows && o.first && (err = time_first(be, &o, &b, sz, rank)))
 			return fail(be, rank, "first calls", err);
 		if ((err = time_size(be, &o, &b, sz, &r.us)))
