@@ -45,7 +45,7 @@
 #define MAX_ITERS 1000
 
 struct opts {
-	int hops, iters, warmup, nsizes, nks;
+	int hops, iters, warmup, nsizes, nks, per_hop;
 	size_t sizes[MAX_SIZES];
 	long ks[MAX_KS];
 };
@@ -98,7 +98,9 @@ static void usage(FILE *f)
 "  --ks LIST       chunk counts to sweep (default 1,2,3,4,6,8,...,256 up\n"
 "                  to m / 4K, plus the model's k* and hop's default)\n"
 "  --iters N       timed transfers per row (default 7)\n"
-"  --warmup N      untimed transfers per row (default 2)\n");
+"  --warmup N      untimed transfers per row (default 2)\n"
+"  --per-hop       fit every hop i -> i+1 on its own (links that differ,\n"
+"                  e.g. a slower uplink) and model the path hop by hop\n");
 }
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -109,6 +111,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "ks", required_argument, NULL, 'k' },
 		{ "iters", required_argument, NULL, 'n' },
 		{ "warmup", required_argument, NULL, 'w' },
+		{ "per-hop", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -132,6 +135,7 @@ static int parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'n': ok = tool_parse_int(optarg, 1, MAX_ITERS, &o->iters); break;
 		case 'w': ok = tool_parse_int(optarg, 0, MAX_ITERS, &o->warmup); break;
+		case 'P': o->per_hop = 1; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return 2;
 		}
@@ -175,10 +179,15 @@ static double timed_relay(void *buf, size_t m, const int *path, int npath,
 		t1 = tool_now_us();
 		CALL(hop_send(comm, &t1, sizeof(t1), src, TAG_ACK));
 	}
-	if (rank != src)
-		return 0;
-	CALL(hop_recv(comm, &t1, sizeof(t1), dst, TAG_ACK, NULL));
-	return t1 - t0;
+	if (rank == src) {
+		CALL(hop_recv(comm, &t1, sizeof(t1), dst, TAG_ACK, NULL));
+		t1 -= t0;
+		if (src != 0)   /* rank 0 keeps the samples */
+			CALL(hop_send(comm, &t1, sizeof(t1), 0, TAG_ACK));
+	} else if (rank == 0) {
+		CALL(hop_recv(comm, &t1, sizeof(t1), src, TAG_ACK, NULL));
+	}
+	return rank == 0 ? t1 : 0;
 }
 
 /*
@@ -218,16 +227,11 @@ static double run_row(const struct opts *o, uint8_t *buf, size_t m,
 	return st.median;
 }
 
-/* alpha (s) and beta (B/s) of one line through one-hop times. */
-struct link_fit {
-	double a, b;
-};
-
 /* Fit @ts (us) against @ms at rank 0 into @ab (us, B/us); 0 when no
  * bandwidth can be read. A load spike can tilt the line below 0: then
  * alpha is what the smallest size leaves beside its bandwidth term. */
-static void fit_one(const char *what, const double *ms, const double *ts,
-		    size_t n, double *ab)
+static void fit_one(const char *what, int src, const double *ms,
+		    const double *ts, size_t n, double *ab)
 {
 	struct hop_fit f = { 0 };
 
@@ -235,23 +239,24 @@ static void fit_one(const char *what, const double *ms, const double *ts,
 		return;
 	ab[0] = f.alpha > 0 ? f.alpha : fmax(ts[0] - ms[0] / f.beta, 0.1);
 	ab[1] = f.beta;
-	printf("# one-hop fit of the %s, %zu sizes 4K..%.0fK: alpha %.2f us%s, "
-	       "beta %.3f GB/s, r2 %.4f\n", what, n, ms[n - 1] / 1024, ab[0],
+	printf("# one-hop fit %d -> %d of the %s, %zu sizes 4K..%.0fK: alpha "
+	       "%.2f us%s, beta %.3f GB/s, r2 %.4f\n", src, src + 1, what, n,
+	       ms[n - 1] / 1024, ab[0],
 	       f.alpha > 0 ? "" : " (intercept <= 0; from 4K)", f.beta / 1e3,
 	       f.r2);
 }
 
 /*
- * Two lines through one-hop transfers 0 -> 1, 4 KiB .. @max: through the
- * medians (@med: compared with the medians, and gives k*) and through the
- * minima (@min: the least disturbed samples, compared with the minima).
- * Fitted at rank 0 and broadcast, so every rank derives the same k* and
- * sweeps the same chunk counts.
+ * Two lines through one-hop transfers @src -> @src + 1, 4 KiB .. @max:
+ * through the medians (@med: compared with the medians, and gives k*) and
+ * through the minima (@min: the least disturbed samples, compared with the
+ * minima). Fitted at rank 0 and broadcast, so every rank derives the same
+ * k* and sweeps the same chunk counts.
  */
-static void fit_link(const struct opts *o, uint8_t *buf, size_t max,
-		     struct link_fit *med, struct link_fit *min)
+static void fit_link(const struct opts *o, uint8_t *buf, size_t max, int src,
+		     struct hop_model_hop *med, struct hop_model_hop *min)
 {
-	static const int one[] = { 0, 1 };
+	const int one[] = { src, src + 1 };
 	struct opts o1 = *o;
 	double ms[32], ts[32], tm[32], ab[4] = { 0, 0, 0, 0 };
 	long wrong;
@@ -264,8 +269,8 @@ static void fit_link(const struct opts *o, uint8_t *buf, size_t max,
 				&tm[n], &wrong);
 	}
 	if (rank == 0) {
-		fit_one("medians", ms, ts, n, ab);
-		fit_one("minima", ms, tm, n, ab + 2);
+		fit_one("medians", src, ms, ts, n, ab);
+		fit_one("minima", src, ms, tm, n, ab + 2);
 	}
 	CALL(hop_broadcast(comm, ab, 4, HOP_FLOAT64, 0));
 	if (!(ab[1] > 0) || !(ab[3] > 0)) {
@@ -274,8 +279,32 @@ static void fit_link(const struct opts *o, uint8_t *buf, size_t max,
 				"no bandwidth\n");
 		exit(1);
 	}
-	*med = (struct link_fit){ ab[0] * 1e-6, ab[1] * 1e6 };
-	*min = (struct link_fit){ ab[2] * 1e-6, ab[3] * 1e6 };
+	*med = (struct hop_model_hop){ ab[0] * 1e-6, ab[1] * 1e6 };
+	*min = (struct hop_model_hop){ ab[2] * 1e-6, ab[3] * 1e6 };
+}
+
+/* Every hop's link: fitted hop by hop with --per-hop, else all as 0 -> 1
+ * (the model's uniform path). */
+static void fit_path(const struct opts *o, uint8_t *buf, size_t max,
+		     struct hop_model_hop *med, struct hop_model_hop *min)
+{
+	for (int i = 0; i < o->hops; i++) {
+		if (i == 0 || o->per_hop) {
+			fit_link(o, buf, max, i, &med[i], &min[i]);
+		} else {
+			med[i] = med[0];
+			min[i] = min[0];
+		}
+	}
+	if (o->per_hop && rank == 0) {
+		double inv = 0;
+
+		for (int i = 0; i < o->hops; i++)
+			inv += 1 / med[i].beta;
+		printf("# path of %d hops: harmonic beta_eff %.3f GB/s (the "
+		       "store-and-forward model is h (alpha + m / beta_eff) "
+		       "with the mean alpha)\n", o->hops, o->hops / inv / 1e9);
+	}
 }
 
 static int cmp_long(const void *a, const void *b)
@@ -333,8 +362,8 @@ static void print_row(size_t m, const char *mode, long k, double t,
 }
 
 static void bench_size(const struct opts *o, uint8_t *buf, size_t m,
-		       const int *path, const struct link_fit *med,
-		       const struct link_fit *min, double min_chunk)
+		       const int *path, const struct hop_model_hop *med,
+		       const struct hop_model_hop *min, double min_chunk)
 {
 	int h = o->hops, n;
 	long ks[MAX_KS], wrong = 0;
@@ -343,7 +372,7 @@ static void bench_size(const struct opts *o, uint8_t *buf, size_t m,
 	double dm = (double)m, tmin, t, tm, tmm;
 
 	CALL(hop_relay_plan(comm, m, 0, h, path, h + 1, NULL, &plan));
-	r.kopt = hop_model_pipe_kopt(med->a, med->b, dm, h, min_chunk);
+	r.kopt = hop_model_path_kopt(med, h, dm, min_chunk);
 	r.kdef = plan.chunks;
 	n = sweep_ks(o, m, (long[]){ r.kopt, r.kdef }, 2, ks);
 	if (rank == 0) {
@@ -356,16 +385,16 @@ static void bench_size(const struct opts *o, uint8_t *buf, size_t m,
 	t = run_row(o, buf, m, path, HOP_RELAY_STORE_FORWARD, 1, &tmin,
 		    &wrong);
 	if (rank == 0)
-		print_row(m, "saf", 1, t, tmin, hop_model_saf(med->a, med->b,
-							      dm, h) * 1e6,
-			  hop_model_saf(min->a, min->b, dm, h) * 1e6, wrong, "");
+		print_row(m, "saf", 1, t, tmin,
+			  hop_model_path_saf(med, h, dm) * 1e6,
+			  hop_model_path_saf(min, h, dm) * 1e6, wrong, "");
 	for (int i = 0; i < n; i++) {
 		t = run_row(o, buf, m, path, HOP_RELAY_PIPELINED, ks[i],
 			    &tmin, &wrong);
 		if (rank != 0)
 			continue;
-		tm = hop_model_pipe(med->a, med->b, dm, h, ks[i]) * 1e6;
-		tmm = hop_model_pipe(min->a, min->b, dm, h, ks[i]) * 1e6;
+		tm = hop_model_path_pipe(med, h, dm, ks[i]) * 1e6;
+		tmm = hop_model_path_pipe(min, h, dm, ks[i]) * 1e6;
 		print_row(m, "pipe", ks[i], t, tmin, tm, tmm, wrong,
 			  ks[i] == r.kopt ? "  <- k*" : "");
 		if (t < r.best_t)
@@ -383,7 +412,8 @@ static void bench_size(const struct opts *o, uint8_t *buf, size_t m,
 	       "(real %.1f) measured %.1f us (%+.1f%% vs best), model error at "
 	       "k* %+.1f%%; largest |error| %.1f%% (medians), %.1f%% (minima); "
 	       "hop's default k %ld (%s) measured %.1f us\n", m, h, r.best_k,
-	       r.best_t, r.kopt, hop_model_pipe_kreal(med->a, med->b, dm, h),
+	       r.best_t, r.kopt, hop_model_pipe_kreal(med->alpha, med->beta,
+						      dm, h),
 	       r.t_kopt, 100 * (r.t_kopt - r.best_t) / r.best_t, r.err_kopt,
 	       r.err_max, r.err_max_min, r.kdef, plan.model, r.t_kdef);
 }
@@ -394,7 +424,7 @@ int main(int argc, char **argv)
 	struct opts o;
 	int path[64], ret;
 	size_t max = 0;
-	struct link_fit med, min;
+	struct hop_model_hop med[64], min[64];
 	uint8_t *buf;
 
 	if ((ret = parse(argc, argv, &o)))
@@ -422,9 +452,9 @@ int main(int argc, char **argv)
 		       "%d iters + %d warmup\n",
 		       hop_comm_transport(comm), nranks, o.hops, o.hops,
 		       o.iters, o.warmup);
-	fit_link(&o, buf, max, &med, &min);
+	fit_path(&o, buf, max, med, min);
 	for (int i = 0; i < o.nsizes; i++)
-		bench_size(&o, buf, o.sizes[i], path, &med, &min,
+		bench_size(&o, buf, o.sizes[i], path, med, min,
 			   def.min_chunk);
 	free(buf);
 	CALL(hop_barrier(comm));
