@@ -223,7 +223,8 @@ def main(a, argv0):
         profile = os.path.join(a.out, "cluster.prof")
         print("# probing the links: 2 hosts, %s" % a.link, flush=True)
         run([cluster, "--hosts", "2", "--link", a.link, "--probe",
-             "--save-profile", profile, "--", "--quiet"])
+             "--save-profile", profile, "--", "--quiet", "-n", "50",
+             "-w", "3", "-b", "48"])
     print("# validate-model --cluster: %s, links %s, placements %s, "
           "profile %s" % (",".join(a.colls), a.link, a.place, profile))
     print("# command: %s" % " ".join(sys.argv))

@@ -46,6 +46,7 @@
 
 struct opts {
 	int hops, iters, warmup, nsizes, nks, per_hop;
+	size_t fit_from;
 	size_t sizes[MAX_SIZES];
 	long ks[MAX_KS];
 };
@@ -100,7 +101,9 @@ static void usage(FILE *f)
 "  --iters N       timed transfers per row (default 7)\n"
 "  --warmup N      untimed transfers per row (default 2)\n"
 "  --per-hop       fit every hop i -> i+1 on its own (links that differ,\n"
-"                  e.g. a slower uplink) and model the path hop by hop\n");
+"                  e.g. a slower uplink) and model the path hop by hop\n"
+"  --fit-from SIZE smallest one-hop size of the fits (default 4K; on\n"
+"                  shaped links, above what the shaper's burst lets through)\n");
 }
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -112,12 +115,14 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "iters", required_argument, NULL, 'n' },
 		{ "warmup", required_argument, NULL, 'w' },
 		{ "per-hop", no_argument, NULL, 'P' },
+		{ "fit-from", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, li = 0;
 
 	*o = (struct opts){ .hops = 3, .iters = 7, .warmup = 2, .nsizes = 3,
+			    .fit_from = 4096,
 			    .sizes = { 1u << 20, 4u << 20, 16u << 20 } };
 	while ((c = getopt_long(argc, argv, "h", lo, &li)) != -1) {
 		int ok = 1;
@@ -136,6 +141,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'n': ok = tool_parse_int(optarg, 1, MAX_ITERS, &o->iters); break;
 		case 'w': ok = tool_parse_int(optarg, 0, MAX_ITERS, &o->warmup); break;
 		case 'P': o->per_hop = 1; break;
+		case 'F': ok = parse_size(optarg, &o->fit_from); break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return 2;
 		}
@@ -239,10 +245,10 @@ static void fit_one(const char *what, int src, const double *ms,
 		return;
 	ab[0] = f.alpha > 0 ? f.alpha : fmax(ts[0] - ms[0] / f.beta, 0.1);
 	ab[1] = f.beta;
-	printf("# one-hop fit %d -> %d of the %s, %zu sizes 4K..%.0fK: alpha "
+	printf("# one-hop fit %d -> %d of the %s, %zu sizes %.0fK..%.0fK: alpha "
 	       "%.2f us%s, beta %.3f GB/s, r2 %.4f\n", src, src + 1, what, n,
-	       ms[n - 1] / 1024, ab[0],
-	       f.alpha > 0 ? "" : " (intercept <= 0; from 4K)", f.beta / 1e3,
+	       ms[0] / 1024, ms[n - 1] / 1024, ab[0],
+	       f.alpha > 0 ? "" : " (intercept <= 0; from the smallest size)", f.beta / 1e3,
 	       f.r2);
 }
 
@@ -263,7 +269,7 @@ static void fit_link(const struct opts *o, uint8_t *buf, size_t max, int src,
 	size_t n = 0;
 
 	o1.hops = 1;
-	for (size_t m = 4096; m <= max && n < 32; m *= 4, n++) {
+	for (size_t m = o->fit_from; m <= max && n < 32; m *= 4, n++) {
 		ms[n] = (double)m;
 		ts[n] = run_row(&o1, buf, m, one, HOP_RELAY_STORE_FORWARD, 1,
 				&tm[n], &wrong);
