@@ -59,8 +59,8 @@ def flat_algos(a, coll, n):
 
 def has_hier(a, coll, hosts, ppn, profile):
     out = run([a.model, "predict", "--csv", "--collective", coll,
-               "--hosts", str(hosts), "--ppn", str(ppn), "--sizes", "65536",
-               "--profile", profile])
+               "--hosts", str(hosts), "--ppn", str(ppn), "--sizes", "65536"]
+              + (["--profile", profile] if profile else []))
     f = out.splitlines()[1].split(",")
     return f[9] != "nan"            # hier_seconds: the form applies
 
@@ -118,7 +118,9 @@ def inner(a):
     env = dict(os.environ)
     env["CLUSTER_HOSTS_N"] = str(hosts)
     env["HOP_TRANSPORT"] = "auto"
-    env["HOP_PROFILE"] = os.path.abspath(a.profile)
+    env.pop("HOP_PROFILE", None)
+    if a.profile:
+        env["HOP_PROFILE"] = os.path.abspath(a.profile)
     env.pop("HOP_ALGO", None)
     path = os.path.join(a.out, "measured-%dx%d.csv" % (hosts, ppn))
     with open(path, "w") as raw:
@@ -158,8 +160,8 @@ def score(rows, colls):
         wrong += sum(r["wrong"] for r in byalgo.values())
         forced = {al: r["us"] for al, r in byalgo.items() if al != "auto"}
         auto = byalgo.get("auto")
-        if not forced or not auto:
-            continue
+        if not forced or not auto or size == 0:
+            continue                # 0 B: fewer elements than ranks
         pick = auto["plan_algo"]
         pick_us = forced.get(pick, auto["us"])
         best = min(forced, key=forced.get)
@@ -219,14 +221,15 @@ def main(a, argv0):
     cluster = os.path.join(top, "hop-cluster")
     t0 = time.time()
     profile = a.profile
-    if not profile:
+    if not profile and not a.no_probe:
         profile = os.path.join(a.out, "cluster.prof")
         print("# probing the links: 2 hosts, %s" % a.link, flush=True)
         run([cluster, "--hosts", "2", "--link", a.link, "--probe",
              "--save-profile", profile, "--", "--quiet", "-n", "50",
              "-w", "3", "-b", "48"])
     print("# validate-model --cluster: %s, links %s, placements %s, "
-          "profile %s" % (",".join(a.colls), a.link, a.place, profile))
+          "profile %s" % (",".join(a.colls), a.link, a.place,
+                           profile or "none (built-in links)"))
     print("# command: %s" % " ".join(sys.argv))
     print("# load average at start: %s" % open("/proc/loadavg").read().strip())
     csvs = []
@@ -235,10 +238,11 @@ def main(a, argv0):
         cmd = [cluster, "--hosts", str(hosts), "--link", a.link, "--exec",
                "--", sys.executable, os.path.abspath(argv0), "--cluster",
                "--inner-place", "%dx%d" % (hosts, ppn), "--build", a.build,
-               "--out", a.out, "--profile", os.path.abspath(profile),
-               "--colls", ",".join(a.colls), "--sizes",
+               "--out", a.out, "--colls", ",".join(a.colls), "--sizes",
                ",".join(map(str, a.sizes)), "--budget-ms", str(a.budget_ms),
                "--max-iters", str(a.max_iters)]
+        cmd += ["--profile", os.path.abspath(profile)] if profile \
+            else ["--no-probe"]
         sys.stdout.write(run(cmd, timeout=4 * 3600))
         csvs.append(os.path.join(a.out, "measured-%dx%d.csv" % (hosts, ppn)))
     print()

@@ -2,9 +2,10 @@
 # tests/cluster/run.sh [BUILD] - the emulated cluster end to end, as root
 # (scripts/test's cluster stage): tests/cluster/suite.sh inside a cluster
 # of 3 hosts x 2 ranks on 1 Gbit/s links; hop-cluster running a job itself
-# (with racks); its clean-up on a job's failure and on Ctrl-C; its error
-# when not root; and that nothing is left behind: no namespace, veth,
-# bridge, state folder or /dev/shm entry of these clusters.
+# (with racks); the model validations' short forms (validate.sh); its
+# clean-up on a job's failure and on Ctrl-C; its error when not root; and
+# that nothing is left behind: no namespace, veth, bridge, state folder or
+# /dev/shm entry of these clusters.
 # One "PASS: ..." or "FAIL: ..." line per check; exit 1 on a FAIL.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -33,6 +34,7 @@ grep -E '^(PASS|FAIL|    )' <<< "$out"
 [ $rc = 0 ] || failed "suite in a 3-host cluster (exit $rc):" $'\n'"$(grep -vE '^(PASS|FAIL|    )' <<< "$out" | tail -20)"
 "$top/tests/cluster/hier.sh" "$build" || fail=1 # hierarchical collectives, own cluster
 "$top/tests/cluster/duplex.sh" "$build" || fail=1 # both directions of a link at once, own cluster
+"$top/tests/cluster/validate.sh" "$build" || fail=1 # the model's validations, short forms, own clusters
 
 # hop-cluster runs the job itself: 4 hosts in 2 racks, cyclic, each rank
 # on its host
