@@ -1,9 +1,10 @@
 /*
- * tcp_lazy_test.c - tcp pairs connected on first use (HOP_CONNECT=lazy),
- * through hop-run. Each mode checks its data byte for byte and then that
- * this rank opened exactly one socket per peer it talked to (sockets in
- * /proc/self/fd after the traffic, less those right after init), which
- * an eager mesh (every peer connected at init) fails.
+ * tcp_lazy_test.c - pairs connected on first use (HOP_CONNECT=lazy) on
+ * tcp or shm, through hop-run. Each mode checks its data byte for byte and
+ * then that this rank opened exactly one socket (tcp) or mapped one peer
+ * segment (shm) per peer it talked to (in /proc/self/fd and maps after
+ * the traffic, less those right after init), which an eager mesh (every
+ * peer connected at init) fails.
  *
  *   tcp_lazy_test pairs SEED  random perfect matchings, both ends sending
  *                             at once (simultaneous dials), 0 B..300 KiB
@@ -59,6 +60,41 @@ static int count_sockets(void)
 	}
 	closedir(d);
 	return n;
+}
+
+/* shm segments mapped (each one once, though mapped in pieces). */
+static int count_segments(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	unsigned long inos[1024];
+	char line[512];
+	int n = 0;
+
+	if (!f)
+		FAIL("fopen /proc/self/maps");
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long ino;
+		int i, off = 0;
+
+		if (!strstr(line, "/memfd:hop-shm") &&
+		    !strstr(line, "/dev/shm/hop-"))
+			continue;
+		if (sscanf(line, "%*s %*s %*s %*s %lu %n", &ino, &off) != 1)
+			continue;
+		for (i = 0; i < n && inos[i] != ino; i++)
+			;
+		if (i == n && n < 1024)
+			inos[n++] = ino;
+	}
+	fclose(f);
+	return n;
+}
+
+/* What a rank holds per connected peer: a socket (tcp) or a mapped
+ * segment (shm); the provider not in use holds none. */
+static int count_links(void)
+{
+	return count_sockets() + count_segments();
 }
 
 static uint8_t pat(int src, int dst, int round, size_t i)
@@ -316,7 +352,7 @@ int main(int argc, char **argv)
 	}
 	rank = hop_comm_rank(comm);
 	size = hop_comm_size(comm);
-	base = count_sockets();
+	base = count_links();
 	if (!strcmp(mode, "pairs"))
 		peers = t_pairs(argc > 2 ? strtoull(argv[2], NULL, 0) : 1);
 	else if (!strcmp(mode, "all"))
@@ -334,11 +370,11 @@ int main(int argc, char **argv)
 	if (peers >= 0) {
 		file_barrier("done");
 		settle();
-		got = count_sockets() - base;
+		got = count_links() - base;
 		if (got != peers)
-			FAIL("%s: %d socket(s) opened since init, expected one "
-			     "for each of the %d peer(s) this rank talked to",
-			     mode, got, peers);
+			FAIL("%s: %d socket(s) or segment(s) opened since init, "
+			     "expected one for each of the %d peer(s) this rank "
+			     "talked to", mode, got, peers);
 		file_barrier("counted");
 	}
 	hop_comm_destroy(comm);
