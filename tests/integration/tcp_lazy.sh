@@ -3,7 +3,8 @@
 # runs it on shm) with HOP_CONNECT=lazy: random peer
 # pairs (8 ranks, both ends dialling at once), every rank to every other
 # (5), a rendezvous as the first message of each pair (3), a ring
-# allreduce that must open only its two neighbours' sockets or segments (8), a rank
+# allreduce that must open only its two neighbours' sockets or segments (8),
+# eager slots that take memory only for the peers used (4), a rank
 # that sends to every other and closes at once (4: the sends arrive), and a
 # rank that exits before anyone connected to it (3: the sender's error
 # names it within HOP_TIMEOUT). The ring run on an eager mesh (4) must fail
@@ -41,6 +42,7 @@ want=5 lazy 5 "all to all" all
 want=3 lazy 3 "rendezvous first" rndv
 want=8 HOP_ALGO=allreduce:ring lazy 8 "ring allreduce" ring
 want=4 lazy 4 "sends then close at once" last
+want=4 HOP_EAGER_SLOTS=1024 lazy 4 "eager slots on first use" rss
 # the exited rank prints nothing
 want=2 HOP_TIMEOUT=2 lazy 3 "dead peer" dead
 

@@ -16,6 +16,10 @@
  *   tcp_lazy_test last        rank 0 sends to every other rank and
  *                             destroys its comm at once: its sends were
  *                             complete, so they must still arrive
+ *   tcp_lazy_test rss         init takes less private memory than the
+ *                             eager slots of every peer would (run with
+ *                             HOP_EAGER_SLOTS=1024: 8 MiB per peer), then
+ *                             a ring exchange through them
  *   tcp_lazy_test dead        the last rank exits after init; rank 0's
  *                             first send to it fails naming it within
  *                             HOP_TIMEOUT
@@ -95,6 +99,24 @@ static int count_segments(void)
 static int count_links(void)
 {
 	return count_sockets() + count_segments();
+}
+
+/* Private resident memory (RssAnon) in KiB. */
+static long rss_anon_kb(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kb = -1;
+
+	if (!f)
+		FAIL("fopen /proc/self/status");
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "RssAnon: %ld", &kb) == 1)
+			break;
+	fclose(f);
+	if (kb < 0)
+		FAIL("no RssAnon in /proc/self/status");
+	return kb;
 }
 
 static uint8_t pat(int src, int dst, int round, size_t i)
@@ -254,6 +276,24 @@ static int t_last(void)
 	return -1;
 }
 
+/*
+ * The eager slots are allocated for every peer but take memory only for
+ * the peers that send: init must cost less than half of all of them.
+ */
+static int t_rss(long kb_before, long kb_after)
+{
+	const char *slots = getenv("HOP_EAGER_SLOTS");
+	long all_kb = (long)size * (slots ? atol(slots) : 16) * 8;
+
+	if (kb_after - kb_before > all_kb / 2)
+		FAIL("init took %ld KiB of private memory; the eager slots of "
+		     "all %d ranks take %ld KiB", kb_after - kb_before, size,
+		     all_kb);
+	printf("%s: rank %d: init took %ld KiB (all eager slots: %ld KiB)\n",
+	       TEST_NAME, rank, kb_after - kb_before, all_kb);
+	return t_rndv();
+}
+
 static double now_ms(void)
 {
 	struct timespec ts;
@@ -343,6 +383,7 @@ static void file_barrier(const char *step)
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
+	long kb0 = rss_anon_kb();
 	int base, peers = -1, got;
 
 	if (hop_comm_init_env(&comm)) {
@@ -361,12 +402,14 @@ int main(int argc, char **argv)
 		peers = t_rndv();
 	else if (!strcmp(mode, "ring"))
 		peers = t_ring();
+	else if (!strcmp(mode, "rss"))
+		peers = t_rss(kb0, rss_anon_kb());
 	else if (!strcmp(mode, "last"))
 		peers = t_last();
 	else if (!strcmp(mode, "dead"))
 		t_dead();
 	else
-		FAIL("usage: %s pairs SEED|all|rndv|ring|last|dead", argv[0]);
+		FAIL("usage: %s pairs SEED|all|rndv|ring|rss|last|dead", argv[0]);
 	if (peers >= 0) {
 		file_barrier("done");
 		settle();
