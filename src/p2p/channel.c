@@ -3,10 +3,12 @@
  * slots, peers), control messages and their queue, credits, the backlog of
  * peers with queued work.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "core/bootstrap.h"
 #include "p2p/p2p_priv.h"
@@ -51,6 +53,15 @@ static void rc_dereg(void *ctx, struct hop_prov_mr *mr)
 		p->ops->mr_dereg(p->prov, mr);
 }
 
+/*
+ * The eager rings: slots for every peer, in one registered region whose
+ * address and key the peers learn at init. Anonymous pages read as zero
+ * and take memory when first written, so a peer's slots cost memory from
+ * its first message on: a rank's eager memory grows with the peers that
+ * send to it, not with the job (16 slots of 8 KiB: 32 MiB per rank at 256
+ * ranks if touched at init). A provider's own memory (mem_alloc) is
+ * cleared here instead.
+ */
 static int p2p_alloc_ring(struct hop_p2p *p)
 {
 	struct hop_comm *comm = p->comm;
@@ -60,15 +71,20 @@ static int p2p_alloc_ring(struct hop_p2p *p)
 	if (has_mem_alloc(p->ops)) {
 		p->ring = p->ops->mem_alloc(p->prov, p->ring_len);
 		p->ring_prov_alloc = p->ring != NULL;
+		if (p->ring)
+			memset(p->ring, 0, p->ring_len);
 	}
-	if (!p->ring && posix_memalign((void **)&p->ring, HOP_RC_PAGE,
-				       p->ring_len)) {
-		p->ring = NULL;
-		return hop_comm_fail(comm, HOP_ERR_NO_MEMORY,
-				     "p2p: rank %d: cannot allocate %zu B of "
-				     "eager rings", p->rank, p->ring_len);
+	if (!p->ring) {
+		void *m = mmap(NULL, p->ring_len, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (m == MAP_FAILED)
+			return hop_comm_fail(comm, HOP_ERR_NO_MEMORY,
+					     "p2p: rank %d: cannot map %zu B "
+					     "of eager rings: %s", p->rank,
+					     p->ring_len, strerror(errno));
+		p->ring = m;
 	}
-	memset(p->ring, 0, p->ring_len);
 	ret = p->ops->mr_reg(p->prov, p->ring, p->ring_len,
 			     HOP_PROV_REMOTE_WRITE, &p->ring_mr);
 	if (ret) {
@@ -299,7 +315,7 @@ void hop_p2p_fini(struct hop_comm *comm)
 		if (p->ring_prov_alloc)
 			p->ops->mem_free(p->prov, p->ring, p->ring_len);
 		else
-			free(p->ring);
+			munmap(p->ring, p->ring_len);
 	}
 	if (p->stage_mr)
 		p->ops->mr_dereg(p->prov, p->stage_mr);

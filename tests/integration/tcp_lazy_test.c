@@ -1,9 +1,10 @@
 /*
- * tcp_lazy_test.c - tcp pairs connected on first use (HOP_CONNECT=lazy),
- * through hop-run. Each mode checks its data byte for byte and then that
- * this rank opened exactly one socket per peer it talked to (sockets in
- * /proc/self/fd after the traffic, less those right after init), which
- * an eager mesh (every peer connected at init) fails.
+ * tcp_lazy_test.c - pairs connected on first use (HOP_CONNECT=lazy) on
+ * tcp or shm, through hop-run. Each mode checks its data byte for byte and
+ * then that this rank opened exactly one socket (tcp) or mapped one peer
+ * segment (shm) per peer it talked to (in /proc/self/fd and maps after
+ * the traffic, less those right after init), which an eager mesh (every
+ * peer connected at init) fails.
  *
  *   tcp_lazy_test pairs SEED  random perfect matchings, both ends sending
  *                             at once (simultaneous dials), 0 B..300 KiB
@@ -15,6 +16,10 @@
  *   tcp_lazy_test last        rank 0 sends to every other rank and
  *                             destroys its comm at once: its sends were
  *                             complete, so they must still arrive
+ *   tcp_lazy_test rss         init takes less private memory than the
+ *                             eager slots of every peer would (run with
+ *                             HOP_EAGER_SLOTS=1024: 8 MiB per peer), then
+ *                             a ring exchange through them
  *   tcp_lazy_test dead        the last rank exits after init; rank 0's
  *                             first send to it fails naming it within
  *                             HOP_TIMEOUT
@@ -59,6 +64,59 @@ static int count_sockets(void)
 	}
 	closedir(d);
 	return n;
+}
+
+/* shm segments mapped (each one once, though mapped in pieces). */
+static int count_segments(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	unsigned long inos[1024];
+	char line[512];
+	int n = 0;
+
+	if (!f)
+		FAIL("fopen /proc/self/maps");
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long ino;
+		int i, off = 0;
+
+		if (!strstr(line, "/memfd:hop-shm") &&
+		    !strstr(line, "/dev/shm/hop-"))
+			continue;
+		if (sscanf(line, "%*s %*s %*s %*s %lu %n", &ino, &off) != 1)
+			continue;
+		for (i = 0; i < n && inos[i] != ino; i++)
+			;
+		if (i == n && n < 1024)
+			inos[n++] = ino;
+	}
+	fclose(f);
+	return n;
+}
+
+/* What a rank holds per connected peer: a socket (tcp) or a mapped
+ * segment (shm); the provider not in use holds none. */
+static int count_links(void)
+{
+	return count_sockets() + count_segments();
+}
+
+/* Private resident memory (RssAnon) in KiB. */
+static long rss_anon_kb(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kb = -1;
+
+	if (!f)
+		FAIL("fopen /proc/self/status");
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "RssAnon: %ld", &kb) == 1)
+			break;
+	fclose(f);
+	if (kb < 0)
+		FAIL("no RssAnon in /proc/self/status");
+	return kb;
 }
 
 static uint8_t pat(int src, int dst, int round, size_t i)
@@ -218,6 +276,24 @@ static int t_last(void)
 	return -1;
 }
 
+/*
+ * The eager slots are allocated for every peer but take memory only for
+ * the peers that send: init must cost less than half of all of them.
+ */
+static int t_rss(long kb_before, long kb_after)
+{
+	const char *slots = getenv("HOP_EAGER_SLOTS");
+	long all_kb = (long)size * (slots ? atol(slots) : 16) * 8;
+
+	if (kb_after - kb_before > all_kb / 2)
+		FAIL("init took %ld KiB of private memory; the eager slots of "
+		     "all %d ranks take %ld KiB", kb_after - kb_before, size,
+		     all_kb);
+	printf("%s: rank %d: init took %ld KiB (all eager slots: %ld KiB)\n",
+	       TEST_NAME, rank, kb_after - kb_before, all_kb);
+	return t_rndv();
+}
+
 static double now_ms(void)
 {
 	struct timespec ts;
@@ -307,6 +383,7 @@ static void file_barrier(const char *step)
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
+	long kb0 = rss_anon_kb();
 	int base, peers = -1, got;
 
 	if (hop_comm_init_env(&comm)) {
@@ -316,7 +393,7 @@ int main(int argc, char **argv)
 	}
 	rank = hop_comm_rank(comm);
 	size = hop_comm_size(comm);
-	base = count_sockets();
+	base = count_links();
 	if (!strcmp(mode, "pairs"))
 		peers = t_pairs(argc > 2 ? strtoull(argv[2], NULL, 0) : 1);
 	else if (!strcmp(mode, "all"))
@@ -325,20 +402,22 @@ int main(int argc, char **argv)
 		peers = t_rndv();
 	else if (!strcmp(mode, "ring"))
 		peers = t_ring();
+	else if (!strcmp(mode, "rss"))
+		peers = t_rss(kb0, rss_anon_kb());
 	else if (!strcmp(mode, "last"))
 		peers = t_last();
 	else if (!strcmp(mode, "dead"))
 		t_dead();
 	else
-		FAIL("usage: %s pairs SEED|all|rndv|ring|last|dead", argv[0]);
+		FAIL("usage: %s pairs SEED|all|rndv|ring|rss|last|dead", argv[0]);
 	if (peers >= 0) {
 		file_barrier("done");
 		settle();
-		got = count_sockets() - base;
+		got = count_links() - base;
 		if (got != peers)
-			FAIL("%s: %d socket(s) opened since init, expected one "
-			     "for each of the %d peer(s) this rank talked to",
-			     mode, got, peers);
+			FAIL("%s: %d socket(s) or segment(s) opened since init, "
+			     "expected one for each of the %d peer(s) this rank "
+			     "talked to", mode, got, peers);
 		file_barrier("counted");
 	}
 	hop_comm_destroy(comm);

@@ -7,7 +7,9 @@
  *   [MR table (emu.h), published so writers can check keys themselves]
  *   [nranks rings: ring s carries what rank s sends to the owner]
  *
- * Every rank maps every segment; a peer's MR table read-only (shm_mr.c). A ring is single-producer (rank s)
+ * With HOP_CONNECT=eager every rank maps every segment at open; with lazy
+ * a rank maps a peer's segment when the first post between them needs it
+ * (shm_lazy.c). A peer's MR table is mapped read-only (shm_mr.c). A ring is single-producer (rank s)
  * single-consumer (the owner); entries are variable-size, 64-byte aligned:
  * a 32-byte header and, for small writes and sends, the payload inline.
  * Large writes go straight into the target process with process_vm_writev
@@ -28,7 +30,7 @@
 #include "transport/prov_common.h"
 
 #define SHM_MAGIC 0x3130736d68706f68ull /* "hophms01" */
-#define SHM_VERSION 2
+#define SHM_VERSION 3
 #define SHM_LINE 64
 
 /* ------------------------------------------------------------------ */
@@ -138,6 +140,7 @@ struct shm_seg {
 	int32_t pid;
 	uint32_t mr_slots;
 	uint32_t rsvd;
+	uint64_t cookie;        /* random: tells this segment from a later one */
 	uint64_t ring_size;     /* data bytes per ring */
 	uint64_t ring_stride;   /* bytes from one ring to the next */
 	uint64_t mrtab_off;
@@ -147,7 +150,18 @@ struct shm_seg {
 	alignas(SHM_LINE) _Atomic uint32_t closed;  /* owner closed: orderly */
 	_Atomic uint32_t waiting; /* owner may sleep on bell */
 	_Atomic uint32_t bell;  /* futex word, bumped to wake the owner */
+	/* HOP_CONNECT=lazy (shm_lazy.c): bumped by a rank that set its bit in
+	 * links[] (it maps this segment and writes its ring) */
+	_Atomic uint32_t joins;
+	/* two bitmaps of shm_map_words() words: links[0..w) ranks linked to
+	 * the owner, links[w..2w) ranks that closed after linking */
+	alignas(SHM_LINE) _Atomic uint64_t links[];
 };
+
+static inline size_t shm_map_words(int nranks)
+{
+	return ((size_t)nranks + 63) / 64;
+}
 
 #define SHM_NAME_LEN 64
 /* What each rank tells the others at open. */
@@ -156,6 +170,7 @@ struct shm_info {
 	int32_t pid;
 	uint32_t rsvd;
 	uint64_t seg_size;
+	uint64_t cookie;
 };
 
 /* ------------------------------------------------------------------ */
@@ -203,9 +218,11 @@ struct shm_peer {
 	pid_t pid;
 	int pidfd;              /* -1: liveness by kill()/proc */
 	int gone;               /* closed orderly (or failed) */
+	int linked;             /* rings set up (always, with eager) */
 	int cma;                /* process_vm_writev allowed to this peer */
 	uint64_t live_next;     /* when a post checks liveness again (ns) */
-	struct shm_seg *seg;    /* the peer's segment, mapped */
+	struct shm_seg *seg;    /* the peer's segment, mapped (NULL: not
+				 * linked, or it had closed when we linked) */
 	size_t map_len;         /* bytes mapped at @seg (peers only) */
 	const struct hop_mrtab *mrtab; /* its published regions */
 	/* what I send to it: ring[my rank] of its segment */
@@ -234,12 +251,26 @@ struct hop_prov {
 	uint64_t next_live;     /* next liveness check (ns) */
 	int use_cma;
 	struct hop_emu_mr *mrs_live;
+	/* ranks whose rings are set up, self included: every rank with
+	 * eager, those linked so far with lazy */
+	int *act;
+	int nact;
+	struct shm_lazy *lazy;  /* HOP_CONNECT=lazy, else NULL */
+	uint32_t joins_seen;    /* seg->joins when links[] was last read */
 };
 
 #define SHM_MR_MAGIC 0x73686d72u /* "shmr" */
 
 /* shm_seg.c */
 int shm_usable(const struct hop_prov_ctx *ctx, char *why, size_t whylen);
+/* Open (and check) rank @r's segment described by @in; the fd or a
+ * failure code. With lazy, a segment that is gone is HOP_ERR_PEER_FAILED. */
+int shm_open_peer(struct hop_prov *prov, int r, const struct shm_info *in);
+/* Map rank @r's segment from @fd and check it matches ours. */
+int shm_map_peer(struct hop_prov *prov, int r, const struct shm_info *in,
+		 int fd);
+/* Set up the rings to and from rank @r (its segment mapped, if not us). */
+int shm_peer_setup(struct hop_prov *prov, int r, pid_t pid);
 int shm_open_prov(const struct hop_prov_ctx *ctx,
 		  struct hop_prov **out);
 void shm_close(struct hop_prov *prov);
@@ -248,6 +279,25 @@ static inline struct shm_ring *shm_seg_ring(struct shm_seg *s, int idx)
 	return (struct shm_ring *)((uint8_t *)s + s->rings_off +
 				   (uint64_t)idx * s->ring_stride);
 }
+
+/* shm_lazy.c: HOP_CONNECT=lazy */
+int shm_lazy_want(const struct hop_prov_ctx *ctx);
+/* Keep the segment's fd and every rank's description of its own. */
+int shm_lazy_open(struct hop_prov *prov, int fd, const struct shm_info *all);
+/* Tell linked peers we leave (before the segment goes). */
+void shm_lazy_close(struct hop_prov *prov);
+/* Link rank @peer now (first post to it, or it linked to us). */
+int shm_lazy_link(struct hop_prov *prov, int peer);
+/* Has any rank linked to us since the last call? Link it back. */
+int shm_lazy_accept(struct hop_prov *prov);
+static inline int shm_lazy_joined(const struct hop_prov *prov)
+{
+	return prov->lazy && atomic_load_explicit(&prov->seg->joins,
+						  memory_order_acquire) !=
+				     prov->joins_seen;
+}
+/* Did @p close its communicator (orderly) by now? */
+int shm_peer_left(const struct hop_prov *prov, const struct shm_peer *p);
 
 /* shm_mr.c */
 /* Private table and the published one at @published (in the segment). */
@@ -269,7 +319,7 @@ int shm_post_send(struct hop_prov *prov, int peer, const void *buf,
 size_t shm_max_inline(const struct hop_prov *prov);
 /* Push queued posts of @p into its ring; 0 or a failure code. */
 int shm_tx_progress(struct hop_prov *prov, struct shm_peer *p);
-/* Wake @seg's owner if it sleeps (after publishing to it). */
+/* Wake @seg's owner if it sleeps (after publishing to it); @seg may be NULL. */
 void shm_ring_bell(struct shm_seg *seg);
 
 /* shm_progress.c */

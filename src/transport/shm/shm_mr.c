@@ -80,10 +80,15 @@ int shm_mr_reg(struct hop_prov *prov, void *addr, size_t len, unsigned access,
 static int shm_mr_fence(struct hop_prov *prov, uint64_t key)
 {
 	uint64_t deadline = 0;
+	int ret;
 
 	/* pairs with the writer's fence between announcing and checking */
 	atomic_thread_fence(memory_order_seq_cst);
-	for (int r = 0; r < prov->nranks; r++) {
+	/* a writer announces only after linking: link it to see its ring */
+	if ((ret = shm_lazy_accept(prov)))
+		return ret;
+	for (int i = 0; i < prov->nact; i++) {
+		int r = prov->act[i];
 		struct shm_ring *ring = shm_seg_ring(prov->seg, r);
 		unsigned spins = 0;
 		uint64_t busy;

@@ -37,6 +37,8 @@ size_t shm_max_inline(const struct hop_prov *prov)
 
 void shm_ring_bell(struct shm_seg *seg)
 {
+	if (!seg)
+		return; /* a lazy peer that left before we linked: none */
 	/* pairs with the fence in shm_wait(): either it sees our entry or
 	 * we see its flag */
 	atomic_thread_fence(memory_order_seq_cst);
@@ -277,6 +279,8 @@ static int shm_post_check(struct hop_prov *prov, int peer, unsigned flags,
 				     "shm: %s to rank %d: unknown flags 0x%x",
 				     what, peer, flags);
 	p = &prov->peers[peer];
+	if (!p->linked && (f = shm_lazy_link(prov, peer)))
+		return f;
 	if (p->gone || atomic_load_explicit(&p->seg->closed,
 					    memory_order_relaxed))
 		return prov->ctx->fail_comm(prov->ctx, HOP_ERR_PEER_FAILED,

@@ -142,7 +142,7 @@ int shm_check_peer(struct hop_prov *prov, struct shm_peer *p)
 {
 	if (p->rank == prov->rank || p->gone)
 		return 0;
-	if (atomic_load_explicit(&p->seg->closed, memory_order_acquire)) {
+	if (shm_peer_left(prov, p)) {
 		p->gone = 1; /* orderly: whatever happens next is fine */
 		return 0;
 	}
@@ -150,7 +150,7 @@ int shm_check_peer(struct hop_prov *prov, struct shm_peer *p)
 		return 0;
 	p->gone = 1;
 	/* it may have closed just before exiting */
-	if (atomic_load_explicit(&p->seg->closed, memory_order_acquire))
+	if (shm_peer_left(prov, p))
 		return 0;
 	return prov->ctx->fail_comm(prov->ctx, HOP_ERR_PEER_FAILED,
 			     "shm: rank %d (pid %d) died", p->rank,
@@ -159,8 +159,8 @@ int shm_check_peer(struct hop_prov *prov, struct shm_peer *p)
 
 int shm_check_peers(struct hop_prov *prov)
 {
-	for (int r = 0; r < prov->nranks; r++) {
-		int ret = shm_check_peer(prov, &prov->peers[r]);
+	for (int i = 0; i < prov->nact; i++) {
+		int ret = shm_check_peer(prov, &prov->peers[prov->act[i]]);
 
 		if (ret)
 			return ret;
@@ -170,23 +170,25 @@ int shm_check_peers(struct hop_prov *prov)
 
 int shm_poll(struct hop_prov *prov, struct hop_cqe *cqe, int max)
 {
-	int n = prov->nranks, ret, f;
-	uint32_t start;
+	int ret, f;
+	uint32_t start, n;
 
 	if ((f = prov->ctx->failed(prov->ctx)))
 		return f;
+	if ((ret = shm_lazy_accept(prov)))
+		return ret;
+	n = (uint32_t)prov->nact;
 	if (prov->sq_busy) {
-		for (int r = 0; r < n; r++) {
-			struct shm_peer *p = &prov->peers[r];
+		for (uint32_t i = 0; i < n; i++) {
+			struct shm_peer *p = &prov->peers[prov->act[i]];
 
 			if (p->sq_count && (ret = shm_tx_progress(prov, p)))
 				return ret;
 		}
 	}
-	start = prov->rr++ % (uint32_t)n;
-	for (int i = 0; i < n; i++) {
-		struct shm_peer *p =
-			&prov->peers[(start + (uint32_t)i) % (uint32_t)n];
+	start = prov->rr++ % n;
+	for (uint32_t i = 0; i < n; i++) {
+		struct shm_peer *p = &prov->peers[prov->act[(start + i) % n]];
 
 		if (shm_ring_pending(&p->in) && (ret = shm_rx(prov, p)))
 			return ret;
@@ -206,8 +208,10 @@ int shm_poll(struct hop_prov *prov, struct hop_cqe *cqe, int max)
 /* Could poll() report or advance anything right now? */
 static int shm_ready(struct hop_prov *prov)
 {
-	for (int r = 0; r < prov->nranks; r++) {
-		struct shm_peer *p = &prov->peers[r];
+	if (shm_lazy_joined(prov))
+		return 1;
+	for (int i = 0; i < prov->nact; i++) {
+		struct shm_peer *p = &prov->peers[prov->act[i]];
 
 		if (shm_ring_pending(&p->in))
 			return 1;

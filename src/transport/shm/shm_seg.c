@@ -3,6 +3,8 @@
  * exchange names, map every peer's segment, unlink (so a crash leaks
  * nothing once open() has returned), close; and its ops table. Names a
  * rank killed during set-up left behind are removed by the next open().
+ * With HOP_CONNECT=lazy the segment is a memfd with no name at all, and
+ * peers are mapped on first use (shm_lazy.c).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -55,6 +57,7 @@ int shm_usable(const struct hop_prov_ctx *ctx, char *why, size_t whylen)
 
 static void shm_free(struct hop_prov *prov)
 {
+	shm_lazy_close(prov);
 	if (prov->peers) {
 		for (int r = 0; r < prov->nranks; r++) {
 			struct shm_peer *p = &prov->peers[r];
@@ -70,6 +73,7 @@ static void shm_free(struct hop_prov *prov)
 	if (prov->seg)
 		munmap(prov->seg, prov->seg->seg_size);
 	hop_cqring_fini(&prov->cq);
+	free(prov->act);
 	free(prov->peers);
 	free(prov);
 }
@@ -121,12 +125,62 @@ static void shm_reap(const struct hop_prov_ctx *ctx)
 			 "set-up left in /dev/shm", n);
 }
 
-/* Create and initialise this rank's segment as @name. */
-static int shm_create(struct hop_prov *prov, struct shm_info *info)
+/*
+ * The segment's file: a name in /dev/shm (eager: unlinked once every peer
+ * mapped it) or, with @lazy, a memfd that peers open through
+ * /proc/PID/fd/N for as long as we hold it: a rank that dies leaves
+ * nothing behind, whenever that is.
+ */
+static int shm_file(struct hop_prov *prov, struct shm_info *info, int lazy,
+		    uint64_t rnd)
+{
+	int fd;
+
+	info->pid = (int32_t)getpid();
+	info->cookie = rnd;
+	if (lazy) {
+		fd = memfd_create("hop-shm", MFD_CLOEXEC);
+		if (fd < 0)
+			return prov->ctx->fail_comm(prov->ctx, HOP_ERR_SYSTEM,
+						    "shm: memfd_create: %s",
+						    strerror(errno));
+		snprintf(info->name, sizeof(info->name), "/proc/%d/fd/%d",
+			 (int)getpid(), fd);
+		return fd;
+	}
+	/* shm_reap() reads the pid and namespace back */
+	snprintf(info->name, sizeof(info->name), "/hop-%d-r%d-%016llx-n%llu",
+		 (int)getpid(), prov->rank, (unsigned long long)rnd,
+		 shm_pidns());
+	fd = shm_open(info->name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return prov->ctx->fail_comm(prov->ctx, HOP_ERR_SYSTEM,
+					    "shm: shm_open(%s): %s", info->name,
+					    strerror(errno));
+	return fd;
+}
+
+/* Give up the name of an eager segment (a memfd has none). */
+static void shm_unname(const struct shm_info *info, int lazy)
+{
+	if (!lazy)
+		shm_unlink(info->name);
+}
+
+/*
+ * Create and initialise this rank's segment. Eager reserves all of it
+ * now (a full /dev/shm fails here, not as SIGBUS); lazy only the header
+ * and MR table, and each ring when its pair links (shm_lazy.c). With
+ * @lazy the file stays open in @*lazy_fd.
+ */
+static int shm_create(struct hop_prov *prov, struct shm_info *info, int lazy,
+		      int *lazy_fd)
 {
 	const struct hop_prov_ctx *ctx = prov->ctx;
 	uint64_t ring = shm_ring_size_for(prov->nranks);
-	uint64_t hdr = round_page(sizeof(struct shm_seg));
+	uint64_t hdr = round_page(sizeof(struct shm_seg) +
+				  2 * shm_map_words(prov->nranks) *
+					  sizeof(uint64_t));
 	uint64_t mrt = round_page(hop_mrtab_size(SHM_MR_SLOTS));
 	uint64_t stride = round_page(SHM_RING_HDR + ring);
 	uint64_t size = hdr + mrt + (uint64_t)prov->nranks * stride;
@@ -136,22 +190,15 @@ static int shm_create(struct hop_prov *prov, struct shm_info *info)
 
 	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
 		rnd = hop_now_ns() ^ ((uint64_t)getpid() << 32);
-	/* shm_reap() reads the pid and namespace back */
-	snprintf(info->name, sizeof(info->name), "/hop-%d-r%d-%016llx-n%llu",
-		 (int)getpid(), prov->rank, (unsigned long long)rnd,
-		 shm_pidns());
-	info->pid = (int32_t)getpid();
 	info->seg_size = size;
-	fd = shm_open(info->name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return ctx->fail_comm(ctx, HOP_ERR_SYSTEM,
-				     "shm: shm_open(%s): %s", info->name,
-				     strerror(errno));
-	/* reserve the memory now: a full /dev/shm fails here, not as SIGBUS */
-	err = posix_fallocate(fd, 0, (off_t)size);
+	if ((fd = shm_file(prov, info, lazy, rnd)) < 0)
+		return fd;
+	err = lazy && ftruncate(fd, (off_t)size) ? errno : 0;
+	if (!err)
+		err = posix_fallocate(fd, 0, (off_t)(lazy ? hdr + mrt : size));
 	if (err) {
 		close(fd);
-		shm_unlink(info->name);
+		shm_unname(info, lazy);
 		return ctx->fail_comm(ctx, HOP_ERR_SYSTEM,
 				     "shm: cannot reserve %llu bytes in "
 				     "/dev/shm for %s: %s",
@@ -160,18 +207,22 @@ static int shm_create(struct hop_prov *prov, struct shm_info *info)
 	}
 	seg = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	err = errno;
-	close(fd);
+	if (seg == MAP_FAILED || !lazy)
+		close(fd);
 	if (seg == MAP_FAILED) {
-		shm_unlink(info->name);
+		shm_unname(info, lazy);
 		return ctx->fail_comm(ctx, HOP_ERR_SYSTEM,
 				     "shm: mmap of %llu bytes: %s",
 				     (unsigned long long)size, strerror(err));
 	}
+	if (lazy)
+		*lazy_fd = fd;
 	seg->version = SHM_VERSION;
 	seg->nranks = (uint32_t)prov->nranks;
 	seg->rank = prov->rank;
 	seg->pid = info->pid;
 	seg->mr_slots = SHM_MR_SLOTS;
+	seg->cookie = rnd;
 	seg->ring_size = ring;
 	seg->ring_stride = stride;
 	seg->mrtab_off = hdr;
@@ -179,37 +230,49 @@ static int shm_create(struct hop_prov *prov, struct shm_info *info)
 	seg->seg_size = size;
 	prov->seg = seg;
 	if (shm_mr_init(prov, (uint8_t *)seg + hdr, SHM_MR_SLOTS)) {
-		shm_unlink(info->name);
+		shm_unname(info, lazy);
 		return ctx->fail_comm(ctx, HOP_ERR_NO_MEMORY,
 				     "shm: out of memory");
 	}
-	for (int r = 0; r < prov->nranks; r++)
+	/* a lazy segment is all zeroes, and its rings are not reserved yet */
+	for (int r = 0; r < prov->nranks && !lazy; r++)
 		shm_ring_init(shm_seg_ring(seg, r));
 	atomic_thread_fence(memory_order_release);
 	seg->magic = SHM_MAGIC;
 	return 0;
 }
 
-/* Map rank @r's segment described by @info. */
+/* Map rank @r's eager segment described by @in. */
 static int shm_attach(struct hop_prov *prov, int r, const struct shm_info *in)
 {
-	const struct hop_prov_ctx *ctx = prov->ctx;
-	struct shm_seg *seg;
-	struct stat st;
 	char name[SHM_NAME_LEN];
-	int fd, err;
+	int fd, ret;
 
 	memcpy(name, in->name, sizeof(name));
 	name[sizeof(name) - 1] = '\0';
 	fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
 	if (fd < 0)
-		return ctx->fail_comm(ctx, HOP_ERR_TRANSPORT,
+		return prov->ctx->fail_comm(prov->ctx, HOP_ERR_TRANSPORT,
 				     "shm: cannot open rank %d's segment %s: "
 				     "%s (is rank %d on another host?)",
 				     r, name, strerror(errno), r);
-	if (fstat(fd, &st) || (uint64_t)st.st_size != in->seg_size ||
+	ret = shm_map_peer(prov, r, in, fd);
+	close(fd);
+	return ret;
+}
+
+int shm_map_peer(struct hop_prov *prov, int r, const struct shm_info *in,
+		 int fd)
+{
+	const struct hop_prov_ctx *ctx = prov->ctx;
+	const char *name = in->name;
+	struct shm_seg *seg;
+	struct stat st;
+	int err;
+
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size != in->seg_size ||
 	    in->seg_size != prov->seg->seg_size) {
-		close(fd);
 		return ctx->fail_comm(ctx, HOP_ERR_TRANSPORT,
 				     "shm: rank %d's segment %s has %lld "
 				     "bytes, expected %llu",
@@ -219,7 +282,6 @@ static int shm_attach(struct hop_prov *prov, int r, const struct shm_info *in)
 	seg = mmap(NULL, in->seg_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 		   0);
 	err = errno;
-	close(fd);
 	if (seg == MAP_FAILED)
 		return ctx->fail_comm(ctx, HOP_ERR_SYSTEM,
 				     "shm: mmap of rank %d's segment: %s", r,
@@ -228,7 +290,8 @@ static int shm_attach(struct hop_prov *prov, int r, const struct shm_info *in)
 	prov->peers[r].map_len = in->seg_size;
 	if (seg->magic != SHM_MAGIC || seg->version != SHM_VERSION ||
 	    seg->rank != r || seg->nranks != (uint32_t)prov->nranks ||
-	    seg->pid != in->pid || seg->ring_size != prov->seg->ring_size ||
+	    seg->pid != in->pid || seg->cookie != in->cookie ||
+	    seg->ring_size != prov->seg->ring_size ||
 	    seg->ring_stride != prov->seg->ring_stride ||
 	    seg->rings_off != prov->seg->rings_off ||
 	    seg->mrtab_off != prov->seg->mrtab_off)
@@ -264,27 +327,38 @@ static void shm_prefault(void *ring, uint64_t len)
 #endif
 }
 
-static void shm_peer_setup(struct hop_prov *prov, int r, pid_t pid)
+int shm_peer_setup(struct hop_prov *prov, int r, pid_t pid)
 {
 	struct shm_peer *p = &prov->peers[r];
 	uint64_t ring = prov->seg->ring_size;
 
+	if (!(p->sq = malloc(SHM_SQ_DEPTH * sizeof(*p->sq))))
+		return prov->ctx->fail_comm(prov->ctx, HOP_ERR_NO_MEMORY,
+					    "shm: out of memory for the send "
+					    "queue to rank %d", r);
 	p->rank = r;
 	p->pid = pid;
 	p->cma = prov->use_cma;
 	p->live_next = shm_coarse_ns() + SHM_POST_LIVE_NS;
 	if (r == prov->rank)
 		p->seg = prov->seg;
-	p->mrtab = (const struct hop_mrtab *)((uint8_t *)p->seg +
-					      p->seg->mrtab_off);
-	shm_prod_init(&p->out, shm_seg_ring(p->seg, prov->rank), ring);
+	/* no segment: it closed before we linked; we only drain its ring */
+	if (p->seg) {
+		p->mrtab = (const struct hop_mrtab *)((uint8_t *)p->seg +
+						      p->seg->mrtab_off);
+		shm_prod_init(&p->out, shm_seg_ring(p->seg, prov->rank), ring);
+		shm_prefault(shm_seg_ring(p->seg, prov->rank),
+			     prov->seg->ring_stride);
+	}
 	shm_cons_init(&p->in, shm_seg_ring(prov->seg, r), ring);
-	shm_prefault(shm_seg_ring(p->seg, prov->rank), prov->seg->ring_stride);
 	shm_prefault(shm_seg_ring(prov->seg, r), prov->seg->ring_stride);
 #ifdef SYS_pidfd_open
 	if (r != prov->rank)
 		p->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 #endif
+	p->linked = 1;
+	prov->act[prov->nact++] = r;
+	return 0;
 }
 
 /*
@@ -313,7 +387,7 @@ int shm_open_prov(const struct hop_prov_ctx *ctx, struct hop_prov **out)
 	struct shm_info mine, *all = NULL;
 	int32_t ok, *oks = NULL;
 	struct hop_prov *prov;
-	int ret, create_ret, n = ctx->nranks;
+	int ret, create_ret, n = ctx->nranks, lazy = shm_lazy_want(ctx), fd = -1;
 
 	prov = calloc(1, sizeof(*prov));
 	if (!prov)
@@ -324,28 +398,22 @@ int shm_open_prov(const struct hop_prov_ctx *ctx, struct hop_prov **out)
 	prov->nranks = n;
 	prov->use_cma = hop_prov_setting_int(ctx, "HOP_SHM_CMA", 1) != 0;
 	prov->peers = calloc((size_t)n, sizeof(*prov->peers));
+	prov->act = calloc((size_t)n, sizeof(*prov->act));
 	all = calloc((size_t)n, sizeof(*all));
 	oks = calloc((size_t)n, sizeof(*oks));
-	if (!prov->peers || !all || !oks || hop_cqring_init(&prov->cq, 1024)) {
+	if (!prov->peers || !prov->act || !all || !oks ||
+	    hop_cqring_init(&prov->cq, 1024)) {
 		ret = ctx->fail_comm(ctx, HOP_ERR_NO_MEMORY,
 				    "shm: out of memory");
 		goto err_free;
 	}
-	for (int r = 0; r < n; r++) {
+	for (int r = 0; r < n; r++)
 		prov->peers[r].pidfd = -1;
-		prov->peers[r].sq = malloc(SHM_SQ_DEPTH *
-					   sizeof(*prov->peers[r].sq));
-		if (!prov->peers[r].sq) {
-			ret = ctx->fail_comm(ctx, HOP_ERR_NO_MEMORY,
-					    "shm: out of memory");
-			goto err_free;
-		}
-	}
 	shm_reap(ctx);
 	memset(&mine, 0, sizeof(mine));
 	/* on failure, still take part in the exchanges below (with an empty
 	 * name) so every rank fails promptly instead of timing out */
-	create_ret = shm_create(prov, &mine);
+	create_ret = shm_create(prov, &mine, lazy, &fd);
 	if (create_ret)
 		memset(mine.name, 0, sizeof(mine.name));
 	/* a failed exchange is described by hop already */
@@ -354,7 +422,7 @@ int shm_open_prov(const struct hop_prov_ctx *ctx, struct hop_prov **out)
 		goto err_unlink;
 	ok = !create_ret;
 	for (int r = 0; r < n && ok; r++) {
-		if (r == ctx->rank)
+		if (r == ctx->rank || (lazy && all[r].name[0]))
 			continue;
 		if (!all[r].name[0])
 			ok = 0; /* reported by rank r itself */
@@ -364,7 +432,7 @@ int shm_open_prov(const struct hop_prov_ctx *ctx, struct hop_prov **out)
 	/* everyone has mapped (or failed): the names can go */
 	ret = ctx->allgather(ctx, &ok, oks, sizeof(ok));
 	if (!create_ret)
-		shm_unlink(mine.name);
+		shm_unname(&mine, lazy);
 	if (create_ret) {
 		ret = create_ret;
 		goto err_free;
@@ -387,17 +455,26 @@ int shm_open_prov(const struct hop_prov_ctx *ctx, struct hop_prov **out)
 			goto err_free;
 		}
 	for (int r = 0; r < n; r++)
-		shm_peer_setup(prov, r, (pid_t)all[r].pid);
+		if ((!lazy || r == ctx->rank) &&
+		    (ret = shm_peer_setup(prov, r, (pid_t)all[r].pid)))
+			goto err_free;
+	if (lazy) {
+		ret = shm_lazy_open(prov, fd, all); /* takes the fd */
+		fd = -1;
+		if (ret)
+			goto err_free;
+	}
 	prov->inline_max = shm_inline_max(prov->seg->ring_size,
 					  (size_t)hop_prov_setting_int(
 						  ctx, "HOP_EAGER_SIZE", 0));
 	prov->chunk = (size_t)(prov->seg->ring_size / 4) - SHM_ENT_HDR;
 	prov->next_live = hop_now_ns() + SHM_LIVENESS_NS;
 	HOP_PROV_INFO(ctx, "mapped %d segment(s) of %llu KiB (ring %llu KiB, "
-		 "inline <= %zu B, CMA %s)",
-		 n, (unsigned long long)(prov->seg->seg_size >> 10),
+		 "inline <= %zu B, CMA %s)%s",
+		 prov->nact, (unsigned long long)(prov->seg->seg_size >> 10),
 		 (unsigned long long)(prov->seg->ring_size >> 10),
-		 prov->inline_max, prov->use_cma ? "on" : "off (HOP_SHM_CMA=0)");
+		 prov->inline_max, prov->use_cma ? "on" : "off (HOP_SHM_CMA=0)",
+		 lazy ? ", the others on first use (HOP_CONNECT=lazy)" : "");
 	free(all);
 	free(oks);
 	*out = prov;
@@ -405,8 +482,10 @@ int shm_open_prov(const struct hop_prov_ctx *ctx, struct hop_prov **out)
 
 err_unlink:
 	if (!create_ret)
-		shm_unlink(mine.name);
+		shm_unname(&mine, lazy);
 err_free:
+	if (fd >= 0)
+		close(fd);
 	free(all);
 	free(oks);
 	shm_free(prov);
@@ -428,8 +507,7 @@ void shm_close(struct hop_prov *prov)
 static int shm_peer_closed(struct hop_prov *prov, int peer)
 {
 	return peer >= 0 && peer < prov->nranks && peer != prov->rank &&
-	       atomic_load_explicit(&prov->peers[peer].seg->closed,
-				    memory_order_acquire);
+	       shm_peer_left(prov, &prov->peers[peer]);
 }
 
 /*
