@@ -18,11 +18,24 @@
  *             1 KiB (they schedule it): caught by p2p's signature check.
  *   coll_fbox kill      the last rank dies; the others' AllReduce fails
  *             within the deadline (the script bounds the time).
+ *   coll_fbox large 0|1  above 1 KiB: the CMA form (1) or the scheduled
+ *             path (0, HOP_SHM_CMA=0 or CMA refused on some rank) as
+ *             the plan says; every dtype, op and root just above 1 KiB
+ *             and at odd counts, in place and not, vectors of many
+ *             chunks cut off line bounds, each rank late in turn; bit
+ *             for bit (off the CMA form, floats from 3 ranks on are
+ *             left out: the scheduled path associates differently).
+ *   coll_fbox nocma  as large 0 with CMA refused: the last rank is not
+ *             dumpable and no rank may ptrace (CAP_SYS_PTRACE dropped).
  */
+#include <linux/capability.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <hop/hop.h>
 
@@ -34,6 +47,8 @@ static int rank, nranks;
 #include "rank_check.h"
 
 #define MAXB 1024
+/* the large calls' vectors: segments of several CMA chunks (128 KiB) */
+#define BIGB (600u << 10)
 static unsigned long calls;
 
 static void nap_us(long us)
@@ -146,11 +161,11 @@ static void same(const char *got, const char *want, size_t bytes,
 static void one(int kind, size_t count, hop_dtype_t dt, hop_op_t op,
 		int root, int inplace, uint64_t salt, long late)
 {
-	static char in[MAXB], out[MAXB], want[MAXB];
+	static char in[BIGB], out[BIGB], want[BIGB];
 	size_t bytes = count * hop_dtype_size(dt);
 
 	inputs(in, count, dt, op, rank, salt);
-	memset(out, 0xa5, sizeof(out));
+	memset(out, 0xa5, bytes);
 	if (late)
 		nap_us(late);
 	if (kind == HOP_KIND_BROADCAST) {
@@ -260,6 +275,91 @@ static void reuse(void)
 	}
 }
 
+/* The plan of a call just above 1 KiB: the CMA form exactly when
+ * expected. */
+static void plan_large(int expect_cma)
+{
+	const int kinds[] = { HOP_KIND_ALLREDUCE, HOP_KIND_BROADCAST,
+			      HOP_KIND_REDUCE };
+	hop_coll_plan_t p;
+
+	for (int k = 0; k < 3; k++) {
+		OK(hop_coll_plan(comm, kinds[k], MAXB / 4 + 1, HOP_FLOAT32, &p));
+		if ((strcmp(p.algo, "fbox-cma") == 0) != expect_cma)
+			FAIL("plan of kind %d, 1028 B: algorithm %s, the CMA "
+			     "form expected %s", kinds[k], p.algo,
+			     expect_cma ? "on" : "off");
+	}
+}
+
+/* Every kind of @count elements, each root, in place or not. */
+static void kinds_at(size_t count, hop_dtype_t dt, hop_op_t op,
+		     uint64_t *salt, long late)
+{
+	one(HOP_KIND_ALLREDUCE, count, dt, op, 0, count & 1, (*salt)++, late);
+	for (int root = 0; root < nranks; root++) {
+		one(HOP_KIND_REDUCE, count, dt, op, root, (count + root) & 1,
+		    (*salt)++, late);
+		one(HOP_KIND_BROADCAST, count, dt, op, root, 0, (*salt)++, late);
+	}
+}
+
+static void matrix_large(int cma)
+{
+	static const struct {
+		hop_dtype_t dt;
+		hop_op_t op;
+	} big[] = { { HOP_FLOAT32, HOP_SUM }, { HOP_FLOAT16, HOP_PROD },
+		    { HOP_INT8, HOP_MAX }, { HOP_FLOAT64, HOP_AVG } };
+	/* the scheduled path's float sums associate by its schedule */
+	int floats = cma || nranks == 2;
+	uint64_t salt = 1ull << 40;
+
+	for (int dt = 0; dt < HOP_DTYPE_COUNT; dt++) {
+		size_t es = hop_dtype_size(dt);
+		const size_t counts[] = { MAXB / es + 1, 4099 };
+
+		if (!floats && ref_is_float(dt))
+			continue;
+		for (size_t c = 0; c < sizeof(counts) / sizeof(*counts); c++)
+			for (int op = 0; op < HOP_OP_COUNT; op++)
+				kinds_at(counts[c], dt, op, &salt, 0);
+	}
+	for (size_t i = 0; i < sizeof(big) / sizeof(*big); i++)
+		if (floats || !ref_is_float(big[i].dt))
+			kinds_at(BIGB / hop_dtype_size(big[i].dt) - 3,
+				 big[i].dt, big[i].op, &salt, 0);
+	for (int slow = 0; slow < nranks; slow++)
+		kinds_at(20001, HOP_INT32, HOP_SUM, &salt,
+			 rank == slow ? 2000 : 0);
+}
+
+/* CMA refused: the last rank is not dumpable, and no rank has the
+ * CAP_SYS_PTRACE that would override it (root's). */
+static void refuse_cma(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+	const char *r = getenv("HOP_RANK"), *n = getenv("HOP_SIZE");
+
+	if (!syscall(SYS_capget, &h, d)) {
+		d[CAP_SYS_PTRACE / 32].effective &= ~(1u << (CAP_SYS_PTRACE % 32));
+		if (syscall(SYS_capset, &h, d))
+			FAIL("dropping CAP_SYS_PTRACE failed");
+	}
+	if (r && n && atoi(r) == atoi(n) - 1 && prctl(PR_SET_DUMPABLE, 0))
+		FAIL("PR_SET_DUMPABLE failed");
+}
+
+static int large(int cma)
+{
+	plan_large(cma);
+	matrix_large(cma);
+	OK(hop_comm_destroy(comm));
+	printf("coll_fbox: rank %d passed %lu large calls\n", rank, calls);
+	return 0;
+}
+
 /* Rank 0 passes a count the others do not: every rank fails. With
  * @across, the others' count is above the fast boxes' 1 KiB, so they
  * take the scheduled path under the same sequence number. */
@@ -333,6 +433,8 @@ int main(int argc, char **argv)
 	const char *mode = argc > 1 ? argv[1] : "--expect";
 	int on = argc > 2 ? atoi(argv[2]) : 1;
 
+	if (!strcmp(mode, "nocma"))
+		refuse_cma();
 	OK(hop_comm_init_env(&comm));
 	rank = hop_comm_rank(comm);
 	nranks = hop_comm_size(comm);
@@ -344,6 +446,8 @@ int main(int argc, char **argv)
 		return kill_last();
 	if (!strcmp(mode, "late"))
 		return late();
+	if (!strcmp(mode, "large") || !strcmp(mode, "nocma"))
+		return large(strcmp(mode, "nocma") ? on : 0);
 	plan(on);
 	matrix();
 	reuse();
