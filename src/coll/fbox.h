@@ -6,7 +6,7 @@
  *
  * Region: a line of identity, then per rank
  *   [control line: done (the last collective it finished, + 1), failed,
- *    pid, reduced (the CMA form's first phase, fbox_cma.c)]
+ *    pid, reduced (the CMA form's segment moved, fbox_cma.c)]
  *   [slot 0] .. [slot HOP_FBOX_DEPTH - 1]  (sequence modulo the depth)
  * A slot is a 24-byte header (flag = sequence + 1, kind, op, dtype, root,
  * count) followed by the payload, so up to 40 bytes travel in the line
@@ -51,7 +51,8 @@ struct hop_fbox_ctrl {
 	alignas(HOP_FBOX_LINE) _Atomic uint64_t done;
 	_Atomic int32_t failed; /* the code this rank failed with, or 0 */
 	int32_t pid;
-	/* CMA form: the collective + 1 whose segment this rank reduced */
+	/* CMA form: the collective + 1 whose segment this rank reduced and
+	 * wrote to the peers */
 	_Atomic uint64_t reduced;
 };
 
@@ -80,9 +81,9 @@ struct hop_fbox {
 	/* CMA form (fbox_cma.c): every rank may read every other rank's
 	 * memory by process_vm_readv (agreed at init) */
 	int cma;
-	uint8_t *chunk;         /* 2 chunks: a peer's, this rank's own */
-	uint8_t *scratch;       /* a Reduce's segment off the root */
-	size_t scratch_len;
+	/* 3 chunks: a peer's, this rank's own, a Reduce's result off the
+	 * root */
+	uint8_t *chunk;
 };
 
 /* The CMA form's unit of reading and reducing: the chunk read, this

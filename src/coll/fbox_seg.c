@@ -242,7 +242,7 @@ int hop_fbox_init(struct hop_comm *comm)
 	if ((ret = fbox_agree(comm, len, &base, &cma)) || !base)
 		return ret;
 	if (!(fb = calloc(1, sizeof(*fb))) ||
-	    (cma && !(fb->chunk = malloc(2 * HOP_FBOX_CMA_CHUNK)))) {
+	    (cma && !(fb->chunk = malloc(3 * HOP_FBOX_CMA_CHUNK)))) {
 		free(fb);
 		munmap(base, len);
 		return hop_set_error(comm, HOP_ERR_NO_MEMORY, "fast boxes: "
@@ -273,7 +273,6 @@ void hop_fbox_fini(struct hop_comm *comm)
 		return;
 	munmap(fb->base, fb->len);
 	free(fb->chunk);
-	free(fb->scratch);
 	free(fb);
 	comm->coll->fbox = NULL;
 }

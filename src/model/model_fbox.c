@@ -16,7 +16,7 @@
 #define CMA_REDUCE 0.15e-9  /* s/B of a local reduction of one operand */
 #define CMA_CHUNK 131072.0  /* HOP_FBOX_CMA_CHUNK */
 
-/* @bytes read by one rank from one peer, as chunks of @chunk bytes */
+/* @bytes read or written by one rank, as chunks of @chunk bytes */
 static double cma_read(double bytes, double chunk)
 {
 	return bytes <= 0 ? 0 : ceil(bytes / chunk) * CMA_CALL + bytes / CMA_BW;
@@ -35,14 +35,15 @@ double hop_model_fbox_cma(int kind, double bytes, int nranks, int cores)
 		return 2 * CMA_SYNC + t * (cores > 0 && nranks - 1 > cores
 						   ? (n - 1) / cores : 1);
 	case HOP_COLL_REDUCE:
-		/* reduce-scatter, then the root reads N-1 segments */
+		/* a rank reads N-1 chunks of its segment, reduces them and
+		 * writes the result to the root */
 		t = 2 * CMA_SYNC + (n - 1) * (cma_read(seg, CMA_CHUNK) +
+					      seg * CMA_REDUCE) +
+		    cma_read(seg, CMA_CHUNK);
+		return t * share;
+	default: /* HOP_COLL_ALLREDUCE: the same, written to every peer */
+		t = 2 * CMA_SYNC + (n - 1) * (2 * cma_read(seg, CMA_CHUNK) +
 					      seg * CMA_REDUCE);
-		return t * share + (n - 1) * cma_read(seg, seg);
-	default: /* HOP_COLL_ALLREDUCE: reduce-scatter, then allgather */
-		t = 3 * CMA_SYNC + (n - 1) * (cma_read(seg, CMA_CHUNK) +
-					      seg * CMA_REDUCE +
-					      cma_read(seg, seg));
 		return t * share;
 	}
 }
