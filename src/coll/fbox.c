@@ -290,14 +290,27 @@ static int finish_started(struct hop_comm *comm)
 	return 0;
 }
 
-int hop_fbox_takes(const struct hop_comm *comm, int kind, size_t bytes)
+/* The CMA form beats the schedule the model would run? Priced without
+ * the cores (a rank's own count), so every rank decides alike. */
+static int cma_wins(struct hop_comm *comm, int kind, size_t bytes)
+{
+	struct hop_coll_choice ch;
+
+	hop_coll_choose_bytes(comm, kind, bytes, &ch);
+	return hop_model_fbox_cma(kind, (double)bytes, comm->nranks, 0) <=
+	       ch.predicted;
+}
+
+int hop_fbox_takes(struct hop_comm *comm, int kind, size_t bytes)
 {
 	const struct hop_coll *c = comm->coll;
 
-	return c && c->fbox && (bytes <= HOP_FBOX_MAX || c->fbox->cma) &&
-	       (kind == HOP_COLL_ALLREDUCE || kind == HOP_COLL_BROADCAST ||
-		kind == HOP_COLL_REDUCE) &&
-	       c->tune.forced[kind] == HOP_ALGO_AUTO;
+	if (!c || !c->fbox || c->tune.forced[kind] != HOP_ALGO_AUTO ||
+	    (kind != HOP_COLL_ALLREDUCE && kind != HOP_COLL_BROADCAST &&
+	     kind != HOP_COLL_REDUCE))
+		return 0;
+	return bytes <= HOP_FBOX_MAX ||
+	       (c->fbox->cma && cma_wins(comm, kind, bytes));
 }
 
 int hop_fbox_run(struct hop_comm *comm, const struct hop_coll_call *c)

@@ -117,10 +117,11 @@ int hop_fbox_init(struct hop_comm *comm);
 void hop_fbox_fini(struct hop_comm *comm);
 
 /* 1 when a call of @kind moving @bytes per rank on @comm goes through
- * the fast boxes: up to HOP_FBOX_MAX in the slots, larger by CMA when
- * every rank can read its peers (blocking calls only; the same on every
- * rank). */
-int hop_fbox_takes(const struct hop_comm *comm, int kind, size_t bytes);
+ * the fast boxes: up to HOP_FBOX_MAX in the slots; larger by CMA when
+ * every rank can reach its peers and the model prices that form below
+ * the scheduled algorithm it would choose (blocking calls only; the same
+ * on every rank). */
+int hop_fbox_takes(struct hop_comm *comm, int kind, size_t bytes);
 
 /* Run @c through the fast boxes: 0 or the error (comm failed on a
  * mismatch, a timeout, a dead peer, an abort). fbox.c. */

@@ -18,13 +18,15 @@
  *             1 KiB (they schedule it): caught by p2p's signature check.
  *   coll_fbox kill      the last rank dies; the others' AllReduce fails
  *             within the deadline (the script bounds the time).
- *   coll_fbox large 0|1  above 1 KiB: the CMA form (1) or the scheduled
- *             path (0, HOP_SHM_CMA=0 or CMA refused on some rank) as
- *             the plan says; every dtype, op and root just above 1 KiB
- *             and at odd counts, in place and not, vectors of many
- *             chunks cut off line bounds, each rank late in turn; bit
- *             for bit (off the CMA form, floats from 3 ranks on are
- *             left out: the scheduled path associates differently).
+ *   coll_fbox large 0|1  above 1 KiB: the CMA form where the model
+ *             picks it (1: at some size of every kind) or never (0,
+ *             HOP_SHM_CMA=0 or CMA refused on some rank), as the plan
+ *             says; every dtype, op and root at odd counts just above
+ *             the smallest size that takes it and 3x that, in place
+ *             and not, vectors of many chunks cut off line bounds, each
+ *             rank late in turn; bit for bit (off the CMA form, floats
+ *             from 3 ranks on are left out: the scheduled path
+ *             associates differently).
  *   coll_fbox nocma  as large 0 with CMA refused: the last rank is not
  *             dumpable and no rank may ptrace (CAP_SYS_PTRACE dropped).
  */
@@ -275,32 +277,52 @@ static void reuse(void)
 	}
 }
 
-/* The plan of a call just above 1 KiB: the CMA form exactly when
- * expected. */
-static void plan_large(int expect_cma)
+/* Does the plan of this call name the CMA form? */
+static int takes_cma(int kind, size_t count, hop_dtype_t dt)
 {
-	const int kinds[] = { HOP_KIND_ALLREDUCE, HOP_KIND_BROADCAST,
-			      HOP_KIND_REDUCE };
 	hop_coll_plan_t p;
 
-	for (int k = 0; k < 3; k++) {
-		OK(hop_coll_plan(comm, kinds[k], MAXB / 4 + 1, HOP_FLOAT32, &p));
-		if ((strcmp(p.algo, "fbox-cma") == 0) != expect_cma)
-			FAIL("plan of kind %d, 1028 B: algorithm %s, the CMA "
-			     "form expected %s", kinds[k], p.algo,
-			     expect_cma ? "on" : "off");
-	}
+	OK(hop_coll_plan(comm, kind, count, dt, &p));
+	return !strcmp(p.algo, "fbox-cma");
 }
 
-/* Every kind of @count elements, each root, in place or not. */
+static const int large_kinds[] = { HOP_KIND_ALLREDUCE, HOP_KIND_REDUCE,
+				   HOP_KIND_BROADCAST };
+static unsigned long cma_calls[3];
+
+/* The smallest power of two bytes (from 2 KiB) at which the model picks
+ * the CMA form for some kind; 0 when it never does up to 64 MiB. */
+static size_t cma_from(void)
+{
+	for (size_t b = 2048; b <= (64u << 20); b *= 2)
+		for (int k = 0; k < 3; k++)
+			if (takes_cma(large_kinds[k], b / 4, HOP_FLOAT32))
+				return b;
+	return 0;
+}
+
+/*
+ * Every kind of @count elements, each root, in place or not. Off the CMA
+ * form, from 3 ranks on, the scheduled path's float results associate
+ * by its schedule, not in rank order: those are not compared.
+ */
 static void kinds_at(size_t count, hop_dtype_t dt, hop_op_t op,
 		     uint64_t *salt, long late)
 {
-	one(HOP_KIND_ALLREDUCE, count, dt, op, 0, count & 1, (*salt)++, late);
-	for (int root = 0; root < nranks; root++) {
-		one(HOP_KIND_REDUCE, count, dt, op, root, (count + root) & 1,
-		    (*salt)++, late);
-		one(HOP_KIND_BROADCAST, count, dt, op, root, 0, (*salt)++, late);
+	for (int k = 0; k < 3; k++) {
+		int kind = large_kinds[k], cma = takes_cma(kind, count, dt);
+
+		cma_calls[k] += (unsigned long)cma;
+		if (kind != HOP_KIND_BROADCAST && !cma && nranks > 2 &&
+		    ref_is_float(dt))
+			continue;
+		if (kind == HOP_KIND_ALLREDUCE) {
+			one(kind, count, dt, op, 0, count & 1, (*salt)++, late);
+			continue;
+		}
+		for (int root = 0; root < nranks; root++)
+			one(kind, count, dt, op, root, (count + root) & 1,
+			    (*salt)++, late);
 	}
 }
 
@@ -311,27 +333,31 @@ static void matrix_large(int cma)
 		hop_op_t op;
 	} big[] = { { HOP_FLOAT32, HOP_SUM }, { HOP_FLOAT16, HOP_PROD },
 		    { HOP_INT8, HOP_MAX }, { HOP_FLOAT64, HOP_AVG } };
-	/* the scheduled path's float sums associate by its schedule */
-	int floats = cma || nranks == 2;
+	size_t from = cma_from();
 	uint64_t salt = 1ull << 40;
 
+	if (!!from != cma)
+		FAIL("the CMA form is %s at every size, expected %s",
+		     from ? "on" : "off", cma ? "on" : "off");
+	from = from ? from : 64u << 10;
 	for (int dt = 0; dt < HOP_DTYPE_COUNT; dt++) {
 		size_t es = hop_dtype_size(dt);
-		const size_t counts[] = { MAXB / es + 1, 4099 };
+		const size_t counts[] = { from / es + 1, 3 * from / es - 3 };
 
-		if (!floats && ref_is_float(dt))
-			continue;
 		for (size_t c = 0; c < sizeof(counts) / sizeof(*counts); c++)
 			for (int op = 0; op < HOP_OP_COUNT; op++)
 				kinds_at(counts[c], dt, op, &salt, 0);
 	}
 	for (size_t i = 0; i < sizeof(big) / sizeof(*big); i++)
-		if (floats || !ref_is_float(big[i].dt))
-			kinds_at(BIGB / hop_dtype_size(big[i].dt) - 3,
-				 big[i].dt, big[i].op, &salt, 0);
+		kinds_at(BIGB / hop_dtype_size(big[i].dt) - 3, big[i].dt,
+			 big[i].op, &salt, 0);
 	for (int slow = 0; slow < nranks; slow++)
-		kinds_at(20001, HOP_INT32, HOP_SUM, &salt,
+		kinds_at(from / 4 + 1, HOP_INT32, HOP_SUM, &salt,
 			 rank == slow ? 2000 : 0);
+	for (int k = 0; k < 3 && cma; k++)
+		if (!cma_calls[k])
+			FAIL("no call of kind %d took the CMA form",
+			     large_kinds[k]);
 }
 
 /* CMA refused: the last rank is not dumpable, and no rank has the
@@ -353,7 +379,6 @@ static void refuse_cma(void)
 
 static int large(int cma)
 {
-	plan_large(cma);
 	matrix_large(cma);
 	OK(hop_comm_destroy(comm));
 	printf("coll_fbox: rank %d passed %lu large calls\n", rank, calls);
