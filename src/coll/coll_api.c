@@ -239,7 +239,8 @@ static int coll_run(struct hop_comm *comm, void *ctx, hop_request_t **reqp)
 		return ret;
 	size_t es = c->kind == HOP_COLL_BARRIER ? 1 : hop_dtype_size(c->dtype);
 	if (!reqp && hop_fbox_takes(comm, c->kind, c->count * es)) {
-		log_choice(comm, c->fn, c->kind, HOP_COLL_ALGO_FBOX, "fbox",
+		log_choice(comm, c->fn, c->kind, HOP_COLL_ALGO_FBOX,
+			   hop_fbox_form(c->count * es),
 			   c->count * es, 1, c->count * es);
 		return hop_fbox_run(comm, c);
 	}

@@ -18,23 +18,13 @@
 
 #include "coll/coll_int.h"
 #include "coll/fbox.h"
+#include "coll/fbox_int.h"
 #include "coll/reduce.h"
-
-/* What a wait polls: @word reaching @want, written by rank @peer. */
-struct fbox_wait {
-	const struct hop_coll_call *c;
-	const struct hop_fbox *fb;
-	const _Atomic uint64_t *word;
-	uint64_t want, seq;
-	int peer;
-	const char *what;
-	unsigned polls;
-	int peer_failed;
-};
+#include "model/model.h"
 
 static int wait_done(void *arg)
 {
-	struct fbox_wait *w = arg;
+	struct hop_fbox_wait *w = arg;
 
 	if (atomic_load_explicit(w->word, memory_order_acquire) >= w->want)
 		return 1;
@@ -48,7 +38,7 @@ static int wait_done(void *arg)
 
 static void wait_describe(void *arg, char *buf, size_t len)
 {
-	const struct fbox_wait *w = arg;
+	const struct hop_fbox_wait *w = arg;
 
 	snprintf(buf, len, "%s (fast box, collective #%llu) waiting on rank "
 		 "%d %s", w->c->fn, (unsigned long long)w->seq, w->peer,
@@ -56,7 +46,7 @@ static void wait_describe(void *arg, char *buf, size_t len)
 }
 
 /* This rank's failure, for peers that wait on it. */
-static int publish_failure(struct hop_fbox *fb, int code)
+int hop_fbox_failed(struct hop_fbox *fb, int code)
 {
 	atomic_store_explicit(&hop_fbox_ctrl(fb, fb->rank)->failed, code,
 			      memory_order_release);
@@ -78,7 +68,7 @@ static int publish_failure(struct hop_fbox *fb, int code)
  * that scheduled this call, the comm's failure and abort), the deadline,
  * and a yield once the comm's spin time passed, then short naps.
  */
-static int fbox_poll(struct hop_comm *comm, struct fbox_wait *w)
+static int fbox_poll(struct hop_comm *comm, struct hop_fbox_wait *w)
 {
 	unsigned every = hop_comm_oversubscribed(comm) ? 1 : 64;
 	uint64_t start = hop_now_ns(), now, deadline = hop_comm_deadline(comm);
@@ -110,8 +100,8 @@ static int fbox_poll(struct hop_comm *comm, struct fbox_wait *w)
 	return ret;
 }
 
-static int fbox_wait(struct hop_comm *comm, struct hop_fbox *fb,
-		     struct fbox_wait *w)
+int hop_fbox_wait(struct hop_comm *comm, struct hop_fbox *fb,
+		  struct hop_fbox_wait *w)
 {
 	int ret, code;
 
@@ -119,12 +109,12 @@ static int fbox_wait(struct hop_comm *comm, struct hop_fbox *fb,
 		return 0;
 	w->fb = fb;
 	if ((ret = fbox_poll(comm, w)))
-		return publish_failure(fb, ret);
+		return hop_fbox_failed(fb, ret);
 	if (atomic_load_explicit(w->word, memory_order_acquire) >= w->want)
 		return 0;
 	code = atomic_load_explicit(&hop_fbox_ctrl(fb, w->peer)->failed,
 				    memory_order_acquire);
-	return publish_failure(fb, hop_comm_fail(comm, code, "rank %d: %s "
+	return hop_fbox_failed(fb, hop_comm_fail(comm, code, "rank %d: %s "
 				"(fast box, collective #%llu): rank %d failed "
 				"(%s) while rank %d waited on it %s",
 				comm->rank, w->c->fn,
@@ -144,7 +134,7 @@ static int check_hdr(struct hop_comm *comm, struct hop_fbox *fb,
 	    h->dtype == (uint8_t)c->dtype && (!reducing || h->op == c->op) &&
 	    (!rooted || h->root == c->root))
 		return 0;
-	return publish_failure(fb, hop_comm_fail(comm, HOP_ERR_MISMATCH,
+	return hop_fbox_failed(fb, hop_comm_fail(comm, HOP_ERR_MISMATCH,
 		"fast boxes: mismatched collectives #%llu: rank %d ran "
 		"%s(count %zu, %s, %s, root %d), rank %d ran %s(count %llu, "
 		"%s, %s, root %d)", (unsigned long long)seq, comm->rank,
@@ -157,16 +147,16 @@ static int check_hdr(struct hop_comm *comm, struct hop_fbox *fb,
 
 /* Wait until every peer finished the collective whose flag is @want
  * (its last read of the slot about to be rewritten). */
-static int wait_readers(struct hop_comm *comm, struct hop_fbox *fb,
-			const struct hop_coll_call *c, uint64_t want,
-			uint64_t seq)
+int hop_fbox_wait_readers(struct hop_comm *comm, struct hop_fbox *fb,
+			  const struct hop_coll_call *c, uint64_t want,
+			  uint64_t seq)
 {
 	uint64_t low = UINT64_MAX;
 	int ret;
 
 	for (int q = 0; q < fb->nranks; q++) {
 		struct hop_fbox_ctrl *k = hop_fbox_ctrl(fb, q);
-		struct fbox_wait w = { .c = c, .word = &k->done, .want = want,
+		struct hop_fbox_wait w = { .c = c, .word = &k->done, .want = want,
 				       .seq = seq, .peer = q,
 				       .what = "to read this rank's slot of an "
 					       "earlier collective" };
@@ -174,7 +164,7 @@ static int wait_readers(struct hop_comm *comm, struct hop_fbox *fb,
 
 		if (q == fb->rank)
 			continue;
-		if ((ret = fbox_wait(comm, fb, &w)))
+		if ((ret = hop_fbox_wait(comm, fb, &w)))
 			return ret;
 		d = atomic_load_explicit(&k->done, memory_order_acquire);
 		low = d < low ? d : low;
@@ -185,15 +175,15 @@ static int wait_readers(struct hop_comm *comm, struct hop_fbox *fb,
 }
 
 /* Write @bytes of @data into this rank's slot of @seq, flag last. */
-static int publish(struct hop_comm *comm, struct hop_fbox *fb,
-		   const struct hop_coll_call *c, uint64_t seq,
-		   const void *data, size_t bytes)
+int hop_fbox_publish(struct hop_comm *comm, struct hop_fbox *fb,
+		     const struct hop_coll_call *c, uint64_t seq,
+		     const void *data, size_t bytes)
 {
 	struct hop_fbox_hdr *h = hop_fbox_slot(fb, fb->rank, seq);
 	uint64_t *last = &fb->last_w[seq % HOP_FBOX_DEPTH];
 	int ret;
 
-	if (*last > fb->floor && (ret = wait_readers(comm, fb, c, *last, seq)))
+	if (*last > fb->floor && (ret = hop_fbox_wait_readers(comm, fb, c, *last, seq)))
 		return ret;
 	h->count = c->count;
 	h->root = c->root;
@@ -209,16 +199,17 @@ static int publish(struct hop_comm *comm, struct hop_fbox *fb,
 
 /* Rank @q's payload of @seq once it is there and matches @c; NULL on
  * failure (*@ret set). */
-static const uint8_t *read_slot(struct hop_comm *comm, struct hop_fbox *fb,
-				const struct hop_coll_call *c, uint64_t seq,
-				int q, int *ret)
+const uint8_t *hop_fbox_read_slot(struct hop_comm *comm,
+				  struct hop_fbox *fb,
+				  const struct hop_coll_call *c,
+				  uint64_t seq, int q, int *ret)
 {
 	struct hop_fbox_hdr *h = hop_fbox_slot(fb, q, seq);
-	struct fbox_wait w = { .c = c, .word = &h->flag, .want = seq + 1,
+	struct hop_fbox_wait w = { .c = c, .word = &h->flag, .want = seq + 1,
 			       .seq = seq, .peer = q,
 			       .what = "to write its slot" };
 
-	if ((*ret = fbox_wait(comm, fb, &w)) ||
+	if ((*ret = hop_fbox_wait(comm, fb, &w)) ||
 	    (*ret = check_hdr(comm, fb, c, h, q, seq)))
 		return NULL;
 	return h->data;
@@ -233,7 +224,8 @@ static int reduce_all(struct hop_comm *comm, struct hop_fbox *fb,
 	int ret = 0;
 
 	for (int q = 0; q < fb->nranks; q++) {
-		src = q == fb->rank ? own : read_slot(comm, fb, c, seq, q, &ret);
+		src = q == fb->rank ? own
+				     : hop_fbox_read_slot(comm, fb, c, seq, q, &ret);
 		if (!src)
 			return ret;
 		if (!bytes) /* recvbuf may be NULL */
@@ -259,14 +251,16 @@ static int run_kind(struct hop_comm *comm, struct hop_fbox *fb,
 
 	switch (c->kind) {
 	case HOP_COLL_ALLREDUCE:
-		if ((ret = publish(comm, fb, c, seq, c->sendbuf, bytes)))
+		if ((ret = hop_fbox_publish(comm, fb, c, seq, c->sendbuf,
+					    bytes)))
 			return ret;
 		return reduce_all(comm, fb, c, seq,
 				  hop_fbox_slot(fb, me, seq)->data, bytes);
 	case HOP_COLL_REDUCE:
 		/* the root too: its slot keeps its input when recvbuf is
 		 * sendbuf (in place) */
-		if ((ret = publish(comm, fb, c, seq, c->sendbuf, bytes)))
+		if ((ret = hop_fbox_publish(comm, fb, c, seq, c->sendbuf,
+					    bytes)))
 			return ret;
 		if (me != c->root)
 			return 0;
@@ -274,8 +268,9 @@ static int run_kind(struct hop_comm *comm, struct hop_fbox *fb,
 				  hop_fbox_slot(fb, me, seq)->data, bytes);
 	default: /* HOP_COLL_BROADCAST */
 		if (me == c->root)
-			return publish(comm, fb, c, seq, c->recvbuf, bytes);
-		if (!(src = read_slot(comm, fb, c, seq, c->root, &ret)))
+			return hop_fbox_publish(comm, fb, c, seq, c->recvbuf,
+						bytes);
+		if (!(src = hop_fbox_read_slot(comm, fb, c, seq, c->root, &ret)))
 			return ret;
 		if (bytes)
 			memcpy(c->recvbuf, src, bytes);
@@ -295,14 +290,27 @@ static int finish_started(struct hop_comm *comm)
 	return 0;
 }
 
-int hop_fbox_takes(const struct hop_comm *comm, int kind, size_t bytes)
+/* The CMA form beats the schedule the model would run? Priced without
+ * the cores (a rank's own count), so every rank decides alike. */
+static int cma_wins(struct hop_comm *comm, int kind, size_t bytes)
+{
+	struct hop_coll_choice ch;
+
+	hop_coll_choose_bytes(comm, kind, bytes, &ch);
+	return hop_model_fbox_cma(kind, (double)bytes, comm->nranks, 0) <=
+	       ch.predicted;
+}
+
+int hop_fbox_takes(struct hop_comm *comm, int kind, size_t bytes)
 {
 	const struct hop_coll *c = comm->coll;
 
-	return c && c->fbox && bytes <= HOP_FBOX_MAX &&
-	       (kind == HOP_COLL_ALLREDUCE || kind == HOP_COLL_BROADCAST ||
-		kind == HOP_COLL_REDUCE) &&
-	       c->tune.forced[kind] == HOP_ALGO_AUTO;
+	if (!c || !c->fbox || c->tune.forced[kind] != HOP_ALGO_AUTO ||
+	    (kind != HOP_COLL_ALLREDUCE && kind != HOP_COLL_BROADCAST &&
+	     kind != HOP_COLL_REDUCE))
+		return 0;
+	return bytes <= HOP_FBOX_MAX ||
+	       (c->fbox->cma && cma_wins(comm, kind, bytes));
 }
 
 int hop_fbox_run(struct hop_comm *comm, const struct hop_coll_call *c)
@@ -328,8 +336,10 @@ int hop_fbox_run(struct hop_comm *comm, const struct hop_coll_call *c)
 	 * messages p2p compares with this signature */
 	if ((ret = hop_p2p_coll_begin(comm, (uint32_t)seq & 0xffffffu,
 				      hop_coll_signature(&a))))
-		return publish_failure(fb, ret);
-	if ((ret = run_kind(comm, fb, c, seq, bytes)))
+		return hop_fbox_failed(fb, ret);
+	ret = bytes > HOP_FBOX_MAX ? hop_fbox_cma_run(comm, fb, c, seq, bytes)
+				   : run_kind(comm, fb, c, seq, bytes);
+	if (ret)
 		return ret;
 	atomic_store_explicit(&hop_fbox_ctrl(fb, fb->rank)->done, seq + 1,
 			      memory_order_release);
@@ -337,10 +347,18 @@ int hop_fbox_run(struct hop_comm *comm, const struct hop_coll_call *c)
 }
 
 /* Measured on shm (docs/results/2026-12-05-shm-fastbox.md): a call, one
- * line per peer read, the payload copied and reduced once per rank. */
-double hop_fbox_predict(int kind, size_t bytes, int nranks)
+ * line per peer read, the payload copied and reduced once per rank;
+ * above the slot, the model's CMA form. */
+double hop_fbox_predict(int kind, size_t bytes, int nranks, int cores)
 {
 	int reads = kind == HOP_COLL_BROADCAST ? 1 : nranks - 1;
 
+	if (bytes > HOP_FBOX_MAX)
+		return hop_model_fbox_cma(kind, (double)bytes, nranks, cores);
 	return 0.15e-6 + reads * (0.1e-6 + (double)bytes / 5e9);
+}
+
+const char *hop_fbox_form(size_t bytes)
+{
+	return bytes > HOP_FBOX_MAX ? "fbox-cma" : "fbox";
 }

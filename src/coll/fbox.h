@@ -5,7 +5,8 @@
  * completion between the caller and the peers' memory.
  *
  * Region: a line of identity, then per rank
- *   [control line: done (the last collective it finished, + 1), failed]
+ *   [control line: done (the last collective it finished, + 1), failed,
+ *    pid, reduced (the CMA form's segment moved, fbox_cma.c)]
  *   [slot 0] .. [slot HOP_FBOX_DEPTH - 1]  (sequence modulo the depth)
  * A slot is a 24-byte header (flag = sequence + 1, kind, op, dtype, root,
  * count) followed by the payload, so up to 40 bytes travel in the line
@@ -50,6 +51,9 @@ struct hop_fbox_ctrl {
 	alignas(HOP_FBOX_LINE) _Atomic uint64_t done;
 	_Atomic int32_t failed; /* the code this rank failed with, or 0 */
 	int32_t pid;
+	/* CMA form: the collective + 1 whose segment this rank reduced and
+	 * wrote to the peers */
+	_Atomic uint64_t reduced;
 };
 
 struct hop_fbox_hdr {
@@ -74,7 +78,17 @@ struct hop_fbox {
 	uint64_t seq;           /* the comm's sequence, widened to 64 bits */
 	uint64_t last_w[HOP_FBOX_DEPTH]; /* flag this rank last wrote per slot */
 	uint64_t floor;         /* every rank's done is at least this */
+	/* CMA form (fbox_cma.c): every rank may read every other rank's
+	 * memory by process_vm_readv (agreed at init) */
+	int cma;
+	/* 3 chunks: a peer's, this rank's own, a Reduce's result off the
+	 * root */
+	uint8_t *chunk;
 };
+
+/* The CMA form's unit of reading and reducing: the chunk read, this
+ * rank's own and the destination's stay in L2 */
+#define HOP_FBOX_CMA_CHUNK (128u << 10)
 
 static inline struct hop_fbox_ctrl *hop_fbox_ctrl(const struct hop_fbox *fb,
 						  int r)
@@ -103,14 +117,21 @@ int hop_fbox_init(struct hop_comm *comm);
 void hop_fbox_fini(struct hop_comm *comm);
 
 /* 1 when a call of @kind moving @bytes per rank on @comm goes through
- * the fast boxes (blocking calls only; the same on every rank). */
-int hop_fbox_takes(const struct hop_comm *comm, int kind, size_t bytes);
+ * the fast boxes: up to HOP_FBOX_MAX in the slots; larger by CMA when
+ * every rank can reach its peers and the model prices that form below
+ * the scheduled algorithm it would choose (blocking calls only; the same
+ * on every rank). */
+int hop_fbox_takes(struct hop_comm *comm, int kind, size_t bytes);
 
 /* Run @c through the fast boxes: 0 or the error (comm failed on a
  * mismatch, a timeout, a dead peer, an abort). fbox.c. */
 int hop_fbox_run(struct hop_comm *comm, const struct hop_coll_call *c);
 
-/* Seconds the cost model charges a fast-box call (hop_coll_plan). */
-double hop_fbox_predict(int kind, size_t bytes, int nranks);
+/* Seconds the cost model charges a fast-box call (hop_coll_plan) on
+ * @nranks ranks sharing @cores cores (0: unknown). */
+double hop_fbox_predict(int kind, size_t bytes, int nranks, int cores);
+
+/* "fbox" or "fbox-cma": the form a call of @bytes takes. */
+const char *hop_fbox_form(size_t bytes);
 
 #endif /* HOP_COLL_FBOX_H */

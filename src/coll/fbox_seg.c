@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "coll/coll_int.h"
@@ -26,7 +27,37 @@ struct fbox_info {
 	char name[64];          /* rank 0's region, "" when it made none */
 	int32_t want;           /* this rank would use fast boxes */
 	int32_t ok;             /* second exchange: this rank mapped it */
+	int32_t pid;
+	int32_t cma;            /* second exchange: it read every peer */
+	uint64_t probe;         /* where its peers read fbox_probe */
 };
+
+/* What a peer reads to learn whether process_vm_readv reaches this
+ * process (HOP_SHM_CMA, ptrace_scope, user namespaces, dumpable). */
+static const uint64_t fbox_probe = FBOX_MAGIC;
+
+/* Can this rank read every peer's memory? */
+static int fbox_cma_probe(const struct hop_comm *comm,
+			  const struct fbox_info *all)
+{
+	for (int r = 0; r < comm->nranks; r++) {
+		uint64_t v = 0;
+		struct iovec l = { &v, sizeof(v) };
+		struct iovec rm = { (void *)(uintptr_t)all[r].probe, sizeof(v) };
+
+		if (r == comm->rank)
+			continue;
+		if (process_vm_readv(all[r].pid, &l, 1, &rm, 1, 0) !=
+			    (ssize_t)sizeof(v) || v != FBOX_MAGIC) {
+			HOP_INFO("rank %d: fast boxes: rank %d's memory not "
+				 "readable by CMA (%s): calls above %d B take "
+				 "the scheduled path", comm->rank, r,
+				 strerror(errno), HOP_FBOX_MAX);
+			return 0;
+		}
+	}
+	return 1;
+}
 
 static size_t fbox_len(int nranks)
 {
@@ -132,8 +163,10 @@ static int fbox_wanted(const struct hop_comm *comm)
 	return comm->cfg.fbox && hop_prov_has(ops, HOP_PROV_CAP_HOST_MEMORY);
 }
 
-/* The two exchanges; *@base the mapped region or NULL (not used). */
-static int fbox_agree(struct hop_comm *comm, size_t len, void **base)
+/* The two exchanges; *@base the mapped region or NULL (not used);
+ * *@cma: every rank read every other by CMA. */
+static int fbox_agree(struct hop_comm *comm, size_t len, void **base,
+		      int *cma)
 {
 	int n = comm->nranks, all_want = 1, all_ok = 1;
 	uint64_t deadline = hop_comm_deadline(comm);
@@ -147,6 +180,8 @@ static int fbox_agree(struct hop_comm *comm, size_t len, void **base)
 				     "out of memory for %d ranks", n);
 	memset(&mine, 0, sizeof(mine));
 	mine.want = fbox_wanted(comm);
+	mine.pid = (int32_t)getpid();
+	mine.probe = (uintptr_t)&fbox_probe;
 	if (mine.want && comm->rank == 0)
 		*base = fbox_create(mine.name, sizeof(mine.name), len, why,
 				    sizeof(why));
@@ -160,14 +195,18 @@ static int fbox_agree(struct hop_comm *comm, size_t len, void **base)
 		*base = fbox_attach(all[0].name, len, why, sizeof(why));
 	}
 	mine.ok = *base != NULL;
+	mine.cma = mine.ok && comm->cfg.shm_cma && fbox_cma_probe(comm, all);
 	ret = hop_bootstrap_allgather(comm->bs, &mine, all, sizeof(mine),
 				      deadline);
 	if (comm->rank == 0 && mine.name[0])
 		shm_unlink(mine.name); /* mapped by all, or never will be */
 	if (ret)
 		goto err_bs;
-	for (int r = 0; r < n; r++)
+	*cma = 1;
+	for (int r = 0; r < n; r++) {
 		all_ok &= all[r].ok;
+		*cma &= all[r].cma;
+	}
 	if (!all_ok && *base) {
 		munmap(*base, len);
 		*base = NULL;
@@ -194,15 +233,17 @@ int hop_fbox_init(struct hop_comm *comm)
 	size_t len = fbox_len(comm->nranks);
 	struct hop_fbox *fb;
 	void *base;
-	int ret;
+	int ret, cma;
 
 	/* equal on every rank: who takes part in the exchanges */
 	if (comm->nranks < 2 || comm->nranks > HOP_FBOX_RANKS || c->hosts ||
 	    hop_comm_derived(comm) || !comm->bs)
 		return 0;
-	if ((ret = fbox_agree(comm, len, &base)) || !base)
+	if ((ret = fbox_agree(comm, len, &base, &cma)) || !base)
 		return ret;
-	if (!(fb = calloc(1, sizeof(*fb)))) {
+	if (!(fb = calloc(1, sizeof(*fb))) ||
+	    (cma && !(fb->chunk = malloc(3 * HOP_FBOX_CMA_CHUNK)))) {
+		free(fb);
 		munmap(base, len);
 		return hop_set_error(comm, HOP_ERR_NO_MEMORY, "fast boxes: "
 				     "out of memory");
@@ -212,11 +253,15 @@ int hop_fbox_init(struct hop_comm *comm)
 	fb->rank = comm->rank;
 	fb->nranks = comm->nranks;
 	fb->seq = c->seq;
+	fb->cma = cma;
 	hop_fbox_ctrl(fb, fb->rank)->pid = (int32_t)getpid();
 	c->fbox = fb;
 	HOP_INFO("rank %d: fast boxes on: blocking AllReduce, Broadcast and "
 		 "Reduce up to %d B among %d ranks (HOP_FBOX=0: off)",
 		 comm->rank, HOP_FBOX_MAX, comm->nranks);
+	if (cma)
+		HOP_INFO("rank %d: fast boxes by CMA above %d B (HOP_SHM_CMA=0: "
+			 "off)", comm->rank, HOP_FBOX_MAX);
 	return 0;
 }
 
@@ -227,6 +272,7 @@ void hop_fbox_fini(struct hop_comm *comm)
 	if (!fb)
 		return;
 	munmap(fb->base, fb->len);
+	free(fb->chunk);
 	free(fb);
 	comm->coll->fbox = NULL;
 }

@@ -63,11 +63,12 @@ static int plan_run(struct hop_comm *comm, int kind, size_t count,
 	plan->sub_algo[1] = hop_coll_algo_name(ch.sub_algo[1]);
 	if (hop_fbox_takes(comm, kind, count * es)) {
 		/* what the blocking call runs (the i-forms: the above) */
-		plan->algo = "fbox";
+		plan->algo = hop_fbox_form(count * es);
 		plan->chunk_bytes = count * es;
 		plan->depth = 1;
 		plan->predicted_us = hop_fbox_predict(kind, count * es,
-						      comm->nranks) * 1e6;
+						      comm->nranks,
+						      comm->usable_cores) * 1e6;
 	}
 	return 0;
 }

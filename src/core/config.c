@@ -84,7 +84,7 @@ static const struct cfg_var cfg_vars[] = {
 	  "1: blocking AllReduce, Broadcast and Reduce of up to 1 KiB per rank among 2-8 ranks all on one host joined by shm go through per-rank shared-memory slots (docs/fastbox.md); 0: always the scheduled algorithms" },
 	/* shm */
 	{ "HOP_SHM_CMA", CFG_INT, "1", 0, 1, NULL, FIELD(shm_cma),
-	  "shm provider: 1 moves large writes with one process_vm_writev copy; 0 through the ring" },
+	  "shm provider: 1 moves large writes with one process_vm_writev copy, and fast boxes above 1 KiB read the peers' buffers by process_vm_readv (docs/fastbox.md); 0 through the ring and the scheduled algorithms" },
 	/* verbs */
 	{ "HOP_IB_DEVICE", CFG_STR, "", 0, 63, NULL, FIELD(ib_device),
 	  "verbs device name (e.g. mlx5_0, rxe0); unset: the first with an ACTIVE port" },

@@ -185,6 +185,14 @@ int hop_model_pipelined(int kind, int algo);
 /* ---- collectives ---- */
 
 /*
+ * hop_model_fbox_cma() - Seconds of a blocking AllReduce, Broadcast or
+ * Reduce (@kind) of @bytes per rank through the fast boxes' CMA form
+ * (src/coll/fbox_cma.c) among @nranks ranks of one host with @cores
+ * cores (0: unknown, no sharing). model_fbox.c.
+ */
+double hop_model_fbox_cma(int kind, double bytes, int nranks, int cores);
+
+/*
  * hop_model_predict() - Predicted time of one collective.
  * @chunks: pipelining chunk count (>= 1; ignored by algorithms that are
  *          not pipelined).

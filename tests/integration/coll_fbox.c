@@ -18,11 +18,26 @@
  *             1 KiB (they schedule it): caught by p2p's signature check.
  *   coll_fbox kill      the last rank dies; the others' AllReduce fails
  *             within the deadline (the script bounds the time).
+ *   coll_fbox large 0|1  above 1 KiB: the CMA form where the model
+ *             picks it (1: at some size of every kind) or never (0,
+ *             HOP_SHM_CMA=0 or CMA refused on some rank), as the plan
+ *             says; every dtype, op and root at odd counts just above
+ *             the smallest size that takes it and 3x that, in place
+ *             and not, vectors of many chunks cut off line bounds, each
+ *             rank late in turn; bit for bit (off the CMA form, floats
+ *             from 3 ranks on are left out: the scheduled path
+ *             associates differently).
+ *   coll_fbox nocma  as large 0 with CMA refused: the last rank is not
+ *             dumpable and no rank may ptrace (CAP_SYS_PTRACE dropped).
  */
+#include <linux/capability.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <hop/hop.h>
 
@@ -34,6 +49,8 @@ static int rank, nranks;
 #include "rank_check.h"
 
 #define MAXB 1024
+/* the large calls' vectors: segments of several CMA chunks (128 KiB) */
+#define BIGB (600u << 10)
 static unsigned long calls;
 
 static void nap_us(long us)
@@ -146,11 +163,11 @@ static void same(const char *got, const char *want, size_t bytes,
 static void one(int kind, size_t count, hop_dtype_t dt, hop_op_t op,
 		int root, int inplace, uint64_t salt, long late)
 {
-	static char in[MAXB], out[MAXB], want[MAXB];
+	static char in[BIGB], out[BIGB], want[BIGB];
 	size_t bytes = count * hop_dtype_size(dt);
 
 	inputs(in, count, dt, op, rank, salt);
-	memset(out, 0xa5, sizeof(out));
+	memset(out, 0xa5, bytes);
 	if (late)
 		nap_us(late);
 	if (kind == HOP_KIND_BROADCAST) {
@@ -260,6 +277,115 @@ static void reuse(void)
 	}
 }
 
+/* Does the plan of this call name the CMA form? */
+static int takes_cma(int kind, size_t count, hop_dtype_t dt)
+{
+	hop_coll_plan_t p;
+
+	OK(hop_coll_plan(comm, kind, count, dt, &p));
+	return !strcmp(p.algo, "fbox-cma");
+}
+
+static const int large_kinds[] = { HOP_KIND_ALLREDUCE, HOP_KIND_REDUCE,
+				   HOP_KIND_BROADCAST };
+static unsigned long cma_calls[3];
+
+/* The smallest power of two bytes (from 2 KiB) at which the model picks
+ * the CMA form for some kind; 0 when it never does up to 64 MiB. */
+static size_t cma_from(void)
+{
+	for (size_t b = 2048; b <= (64u << 20); b *= 2)
+		for (int k = 0; k < 3; k++)
+			if (takes_cma(large_kinds[k], b / 4, HOP_FLOAT32))
+				return b;
+	return 0;
+}
+
+/*
+ * Every kind of @count elements, each root, in place or not. Off the CMA
+ * form, from 3 ranks on, the scheduled path's float results associate
+ * by its schedule, not in rank order: those are not compared.
+ */
+static void kinds_at(size_t count, hop_dtype_t dt, hop_op_t op,
+		     uint64_t *salt, long late)
+{
+	for (int k = 0; k < 3; k++) {
+		int kind = large_kinds[k], cma = takes_cma(kind, count, dt);
+
+		cma_calls[k] += (unsigned long)cma;
+		if (kind != HOP_KIND_BROADCAST && !cma && nranks > 2 &&
+		    ref_is_float(dt))
+			continue;
+		if (kind == HOP_KIND_ALLREDUCE) {
+			one(kind, count, dt, op, 0, count & 1, (*salt)++, late);
+			continue;
+		}
+		for (int root = 0; root < nranks; root++)
+			one(kind, count, dt, op, root, (count + root) & 1,
+			    (*salt)++, late);
+	}
+}
+
+static void matrix_large(int cma)
+{
+	static const struct {
+		hop_dtype_t dt;
+		hop_op_t op;
+	} big[] = { { HOP_FLOAT32, HOP_SUM }, { HOP_FLOAT16, HOP_PROD },
+		    { HOP_INT8, HOP_MAX }, { HOP_FLOAT64, HOP_AVG } };
+	size_t from = cma_from();
+	uint64_t salt = 1ull << 40;
+
+	if (!!from != cma)
+		FAIL("the CMA form is %s at every size, expected %s",
+		     from ? "on" : "off", cma ? "on" : "off");
+	from = from ? from : 64u << 10;
+	for (int dt = 0; dt < HOP_DTYPE_COUNT; dt++) {
+		size_t es = hop_dtype_size(dt);
+		const size_t counts[] = { from / es + 1, 3 * from / es - 3 };
+
+		/* every op at the first count, sums at the second */
+		for (size_t c = 0; c < sizeof(counts) / sizeof(*counts); c++)
+			for (int op = 0; op < (c ? 1 : HOP_OP_COUNT); op++)
+				kinds_at(counts[c], dt, op, &salt, 0);
+	}
+	for (size_t i = 0; i < sizeof(big) / sizeof(*big); i++)
+		kinds_at(BIGB / hop_dtype_size(big[i].dt) - 3, big[i].dt,
+			 big[i].op, &salt, 0);
+	for (int slow = 0; slow < nranks; slow++)
+		kinds_at(from / 4 + 1, HOP_INT32, HOP_SUM, &salt,
+			 rank == slow ? 2000 : 0);
+	for (int k = 0; k < 3 && cma; k++)
+		if (!cma_calls[k])
+			FAIL("no call of kind %d took the CMA form",
+			     large_kinds[k]);
+}
+
+/* CMA refused: the last rank is not dumpable, and no rank has the
+ * CAP_SYS_PTRACE that would override it (root's). */
+static void refuse_cma(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+	const char *r = getenv("HOP_RANK"), *n = getenv("HOP_SIZE");
+
+	if (!syscall(SYS_capget, &h, d)) {
+		d[CAP_SYS_PTRACE / 32].effective &= ~(1u << (CAP_SYS_PTRACE % 32));
+		if (syscall(SYS_capset, &h, d))
+			FAIL("dropping CAP_SYS_PTRACE failed");
+	}
+	if (r && n && atoi(r) == atoi(n) - 1 && prctl(PR_SET_DUMPABLE, 0))
+		FAIL("PR_SET_DUMPABLE failed");
+}
+
+static int large(int cma)
+{
+	matrix_large(cma);
+	OK(hop_comm_destroy(comm));
+	printf("coll_fbox: rank %d passed %lu large calls\n", rank, calls);
+	return 0;
+}
+
 /* Rank 0 passes a count the others do not: every rank fails. With
  * @across, the others' count is above the fast boxes' 1 KiB, so they
  * take the scheduled path under the same sequence number. */
@@ -333,6 +459,8 @@ int main(int argc, char **argv)
 	const char *mode = argc > 1 ? argv[1] : "--expect";
 	int on = argc > 2 ? atoi(argv[2]) : 1;
 
+	if (!strcmp(mode, "nocma"))
+		refuse_cma();
 	OK(hop_comm_init_env(&comm));
 	rank = hop_comm_rank(comm);
 	nranks = hop_comm_size(comm);
@@ -344,6 +472,8 @@ int main(int argc, char **argv)
 		return kill_last();
 	if (!strcmp(mode, "late"))
 		return late();
+	if (!strcmp(mode, "large") || !strcmp(mode, "nocma"))
+		return large(strcmp(mode, "nocma") ? on : 0);
 	plan(on);
 	matrix();
 	reuse();

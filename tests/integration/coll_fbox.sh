@@ -5,7 +5,11 @@
 # mismatched counts, and a rank that dies: launched without hop-run
 # (which would stop the others), the survivors must fail within
 # HOP_TIMEOUT, and nothing of the job may stay in /dev/shm.
-# FBOX_LONG=1 adds the mismatch at 3 ranks and the dead rank at 2.
+# Above 1 KiB (coll_fbox large): the CMA form at 2 and 4 ranks, and the
+# scheduled path it falls back to with HOP_SHM_CMA=0 on one rank of 3.
+# FBOX_LONG=1 adds the mismatch at 3 ranks, the dead rank at 2, the CMA
+# form at 3, HOP_SHM_CMA=0 on every rank and CMA refused by the kernel
+# (nocma: a rank not dumpable, no rank with CAP_SYS_PTRACE).
 set -u
 b=${top_builddir:?run through make check or set top_builddir}
 run=$b/tools/hop-run
@@ -31,6 +35,20 @@ for n in 2 3 4; do
 	out=$(HOP_TRANSPORT=shm HOP_TIMEOUT=10 "$run" -n $n --timeout 60 -- "$prog" mismatch 2>&1)
 	check "mismatch $n ranks" $n "mismatch detected: HOP_ERR_MISMATCH" "$out" $?
 done
+for n in 2 ${FBOX_LONG:+3} 4; do
+	out=$(HOP_TRANSPORT=shm "$run" -n $n --timeout 60 -- "$prog" large 1 2>&1)
+	check "CMA form, $n ranks" $n "coll_fbox: rank [0-9]* passed" "$out" $?
+done
+if [ -n "${FBOX_LONG:-}" ]; then
+	out=$(HOP_SHM_CMA=0 HOP_TRANSPORT=shm "$run" -n 2 --timeout 60 -- "$prog" large 0 2>&1)
+	check "HOP_SHM_CMA=0, 2 ranks" 2 "coll_fbox: rank [0-9]* passed" "$out" $?
+	out=$(HOP_TRANSPORT=shm "$run" -n 2 --timeout 60 -- "$prog" nocma 2>&1)
+	check "CMA refused, 2 ranks" 2 "coll_fbox: rank [0-9]* passed" "$out" $?
+fi
+# one rank without CMA turns the form off on all
+out=$(HOP_TRANSPORT=shm "$run" -n 3 --timeout 60 -- sh -c \
+	'[ "$HOP_RANK" = 1 ] && export HOP_SHM_CMA=0; exec "$0" large 0' "$prog" 2>&1)
+check "HOP_SHM_CMA=0 on rank 1 of 3" 3 "coll_fbox: rank [0-9]* passed" "$out" $?
 out=$(HOP_TRANSPORT=shm HOP_TIMEOUT=10 "$run" -n 2 --timeout 60 -- "$prog" mismatch-across 2>&1)
 check "mismatch across 1 KiB, 2 ranks" 2 "mismatch detected: HOP_ERR_MISMATCH" "$out" $?
 out=$(HOP_TRANSPORT=shm HOP_TIMEOUT=3 "$run" -n 3 --timeout 60 -- "$prog" late 2>&1)

@@ -490,6 +490,31 @@ static void test_max_chunk(void **state)
 			 hop_model_max_chunks(kind, algo, 64u << 20, 2, &l));
 }
 
+/* The fast boxes' CMA form: each rank's bytes read grow with the size;
+ * ranks beyond the cores take turns; a Broadcast reads once, an
+ * AllReduce twice and reduces. */
+static void test_fbox_cma(void **state)
+{
+	const int kinds[] = { HOP_COLL_ALLREDUCE, HOP_COLL_REDUCE,
+			      HOP_COLL_BROADCAST };
+
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		double last = 0;
+
+		for (double m = 2048; m <= 64.0 * (1 << 20); m *= 4) {
+			double t = hop_model_fbox_cma(kinds[i], m, 2, 2);
+
+			assert_true(t > last);
+			last = t;
+			assert_true(hop_model_fbox_cma(kinds[i], m, 4, 2) >
+				    hop_model_fbox_cma(kinds[i], m, 4, 4));
+		}
+	}
+	assert_true(hop_model_fbox_cma(HOP_COLL_BROADCAST, 1 << 24, 2, 2) <
+		    hop_model_fbox_cma(HOP_COLL_ALLREDUCE, 1 << 24, 2, 2));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -507,6 +532,7 @@ int main(void)
 		cmocka_unit_test(test_eager),
 		cmocka_unit_test(test_choose_known),
 		cmocka_unit_test(test_max_chunk),
+		cmocka_unit_test(test_fbox_cma),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,251 @@
+/*
+ * fbox_cma.c - the fast boxes' form for blocking calls above
+ * HOP_FBOX_MAX bytes: each rank publishes in its slot the call's header
+ * and the addresses of its buffers, then moves the data between its own
+ * memory and its peers' by process_vm_readv/writev (CMA), each byte once:
+ *
+ * AllReduce: the vector is cut into N segments (cache-line aligned).
+ *   Rank i reads segment i of every rank's send buffer, one L2-sized
+ *   chunk at a time, reduces the chunks in rank order 0..N-1 into its
+ *   receive buffer and writes the result into every peer's receive
+ *   buffer; its control line then says so (reduced).
+ * Reduce: the same; a rank off the root reduces into a chunk of its own
+ *   and writes it into the root's receive buffer.
+ * Broadcast: every rank off the root reads the root's buffer once.
+ *
+ * Only rank i reads or writes segment i of anybody's buffers, so in place
+ * works as it is. One rank reduces each element, in one order, so every
+ * rank holds the same bytes, equal to the payload form's flat left fold.
+ * A rank returns once no peer touches its buffers any more: every peer's
+ * reduced word (AllReduce, Reduce) or done word (the Broadcast root) says
+ * so. The header check, deadlines, abort and peer failures are the
+ * payload form's (fbox.c).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "coll/coll_int.h"
+#include "coll/fbox_int.h"
+#include "coll/reduce.h"
+
+/* The payload of a slot in this form: where the peers read (@send) and
+ * write their reduced segments (@res, the receive buffer). */
+struct cma_addr {
+	uint64_t send, res;
+};
+
+struct cma_call {
+	struct hop_comm *comm;
+	struct hop_fbox *fb;
+	const struct hop_coll_call *c;
+	uint64_t seq;
+	size_t es;
+	struct cma_addr peer[HOP_FBOX_RANKS];
+};
+
+/* Rank @i's segment of the vector, in elements: cache-line multiples,
+ * so no two ranks write one line. */
+static void segment(const struct cma_call *k, int i, size_t *off,
+		    size_t *len)
+{
+	size_t count = k->c->count, n = (size_t)k->fb->nranks;
+	size_t align = HOP_FBOX_LINE / k->es, per = (count + n - 1) / n;
+	size_t a, b;
+
+	per = (per + align - 1) / align * align;
+	a = (size_t)i * per < count ? (size_t)i * per : count;
+	b = a + per < count ? a + per : count;
+	*off = a;
+	*len = b - a;
+}
+
+/* @len bytes between @mine and rank @q's memory at @addr: read into
+ * @mine, or with @write written from it. */
+static int cma_move(struct cma_call *k, int q, void *mine, uint64_t addr,
+		    size_t len, int write)
+{
+	int pid = hop_fbox_ctrl(k->fb, q)->pid;
+	uint8_t *d = mine;
+
+	while (len) {
+		struct iovec l = { d, len };
+		struct iovec r = { (void *)(uintptr_t)addr, len };
+		ssize_t n = write ? process_vm_writev(pid, &l, 1, &r, 1, 0)
+				  : process_vm_readv(pid, &l, 1, &r, 1, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return hop_fbox_failed(k->fb, hop_comm_fail(k->comm,
+				HOP_ERR_SYSTEM, "rank %d: %s (fast box by CMA, "
+				"collective #%llu): %s %zu B %s rank %d "
+				"(pid %d) at %#llx: %s", k->comm->rank,
+				k->c->fn, (unsigned long long)k->seq,
+				write ? "writing" : "reading", len,
+				write ? "to" : "of", q, pid,
+				(unsigned long long)addr,
+				n ? strerror(errno) : "nothing moved"));
+		d += n;
+		addr += (uint64_t)n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* @d = rank 0's @n elements from @at op rank 1's op ...; @own: this
+ * rank's, which may be @d (in place). */
+static int reduce_chunk(struct cma_call *k, uint8_t *d, const uint8_t *own,
+			size_t at, size_t n)
+{
+	const struct hop_coll_call *c = k->c;
+	struct hop_fbox *fb = k->fb;
+	uint8_t *peer = fb->chunk;
+	size_t bytes = n * k->es;
+	int ret;
+
+	/* rank 0's data lands in @d first: keep this rank's own */
+	if (d == own && fb->rank) {
+		memcpy(fb->chunk + HOP_FBOX_CMA_CHUNK, own, bytes);
+		own = fb->chunk + HOP_FBOX_CMA_CHUNK;
+	}
+	for (int q = 0; q < fb->nranks; q++) {
+		const uint8_t *src = own;
+
+		if (q != fb->rank) {
+			src = q ? peer : d;
+			if ((ret = cma_move(k, q, (void *)src, k->peer[q].send +
+					    at * k->es, bytes, 0)))
+				return ret;
+		}
+		if (!q && src != d)
+			memcpy(d, src, bytes);
+		else if (q)
+			hop_reduce_local(d, src, n, c->dtype, c->op, 0);
+	}
+	if (c->op == HOP_AVG)
+		hop_reduce_avg(d, n, c->dtype, fb->nranks);
+	return 0;
+}
+
+/*
+ * This rank's segment, chunk by chunk: reduced into @dst (NULL: a chunk
+ * of scratch), then written where rank @to keeps the result (-1: every
+ * peer), while it is in cache.
+ */
+static int reduce_segment(struct cma_call *k, uint8_t *dst, int to)
+{
+	struct hop_fbox *fb = k->fb;
+	size_t es = k->es, step = HOP_FBOX_CMA_CHUNK / es, off, len, n;
+	int ret;
+
+	segment(k, fb->rank, &off, &len);
+	for (size_t at = off; at < off + len; at += n) {
+		uint8_t *d = dst ? dst + at * es
+				 : fb->chunk + 2 * HOP_FBOX_CMA_CHUNK;
+
+		n = off + len - at < step ? off + len - at : step;
+		if ((ret = reduce_chunk(k, d, (const uint8_t *)k->c->sendbuf +
+					at * es, at, n)))
+			return ret;
+		for (int q = 0; q < fb->nranks; q++)
+			if (q != fb->rank && (to < 0 || q == to) &&
+			    (ret = cma_move(k, q, d, k->peer[q].res + at * es,
+					    n * es, 1)))
+				return ret;
+	}
+	return 0;
+}
+
+/* Publish this rank's addresses and read every peer's. */
+static int exchange(struct cma_call *k, uint64_t send, uint64_t res)
+{
+	struct cma_addr mine = { send, res };
+	const uint8_t *p;
+	int ret;
+
+	if ((ret = hop_fbox_publish(k->comm, k->fb, k->c, k->seq, &mine,
+				    sizeof(mine))))
+		return ret;
+	for (int q = 0; q < k->fb->nranks; q++) {
+		if (q == k->fb->rank)
+			continue;
+		if (!(p = hop_fbox_read_slot(k->comm, k->fb, k->c, k->seq, q,
+					     &ret)))
+			return ret;
+		memcpy(&k->peer[q], p, sizeof(k->peer[q]));
+	}
+	/* every rank wrote @seq, so every rank finished @seq - 1 */
+	k->fb->floor = k->seq;
+	return 0;
+}
+
+/*
+ * AllReduce and Reduce: this rank's segment reduced and written to the
+ * root (@root) or to every peer (-1); then every peer's reduced word:
+ * each has read its segment of this rank's send buffer and written its
+ * result here.
+ */
+static int reduce_scatter(struct cma_call *k, uint8_t *dst, int root)
+{
+	struct hop_fbox *fb = k->fb;
+	int ret;
+
+	if ((ret = exchange(k, (uintptr_t)k->c->sendbuf, (uintptr_t)dst)) ||
+	    (ret = reduce_segment(k, dst, root)))
+		return ret;
+	atomic_store_explicit(&hop_fbox_ctrl(fb, fb->rank)->reduced,
+			      k->seq + 1, memory_order_release);
+	for (int q = 0; q < fb->nranks; q++) {
+		struct hop_fbox_wait w = {
+			.c = k->c, .word = &hop_fbox_ctrl(fb, q)->reduced,
+			.want = k->seq + 1, .seq = k->seq, .peer = q,
+			.what = "to reduce its segment"
+		};
+
+		if (q != fb->rank && (ret = hop_fbox_wait(k->comm, fb, &w)))
+			return ret;
+	}
+	return 0;
+}
+
+static int cma_broadcast(struct cma_call *k)
+{
+	struct hop_fbox *fb = k->fb;
+	int root = k->c->root, ret;
+	const uint8_t *p;
+
+	if (fb->rank == root) {
+		struct cma_addr mine = { (uintptr_t)k->c->recvbuf, 0 };
+
+		if ((ret = hop_fbox_publish(k->comm, fb, k->c, k->seq, &mine,
+					    sizeof(mine))))
+			return ret;
+		return hop_fbox_wait_readers(k->comm, fb, k->c, k->seq + 1,
+					     k->seq);
+	}
+	if (!(p = hop_fbox_read_slot(k->comm, fb, k->c, k->seq, root, &ret)))
+		return ret;
+	memcpy(&k->peer[root], p, sizeof(k->peer[root]));
+	return cma_move(k, root, k->c->recvbuf, k->peer[root].send,
+			k->c->count * k->es, 0);
+}
+
+int hop_fbox_cma_run(struct hop_comm *comm, struct hop_fbox *fb,
+		     const struct hop_coll_call *c, uint64_t seq, size_t bytes)
+{
+	struct cma_call k = { .comm = comm, .fb = fb, .c = c, .seq = seq,
+			      .es = bytes / c->count };
+
+	switch (c->kind) {
+	case HOP_COLL_ALLREDUCE:
+		return reduce_scatter(&k, c->recvbuf, -1);
+	case HOP_COLL_REDUCE:
+		return reduce_scatter(&k, fb->rank == c->root ? c->recvbuf
+							      : NULL, c->root);
+	default: /* HOP_COLL_BROADCAST */
+		return cma_broadcast(&k);
+	}
+}

@@ -1,0 +1,52 @@
+/*
+ * model_fbox.c - the cost of the fast boxes' CMA form (src/coll/
+ * fbox_cma.c, docs/fastbox.md): blocking AllReduce, Broadcast and
+ * Reduce above 1 KiB among the ranks of one host, each rank reading its
+ * peers' buffers by process_vm_readv and writing its results into
+ * theirs.
+ * Constants measured on the 2-core development VM, as the fastest of
+ * many calls (docs/results/2026-12-06-shm-large.md): a 4 KiB
+ * process_vm_readv took 2.6 us, 64 KiB 5.2 us, 16 MiB 3.0 ms.
+ */
+#include <math.h>
+
+#include "coll/kinds.h"
+#include "model/model.h"
+
+#define CMA_SYNC 0.4e-6     /* one round of flags among the ranks */
+#define CMA_CALL 2.4e-6     /* one process_vm_readv/writev */
+#define CMA_BW 8e9          /* its copy, B/s */
+#define CMA_REDUCE 0.15e-9  /* s/B of a local reduction of one operand */
+#define CMA_CHUNK 131072.0  /* HOP_FBOX_CMA_CHUNK */
+
+/* @bytes read or written by one rank, as chunks of @chunk bytes */
+static double cma_read(double bytes, double chunk)
+{
+	return bytes <= 0 ? 0 : ceil(bytes / chunk) * CMA_CALL + bytes / CMA_BW;
+}
+
+double hop_model_fbox_cma(int kind, double bytes, int nranks, int cores)
+{
+	double n = nranks, seg = ceil(bytes / n), t;
+	/* ranks beyond the cores take turns */
+	double share = cores > 0 && nranks > cores ? n / cores : 1;
+
+	switch (kind) {
+	case HOP_COLL_BROADCAST:
+		/* each rank off the root reads the whole buffer once */
+		t = cma_read(bytes, bytes);
+		return 2 * CMA_SYNC + t * (cores > 0 && nranks - 1 > cores
+						   ? (n - 1) / cores : 1);
+	case HOP_COLL_REDUCE:
+		/* a rank reads N-1 chunks of its segment, reduces them and
+		 * writes the result to the root */
+		t = 2 * CMA_SYNC + (n - 1) * (cma_read(seg, CMA_CHUNK) +
+					      seg * CMA_REDUCE) +
+		    cma_read(seg, CMA_CHUNK);
+		return t * share;
+	default: /* HOP_COLL_ALLREDUCE: the same, written to every peer */
+		t = 2 * CMA_SYNC + (n - 1) * (2 * cma_read(seg, CMA_CHUNK) +
+					      seg * CMA_REDUCE);
+		return t * share;
+	}
+}
