@@ -15,7 +15,7 @@
  * HOP_CONNECT=lazy (lazy.c): any rank may dial any other, on its first
  * post to it. When two ranks dial each other at once the lower rank's
  * dial wins: it rejects the higher one's request with a "yield" private
- * data (VRB_YIELD_MAGIC, its rank), and the higher rank drops its own
+ * data ("HOPY", its rank: vrb_lazy_yield_pack()), and the higher rank drops its own
  * attempt and accepts the lower one's request, whichever comes first.
  */
 #include <arpa/inet.h>
@@ -31,7 +31,6 @@
 
 #define VRB_CM_INFLIGHT 32      /* active connects at once */
 #define VRB_CM_STEP_MS 2000     /* address / route resolution timeout */
-#define VRB_YIELD_MAGIC 0x59504f48u /* "HOPY": a reject that says "I dial you" */
 #define VRB_REJ_NO_LISTENER 8   /* IB_CM_REJ_INVALID_SERVICE_ID */
 
 /* ------------------------------------------------------------------ */
@@ -247,10 +246,9 @@ static int cm_established(struct cm_ctx *c, struct vrb_peer *p)
 /* Lazy: both ranks dialled; we are the lower, our own dial stands. */
 static int cm_reject_yield(struct hop_prov *prov, struct rdma_cm_id *id)
 {
-	uint8_t pd[8];
+	uint8_t pd[VRB_YIELD_LEN];
 
-	hop_put_le32(pd, VRB_YIELD_MAGIC);
-	hop_put_le32(pd + 4, (uint32_t)prov->rank);
+	vrb_lazy_yield_pack(prov->rank, pd);
 	rdma_reject(id, pd, sizeof(pd));
 	rdma_destroy_id(id);
 	return 0;
@@ -260,8 +258,8 @@ static int cm_reject_yield(struct hop_prov *prov, struct rdma_cm_id *id)
 static int cm_is_yield(const struct hop_prov *prov, const struct vrb_peer *p,
 		       const uint8_t *pd, size_t pdlen)
 {
-	return prov->lazy && pdlen >= 8 && hop_get_le32(pd) == VRB_YIELD_MAGIC &&
-	       hop_get_le32(pd + 4) == (uint32_t)p->rank && p->rank < prov->rank;
+	return prov->lazy && vrb_lazy_yield_from(pd, pdlen) == p->rank &&
+	       vrb_lazy_dial_wins(p->rank, prov->rank);
 }
 
 /* Our dial lost to the lower rank's: drop it, its request will come. */
@@ -307,7 +305,7 @@ static int cm_request(struct cm_ctx *c, struct rdma_cm_id *id, const void *pd,
 		return 0;
 	}
 	p = &prov->peers[h.rank];
-	if (prov->lazy && p->id && p->active && prov->rank < p->rank)
+	if (prov->lazy && p->id && p->active && vrb_lazy_dial_wins(prov->rank, p->rank))
 		return cm_reject_yield(prov, id);       /* our dial wins */
 	if (p->id && (rc = cm_drop(prov, p, "superseded by a new request", 0)))
 		return rc;

@@ -24,12 +24,40 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/wire.h"
 #include "transport/verbs/verbs.h"
 
 #define VRB_LAZY_REFUSED_MS 2000
 /* poll() looks at the connection manager every this many calls while no
  * dial of ours is under way: requests of peers that dial us */
 #define VRB_LAZY_IDLE_POLLS 64
+#define VRB_YIELD_MAGIC 0x59504f48u /* "HOPY" */
+
+uint64_t vrb_lazy_limit_ns(int timeout_ms, int refused)
+{
+	uint64_t t = (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000ull;
+
+	if (!refused)
+		return t;
+	return t / 2 < VRB_LAZY_REFUSED_MS * 1000000ull ? t / 2 :
+	       VRB_LAZY_REFUSED_MS * 1000000ull;
+}
+
+void vrb_lazy_yield_pack(int rank, uint8_t *buf)
+{
+	hop_put_le32(buf, VRB_YIELD_MAGIC);
+	hop_put_le32(buf + 4, (uint32_t)rank);
+}
+
+int vrb_lazy_yield_from(const uint8_t *buf, size_t len)
+{
+	uint32_t r;
+
+	if (!buf || len < VRB_YIELD_LEN || hop_get_le32(buf) != VRB_YIELD_MAGIC)
+		return -1;
+	r = hop_get_le32(buf + 4);
+	return r > (uint32_t)INT32_MAX ? -1 : (int)r;
+}
 
 int vrb_lazy_wanted(struct hop_prov *prov)
 {
@@ -143,19 +171,15 @@ static int give_up(struct hop_prov *prov, struct vrb_peer *p, uint64_t now)
 static int dial_due(struct hop_prov *prov)
 {
 	uint64_t now = hop_now_ns();
-	uint64_t timeout_ns = (uint64_t)prov->pctx->timeout_ms * 1000000ull;
-	uint64_t refused_ns = VRB_LAZY_REFUSED_MS * 1000000ull;
 	int busy = 0, rc;
 
-	if (refused_ns > timeout_ns / 2)
-		refused_ns = timeout_ns / 2;
 	for (int r = 0; r < prov->nranks; r++) {
 		struct vrb_peer *p = &prov->peers[r];
 
 		if (!p->want || p->state == VRB_PEER_RTS || p->state == VRB_PEER_CLOSED)
 			continue;
 		busy = 1;
-		if (now - p->since_ns > (p->refused ? refused_ns : timeout_ns))
+		if (now - p->since_ns > vrb_lazy_limit_ns(prov->pctx->timeout_ms, p->refused))
 			return give_up(prov, p, now);
 		if (p->state == VRB_PEER_INIT && !p->yielded && p->retry_at_ns <= now &&
 		    (rc = vrb_cm_start(prov, p, &prov->addrs[r])))

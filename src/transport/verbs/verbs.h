@@ -187,6 +187,20 @@ int vrb_hello_parse(const void *buf, size_t len, struct vrb_hello *out,
 #define VRB_RXE_VENDOR_ID 0xffffffu
 int vrb_retry_cnt(int want, uint32_t vendor_id);
 
+/* lazy.c: when two ranks dial each other at once, does @me's dial win? */
+static inline int vrb_lazy_dial_wins(int me, int peer)
+{
+	return me < peer;
+}
+/* How long a wanted peer may stay unconnected: HOP_TIMEOUT, or while its
+ * host rejects us for want of a listener, half of it and at most 2 s. */
+uint64_t vrb_lazy_limit_ns(int timeout_ms, int refused);
+/* The private data of a reject by @rank whose own dial wins ("HOPY", rank);
+ * vrb_lazy_yield_from() returns that rank, or -1 for any other data. */
+#define VRB_YIELD_LEN 8
+void vrb_lazy_yield_pack(int rank, uint8_t *buf);
+int vrb_lazy_yield_from(const uint8_t *buf, size_t len);
+
 /* mr.c: hop access bits -> ibv access flags (least needed) */
 int vrb_access_flags(unsigned access);
 
