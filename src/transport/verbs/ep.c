@@ -1,7 +1,8 @@
 /*
  * ep.c - the verbs provider instance: PD, completion channel, CQ, one RC
  * QP per peer (one to itself included), receive buffers, QP state changes,
- * open/close and the ops table.
+ * open/close and the ops table. With HOP_CONNECT=lazy only the QP to itself
+ * is made here; lazy.c makes the others on first use.
  */
 #include <errno.h>
 #include <fcntl.h>
