@@ -139,7 +139,7 @@ fi
 # for the peers used only (the eager run holds one per rank, which that
 # check rejects), and a rank that exited before anyone connected to it is
 # named within HOP_TIMEOUT; lazy4 (run.sh --long) adds every pair dialling
-# at once and a connected rank dying silently
+# at once, a connected rank dying silently, the provider test and p2p_test
 if ! want lazy || [ "$MODE" = pair ] || [ "$MODE" = loopback ]; then
 	:
 elif [ -x "$B/tests/vm/verbs_lazy_test" ]; then
@@ -150,6 +150,11 @@ elif [ -x "$B/tests/vm/verbs_lazy_test" ]; then
 	if [ "$MODE" = lazy4 ]; then
 		step lazy-all 90 env HOP_TRANSPORT=verbs HOP_CONNECT=lazy "$L" all
 		step lazy-gone 60 env HOP_TRANSPORT=verbs HOP_CONNECT=lazy HOP_TIMEOUT=10 "$L" gone
+		# the provider's cases (first posts to every rank at once) and
+		# p2p end to end, on pairs connected on first use
+		step lazy-prov 200 env HOP_CONNECT=lazy HOP_IB_CM=rdmacm "$B/tests/vm/verbs_prov_test" writes sends order
+		[ -x "$B/tests/integration/p2p_test" ] &&
+		step lazy-p2p 200 env HOP_CONNECT=lazy "$B/tests/integration/p2p_test" --big 1048576
 	fi
 else
 	skip lazy "tests/vm/verbs_lazy_test not built"

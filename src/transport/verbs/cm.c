@@ -419,6 +419,10 @@ static int cm_event(struct cm_ctx *c, struct rdma_cm_event *ev)
 	case RDMA_CM_EVENT_REJECTED:
 		if (cm_is_yield(prov, p, pd, pdlen))
 			return cm_yield(c, p);
+		if (prov->lazy && !p->active && p->state != VRB_PEER_RTS)
+			/* the dialer gave up on its attempt (closed, or
+			 * failed): it dials again if it still wants us */
+			return cm_drop(prov, p, "the dialer abandoned the attempt", 0);
 		p->refused = status == VRB_REJ_NO_LISTENER;
 		if (status == 28)       /* IB_CM_REJ_CONSUMER_DEFINED: the peer said no */
 			return vrb_peer_fail(prov, p, HOP_ERR_AUTH, "rank %d rejected "
