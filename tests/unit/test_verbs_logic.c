@@ -436,6 +436,43 @@ static void retry_cnt_rxe(void **state)
 	assert_int_equal(vrb_retry_cnt(7, 0x02c9), 7);     /* Mellanox: 7 retries */
 }
 
+/* of two ranks dialling each other exactly one dial wins */
+static void lazy_one_dial_wins(void **state)
+{
+	(void)state;
+	for (int a = 0; a < 5; a++)
+		for (int b = 0; b < 5; b++)
+			if (a != b)
+				assert_int_equal(vrb_lazy_dial_wins(a, b) +
+						 vrb_lazy_dial_wins(b, a), 1);
+	assert_true(vrb_lazy_dial_wins(0, 3));
+}
+
+/* no listener: half of HOP_TIMEOUT, at most 2 s; else HOP_TIMEOUT */
+static void lazy_limits(void **state)
+{
+	(void)state;
+	assert_true(vrb_lazy_limit_ns(60000, 0) == 60000000000ull);
+	assert_true(vrb_lazy_limit_ns(60000, 1) == 2000000000ull);
+	assert_true(vrb_lazy_limit_ns(2000, 1) == 1000000000ull);
+	assert_true(vrb_lazy_limit_ns(0, 1) == 0);
+}
+
+static void lazy_yield_round_trip(void **state)
+{
+	uint8_t b[VRB_YIELD_LEN + 4] = { 0 };
+
+	(void)state;
+	vrb_lazy_yield_pack(7, b);
+	assert_int_equal(vrb_lazy_yield_from(b, VRB_YIELD_LEN), 7);
+	assert_int_equal(vrb_lazy_yield_from(b, VRB_YIELD_LEN - 1), -1);
+	assert_int_equal(vrb_lazy_yield_from(NULL, 8), -1);
+	b[0] ^= 1;      /* another magic: a plain reject */
+	assert_int_equal(vrb_lazy_yield_from(b, VRB_YIELD_LEN), -1);
+	memset(b, 0, sizeof(b));        /* a REJ without private data */
+	assert_int_equal(vrb_lazy_yield_from(b, sizeof(b)), -1);
+}
+
 static void usable_without_devices(void **state)
 {
 	struct hop_prov_ctx ctx;
@@ -507,6 +544,9 @@ int main(void)
 		cmocka_unit_test(usable_without_devices),
 		cmocka_unit_test(open_bad_args),
 		cmocka_unit_test(retry_cnt_rxe),
+		cmocka_unit_test(lazy_one_dial_wins),
+		cmocka_unit_test(lazy_limits),
+		cmocka_unit_test(lazy_yield_round_trip),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

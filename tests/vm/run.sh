@@ -1,8 +1,8 @@
 #!/bin/bash
 # tests/vm/run.sh - hop on real verbs: SoftRoCE (rdma_rxe) in qemu VMs.
 #
-# usage: tests/vm/run.sh [--no-perf] [--perf-rounds N] [--only loopback|quad|pair]
-#                        [--timeout S] [BUILD_DIR]
+# usage: tests/vm/run.sh [--no-perf] [--perf-rounds N] [--only loopback|quad|pair|lazy4]
+#                        [--long] [--timeout S] [BUILD_DIR]
 #
 # Boots, with scripts/softroce-cluster,
 #   quad:     2 VMs with 2 ranks each (rxe0 loops back between the two
@@ -14,7 +14,9 @@
 #             over AF_UNIX per rail; the steps but the NCCL plugin's use
 #             rxe0, the plugin runs a connection on each rail),
 # (--only loopback: 1 VM running 2 ranks, the pair's checks over rxe0's
-# loopback alone; the default run covers that path in the quad)
+# loopback alone; the default run covers that path in the quad; --long
+# adds, and --only lazy4 runs alone, lazy4: 4 VMs x 1 rank running the
+# HOP_CONNECT=lazy steps, which the quad also runs on its 4 ranks)
 # and runs tests/vm/guest-suite.sh on every rank with HOP_TRANSPORT=verbs: the
 # provider test on both connection managers (writes 0 B..16 MiB byte for
 # byte, sends, ordering, selective signalling, out-of-bounds), the p2p
@@ -36,11 +38,12 @@
 # Logs: BUILD_DIR/test-logs/vm/. Exit 77 (skip) without the verbs provider.
 set -u
 S=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-PERF=1; ONLY=; TIMEOUT=1200; ROUNDS=3
+PERF=1; ONLY=; TIMEOUT=1200; ROUNDS=3; LONG=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--no-perf) PERF=0; shift;;
 	--only) ONLY=${2:-}; shift 2;;
+	--long) LONG=1; shift;;
 	--timeout) TIMEOUT=${2:-}; shift 2;;
 	--perf-rounds) ROUNDS=${2:-}; shift 2;;
 	-h|--help) awk 'NR > 2 && /^#/ { sub(/^# ?/, ""); print; next } NR > 2 { exit }' "$0"; exit 0;;
@@ -53,7 +56,7 @@ if ! grep -q '^#define HOP_HAVE_VERBS 1' "$B/hop_autoconf.h" 2>/dev/null; then
 	echo "SKIP: $B has no verbs provider (configure found no libibverbs/librdmacm)"
 	exit 77
 fi
-PROGS="tests/vm/verbs_prov_test tests/integration/p2p_test tools/hop-p2p-bench tools/hop-probe tests/integration/probe_check"
+PROGS="tests/vm/verbs_prov_test tests/vm/verbs_lazy_test tests/integration/p2p_test tools/hop-p2p-bench tools/hop-probe tests/integration/probe_check"
 [ -f "$S/tests/nccl-net/nccl_net_test.c" ] && PROGS="$PROGS tests/nccl-net/nccl_net_test"
 [ -f "$S/tests/integration/coll_matrix.c" ] && PROGS="$PROGS tests/integration/coll_matrix"
 [ -f "$S/tests/integration/relay_test.c" ] && PROGS="$PROGS tests/integration/relay_test"
@@ -190,6 +193,7 @@ perf_table() { # log
 
 [ "$ONLY" = loopback ] && run_cfg loopback 1 2 1 loopback
 [ -z "$ONLY" ] || [ "$ONLY" = quad ] && run_cfg quad 2 2 1 quad
+{ [ -z "$ONLY" ] && [ $LONG = 1 ]; } || [ "$ONLY" = lazy4 ] && run_cfg lazy4 4 1 1 lazy4
 if [ -z "$ONLY" ] || [ "$ONLY" = pair ]; then
 	if [ $PERF = 1 ]; then run_cfg pair 2 1 2 pair; else run_cfg pair 2 1 2 pair --no-perf; fi
 	if [ $PERF = 1 ]; then

@@ -11,6 +11,12 @@
  * request and of the reply carry rank, nranks and the bootstrap secret; a
  * wrong one is rejected. Failed attempts (unreachable, timeouts of CM MADs
  * on a loaded host) are retried until the comm deadline.
+ *
+ * HOP_CONNECT=lazy (lazy.c): any rank may dial any other, on its first
+ * post to it. When two ranks dial each other at once the lower rank's
+ * dial wins: it rejects the higher one's request with a "yield" private
+ * data ("HOPY", its rank: vrb_lazy_yield_pack()), and the higher rank drops its own
+ * attempt and accepts the lower one's request, whichever comes first.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -25,6 +31,7 @@
 
 #define VRB_CM_INFLIGHT 32      /* active connects at once */
 #define VRB_CM_STEP_MS 2000     /* address / route resolution timeout */
+#define VRB_REJ_NO_LISTENER 8   /* IB_CM_REJ_INVALID_SERVICE_ID */
 
 /* ------------------------------------------------------------------ */
 /* hello (pure)                                                       */
@@ -66,12 +73,6 @@ int vrb_hello_parse(const void *buf, size_t len, struct vrb_hello *out,
 /* constant time */
 /* ------------------------------------------------------------------ */
 /* rdmacm                                                             */
-
-struct cm_addr {
-	uint32_t ip;            /* network order */
-	uint16_t port;          /* network order */
-	uint16_t pad;
-};
 
 int vrb_cm_listen(struct hop_prov *prov)
 {
@@ -189,8 +190,8 @@ static int cm_drop(struct hop_prov *prov, struct vrb_peer *p, const char *why,
 	return vrb_qp_reset(prov, p);
 }
 
-static int cm_start(struct hop_prov *prov, struct vrb_peer *p,
-		    const struct cm_addr *dst)
+int vrb_cm_start(struct hop_prov *prov, struct vrb_peer *p,
+		 const struct vrb_cm_addr *dst)
 {
 	struct sockaddr_in src, to;
 
@@ -202,6 +203,7 @@ static int cm_start(struct hop_prov *prov, struct vrb_peer *p,
 	to.sin_addr.s_addr = dst->ip;
 	to.sin_port = dst->port;
 	p->attempts++;
+	p->active = 1;
 	p->state = VRB_PEER_CONNECTING;
 	if (rdma_create_id(prov->cm_ch, &p->id, p, RDMA_PS_TCP))
 		return vrb_peer_fail(prov, p, HOP_ERR_TRANSPORT, "rdma_create_id: %s",
@@ -230,6 +232,8 @@ static int secret_ok(const struct cm_ctx *c, const uint8_t *secret)
 
 static int cm_established(struct cm_ctx *c, struct vrb_peer *p)
 {
+	p->yielded = 0;
+	p->refused = 0;
 	if (p->state != VRB_PEER_RTS) {
 		p->state = VRB_PEER_RTS;
 		c->left--;
@@ -239,7 +243,36 @@ static int cm_established(struct cm_ctx *c, struct vrb_peer *p)
 	return 0;
 }
 
-/* A connection request from a higher rank (event already copied). */
+/* Lazy: both ranks dialled; we are the lower, our own dial stands. */
+static int cm_reject_yield(struct hop_prov *prov, struct rdma_cm_id *id)
+{
+	uint8_t pd[VRB_YIELD_LEN];
+
+	vrb_lazy_yield_pack(prov->rank, pd);
+	rdma_reject(id, pd, sizeof(pd));
+	rdma_destroy_id(id);
+	return 0;
+}
+
+/* Is this REJECTED's private data a lower rank's "I dial you"? */
+static int cm_is_yield(const struct hop_prov *prov, const struct vrb_peer *p,
+		       const uint8_t *pd, size_t pdlen)
+{
+	return prov->lazy && vrb_lazy_yield_from(pd, pdlen) == p->rank &&
+	       vrb_lazy_dial_wins(p->rank, prov->rank);
+}
+
+/* Our dial lost to the lower rank's: drop it, its request will come. */
+static int cm_yield(struct cm_ctx *c, struct vrb_peer *p)
+{
+	HOP_PROV_TRACE(c->prov->pctx, "rank %d: rank %d dials us as we dial it; "
+		       "its dial wins", c->prov->rank, p->rank);
+	p->yielded = 1;
+	return cm_drop(c->prov, p, "yielded to the peer's own dial", 0);
+}
+
+/* A connection request from a higher rank, or any rank when lazy (event
+ * already copied). */
 static int cm_request(struct cm_ctx *c, struct rdma_cm_id *id, const void *pd,
 		      size_t pdlen)
 {
@@ -255,7 +288,9 @@ static int cm_request(struct cm_ctx *c, struct rdma_cm_id *id, const void *pd,
 		if (h.nranks != (uint32_t)prov->nranks)
 			snprintf(why, sizeof(why), "nranks %u, expected %d", h.nranks,
 				 prov->nranks);
-		else if (h.rank <= (uint32_t)prov->rank || h.rank >= (uint32_t)prov->nranks)
+		else if (h.rank >= (uint32_t)prov->nranks ||
+			 (prov->lazy ? h.rank == (uint32_t)prov->rank :
+				       h.rank <= (uint32_t)prov->rank))
 			snprintf(why, sizeof(why), "rank %u does not connect to rank %d",
 				 h.rank, prov->rank);
 		else if (!secret_ok(c, h.secret))
@@ -270,11 +305,16 @@ static int cm_request(struct cm_ctx *c, struct rdma_cm_id *id, const void *pd,
 		return 0;
 	}
 	p = &prov->peers[h.rank];
+	if (prov->lazy && p->id && p->active && vrb_lazy_dial_wins(prov->rank, p->rank))
+		return cm_reject_yield(prov, id);       /* our dial wins */
 	if (p->id && (rc = cm_drop(prov, p, "superseded by a new request", 0)))
+		return rc;
+	if (prov->lazy && (rc = vrb_lazy_peer_setup(prov, p)))
 		return rc;
 	p->id = id;
 	id->context = p;
 	p->state = VRB_PEER_CONNECTING;
+	p->active = 0;
 	p->attempts++;
 	if ((rc = cm_qp_to(prov, p, IBV_QPS_RTS)))
 		return rc;
@@ -304,7 +344,8 @@ static int cm_event(struct cm_ctx *c, struct rdma_cm_event *ev)
 	int rc = 0;
 
 	if ((type == RDMA_CM_EVENT_CONNECT_REQUEST || type == RDMA_CM_EVENT_CONNECT_RESPONSE ||
-	     type == RDMA_CM_EVENT_ESTABLISHED) && ev->param.conn.private_data) {
+	     type == RDMA_CM_EVENT_ESTABLISHED || type == RDMA_CM_EVENT_REJECTED) &&
+	    ev->param.conn.private_data) {
 		pdlen = ev->param.conn.private_data_len;
 		if (pdlen > sizeof(pd))
 			pdlen = sizeof(pd);
@@ -376,6 +417,13 @@ static int cm_event(struct cm_ctx *c, struct rdma_cm_event *ev)
 	case RDMA_CM_EVENT_ESTABLISHED:
 		return cm_established(c, p);
 	case RDMA_CM_EVENT_REJECTED:
+		if (cm_is_yield(prov, p, pd, pdlen))
+			return cm_yield(c, p);
+		if (prov->lazy && !p->active && p->state != VRB_PEER_RTS)
+			/* the dialer gave up on its attempt (closed, or
+			 * failed): it dials again if it still wants us */
+			return cm_drop(prov, p, "the dialer abandoned the attempt", 0);
+		p->refused = status == VRB_REJ_NO_LISTENER;
 		if (status == 28)       /* IB_CM_REJ_CONSUMER_DEFINED: the peer said no */
 			return vrb_peer_fail(prov, p, HOP_ERR_AUTH, "rank %d rejected "
 					     "the connection (wrong secret or job? see "
@@ -395,6 +443,8 @@ static int cm_event(struct cm_ctx *c, struct rdma_cm_event *ev)
 			c->inflight--;
 		return cm_drop(prov, p, why, 100000000ull * (uint64_t)(p->attempts < 10 ? p->attempts : 10));
 	case RDMA_CM_EVENT_DISCONNECTED:
+		if (prov->lazy && p->state != VRB_PEER_RTS)
+			return 0;       /* an attempt that lost: its peer retries */
 		if (!p->disconnected) {
 			p->disconnected = 1;
 			prov->ndisc++;
@@ -450,22 +500,29 @@ static int cm_timeout(struct hop_prov *prov)
 			     "before the deadline (HOP_TIMEOUT):%s", prov->rank, list);
 }
 
-int vrb_cm_connect_all(struct hop_prov *prov, uint64_t deadline_ns)
+int vrb_cm_exchange(struct hop_prov *prov, struct vrb_cm_addr *all)
 {
-	struct cm_ctx c = { .prov = prov, .setup = 1 };
-	struct cm_addr me, *all;
 	struct sockaddr_in *sin;
-	int rc;
+	struct vrb_cm_addr me;
 
 	sin = (struct sockaddr_in *)rdma_get_local_addr(prov->listen_id);
 	me.ip = sin->sin_addr.s_addr;
 	me.port = rdma_get_src_port(prov->listen_id);
 	me.pad = 0;
+	/* a failed exchange is described by hop already */
+	return prov->pctx->allgather(prov->pctx, &me, all, sizeof(me));
+}
+
+int vrb_cm_connect_all(struct hop_prov *prov, uint64_t deadline_ns)
+{
+	struct cm_ctx c = { .prov = prov, .setup = 1 };
+	struct vrb_cm_addr *all;
+	int rc;
+
 	all = calloc((size_t)prov->nranks, sizeof(*all));
 	if (!all)
 		return prov->pctx->fail_comm(prov->pctx, HOP_ERR_NO_MEMORY, "verbs: out of memory");
-	/* a failed exchange is described by hop already */
-	if ((rc = prov->pctx->allgather(prov->pctx, &me, all, sizeof(me))))
+	if ((rc = vrb_cm_exchange(prov, all)))
 		goto out;
 	c.left = prov->nranks - 1;
 	for (int r = 0; r < prov->nranks; r++)
@@ -485,7 +542,7 @@ int vrb_cm_connect_all(struct hop_prov *prov, uint64_t deadline_ns)
 			if (p->state != VRB_PEER_INIT || p->retry_at_ns > now)
 				continue;
 			c.inflight++;
-			if ((rc = cm_start(prov, p, &all[r])))
+			if ((rc = vrb_cm_start(prov, p, &all[r])))
 				goto out;
 			if (p->state != VRB_PEER_CONNECTING)
 				c.inflight--;   /* dropped at once, retried later */
@@ -505,7 +562,7 @@ out:
 
 int vrb_cm_progress(struct hop_prov *prov)
 {
-	struct cm_ctx c = { .prov = prov };
+	struct cm_ctx c = { .prov = prov, .setup = prov->lazy };
 
 	if (!prov->cm_ch)
 		return 0;

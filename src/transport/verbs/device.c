@@ -335,6 +335,9 @@ void vrb_cfg_load(const struct hop_prov_ctx *ctx, struct vrb_cfg *cfg)
 		snprintf(cfg->ib_cm, sizeof(cfg->ib_cm), "rdmacm");
 	hop_prov_setting_str(ctx, "HOP_SOCKET_IFNAME", cfg->socket_ifname,
 			     sizeof(cfg->socket_ifname), "");
+	/* "" (eager) when unset or when this hop has no such setting */
+	hop_prov_setting_str(ctx, "HOP_CONNECT", cfg->connect,
+			     sizeof(cfg->connect), "");
 	cfg->timeout_ms = ctx->timeout_ms;
 }
 

@@ -1,7 +1,8 @@
 /*
  * ep.c - the verbs provider instance: PD, completion channel, CQ, one RC
  * QP per peer (one to itself included), receive buffers, QP state changes,
- * open/close and the ops table.
+ * open/close and the ops table. With HOP_CONNECT=lazy only the QP to itself
+ * is made here; lazy.c makes the others on first use.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -146,7 +147,7 @@ static int connect_self(struct hop_prov *prov)
 /* ------------------------------------------------------------------ */
 /* resources                                                          */
 
-static int create_qp(struct hop_prov *prov, struct vrb_peer *p)
+int vrb_create_qp(struct hop_prov *prov, struct vrb_peer *p)
 {
 	static const uint32_t inl[] = { VRB_INLINE_WANT, 128, 64, 0 };
 	struct ibv_qp_init_attr ia;
@@ -181,7 +182,7 @@ static int create_qp(struct hop_prov *prov, struct vrb_peer *p)
 			     p->rank, prov->devname, strerror(err));
 }
 
-static void *zalloc_aligned(size_t len)
+void *vrb_zalloc_aligned(size_t len)
 {
 	void *m = NULL;
 
@@ -191,12 +192,65 @@ static void *zalloc_aligned(size_t len)
 	return m;
 }
 
+/* Eager: every peer's QP, and one slab of receive buffers (and one of
+ * bounce slots) for all of them. */
+static int create_peers(struct hop_prov *prov)
+{
+	size_t n = (size_t)prov->nranks;
+
+	prov->rslab = vrb_zalloc_aligned(n * prov->rq_depth * VRB_RBUF);
+	if (!prov->rslab)
+		return prov->pctx->fail_comm(prov->pctx, HOP_ERR_NO_MEMORY,
+				     "verbs: rank %d: out of memory for %zu peers",
+				     prov->rank, n);
+	prov->rslab_mr = ibv_reg_mr(prov->pd, prov->rslab, n * prov->rq_depth * VRB_RBUF,
+				    IBV_ACCESS_LOCAL_WRITE);
+	if (!prov->rslab_mr)
+		return prov->pctx->fail_comm(prov->pctx, HOP_ERR_TRANSPORT,
+				     "verbs: rank %d: ibv_reg_mr(receive buffers, %zu "
+				     "bytes): %s", prov->rank,
+				     n * prov->rq_depth * VRB_RBUF, strerror(errno));
+	for (size_t r = 0; r < n; r++) {
+		struct vrb_peer *p = &prov->peers[r];
+		int rc;
+
+		p->rbuf = prov->rslab + r * prov->rq_depth * VRB_RBUF;
+		p->rlkey = prov->rslab_mr->lkey;
+		if ((rc = vrb_sq_init(&p->sq, prov->sq_depth, prov->signal_every)))
+			return prov->pctx->fail_comm(prov->pctx, rc, "verbs: rank %d: out of "
+					     "memory for send queue accounting", prov->rank);
+		if ((rc = vrb_create_qp(prov, p)))
+			return rc;
+		p->psn = (uint32_t)((hop_now_ns() ^ (p->qp->qp_num * 2654435761u)) & 0xffffff);
+	}
+	prov->nqp = (int)n;
+	/* a device that cannot inline a whole SEND gets bounce slots */
+	if (prov->max_inline < HOP_PROV_SEND_MAX) {
+		size_t len = n * prov->sq_depth * VRB_RBUF;
+
+		prov->sslab = vrb_zalloc_aligned(len);
+		if (!prov->sslab)
+			return prov->pctx->fail_comm(prov->pctx, HOP_ERR_NO_MEMORY,
+					     "verbs: rank %d: out of memory", prov->rank);
+		prov->sslab_mr = ibv_reg_mr(prov->pd, prov->sslab, len, 0);
+		if (!prov->sslab_mr)
+			return prov->pctx->fail_comm(prov->pctx, HOP_ERR_TRANSPORT,
+					     "verbs: rank %d: ibv_reg_mr(send slots): %s",
+					     prov->rank, strerror(errno));
+		for (size_t r = 0; r < n; r++) {
+			prov->peers[r].sbuf = prov->sslab + r * prov->sq_depth * VRB_RBUF;
+			prov->peers[r].slkey = prov->sslab_mr->lkey;
+		}
+	}
+	return 0;
+}
+
 static int create_resources(struct hop_prov *prov)
 {
 	const struct vrb_cfg *cfg = &prov->cfg;
 	struct ibv_device_attr da;
 	size_t n = (size_t)prov->nranks;
-	int cqe, flags;
+	int cqe, flags, rc;
 
 	if (ibv_query_device(prov->ctx, &da))
 		return prov->pctx->fail_comm(prov->pctx, HOP_ERR_TRANSPORT,
@@ -233,59 +287,32 @@ static int create_resources(struct hop_prov *prov)
 		return prov->pctx->fail_comm(prov->pctx, HOP_ERR_SYSTEM,
 				     "verbs: rank %d: fcntl(completion channel): %s",
 				     prov->rank, strerror(errno));
+	/* lazy: room for the QP to ourselves; each new QP grows it */
+	if (prov->lazy)
+		cqe = (int)(prov->sq_depth + prov->rq_depth);
 	if (!(prov->cq = ibv_create_cq(prov->ctx, cqe, prov, prov->ch, 0)))
 		return prov->pctx->fail_comm(prov->pctx, HOP_ERR_TRANSPORT,
 				     "verbs: rank %d: ibv_create_cq(%d) on %s: %s",
 				     prov->rank, cqe, prov->devname, strerror(errno));
 
-	prov->rslab = zalloc_aligned(n * prov->rq_depth * VRB_RBUF);
 	prov->peers = calloc(n, sizeof(*prov->peers));
 	prov->ready = calloc(n, sizeof(int));
 	prov->dirty = calloc(n, sizeof(int));
-	if (!prov->rslab || !prov->peers || !prov->ready || !prov->dirty)
+	if (!prov->peers || !prov->ready || !prov->dirty)
 		return prov->pctx->fail_comm(prov->pctx, HOP_ERR_NO_MEMORY,
 				     "verbs: rank %d: out of memory for %zu peers",
 				     prov->rank, n);
-	prov->rslab_mr = ibv_reg_mr(prov->pd, prov->rslab, n * prov->rq_depth * VRB_RBUF,
-				    IBV_ACCESS_LOCAL_WRITE);
-	if (!prov->rslab_mr)
-		return prov->pctx->fail_comm(prov->pctx, HOP_ERR_TRANSPORT,
-				     "verbs: rank %d: ibv_reg_mr(receive buffers, %zu "
-				     "bytes): %s", prov->rank,
-				     n * prov->rq_depth * VRB_RBUF, strerror(errno));
+	for (size_t r = 0; r < n; r++)
+		prov->peers[r].rank = (int)r;
 	prov->max_inline = UINT32_MAX;
-	for (size_t r = 0; r < n; r++) {
-		struct vrb_peer *p = &prov->peers[r];
-		int rc;
-
-		p->rank = (int)r;
-		p->rbuf = prov->rslab + r * prov->rq_depth * VRB_RBUF;
-		if ((rc = vrb_sq_init(&p->sq, prov->sq_depth, prov->signal_every)))
-			return prov->pctx->fail_comm(prov->pctx, rc, "verbs: rank %d: out of "
-					     "memory for send queue accounting", prov->rank);
-		if ((rc = create_qp(prov, p)))
-			return rc;
-		p->psn = (uint32_t)((hop_now_ns() ^ (p->qp->qp_num * 2654435761u)) & 0xffffff);
-	}
-	/* a device that cannot inline a whole SEND gets bounce slots */
-	if (prov->max_inline < HOP_PROV_SEND_MAX) {
-		size_t len = n * prov->sq_depth * VRB_RBUF;
-
-		prov->sslab = zalloc_aligned(len);
-		if (!prov->sslab)
-			return prov->pctx->fail_comm(prov->pctx, HOP_ERR_NO_MEMORY,
-					     "verbs: rank %d: out of memory", prov->rank);
-		prov->sslab_mr = ibv_reg_mr(prov->pd, prov->sslab, len, 0);
-		if (!prov->sslab_mr)
-			return prov->pctx->fail_comm(prov->pctx, HOP_ERR_TRANSPORT,
-					     "verbs: rank %d: ibv_reg_mr(send slots): %s",
-					     prov->rank, strerror(errno));
-		for (size_t r = 0; r < n; r++)
-			prov->peers[r].sbuf = prov->sslab + r * prov->sq_depth * VRB_RBUF;
-	}
-	HOP_PROV_INFO(prov->pctx, "rank %d: %zu RC QPs, %u send / %u receive WRs each, "
-		 "inline %u, signal every %u", prov->rank, n, prov->sq_depth,
-		 prov->rq_depth, prov->max_inline, prov->peers[0].sq.every);
+	rc = prov->lazy ? vrb_lazy_peer_setup(prov, &prov->peers[prov->rank]) :
+			  create_peers(prov);
+	if (rc)
+		return rc;
+	HOP_PROV_INFO(prov->pctx, "rank %d: %d RC QPs%s, %u send / %u receive WRs each, "
+		 "inline %u, signal every %u", prov->rank, prov->nqp,
+		 prov->lazy ? " (more on first use)" : "", prov->sq_depth,
+		 prov->rq_depth, prov->max_inline, prov->signal_every);
 	return 0;
 }
 
@@ -344,6 +371,7 @@ int vrb_open(const struct hop_prov_ctx *ctx, struct hop_prov **out)
 	prov->nranks = ctx->nranks;
 	prov->use_cm = !strcmp(prov->cfg.ib_cm, "rdmacm");
 	prov->gid_index = -1;
+	prov->lazy = vrb_lazy_wanted(prov);
 	pref = ctx->local_addr;
 	keep_heap_mapped(prov);
 
@@ -356,8 +384,11 @@ int vrb_open(const struct hop_prov_ctx *ctx, struct hop_prov **out)
 		goto err_close;
 	if ((rc = connect_self(prov)))
 		goto err_close;
-	rc = prov->use_cm ? vrb_cm_connect_all(prov, deadline) :
-			    vrb_oob_connect_all(prov);
+	if (prov->lazy)
+		rc = vrb_lazy_open(prov);
+	else
+		rc = prov->use_cm ? vrb_cm_connect_all(prov, deadline) :
+				    vrb_oob_connect_all(prov);
 	if (rc)
 		goto err_close;
 	/* nobody posts before every rank's QPs are ready (a failed barrier
@@ -432,6 +463,7 @@ void vrb_close(struct hop_prov *prov)
 				HOP_PROV_WARN(prov->pctx, "rank %d: ibv_destroy_qp(0x%x) failed",
 					 prov->rank, p->qp->qp_num);
 			vrb_sq_fini(&p->sq);
+			vrb_lazy_peer_free(p);
 		}
 	}
 	vrb_mr_free_all(prov);
@@ -457,6 +489,7 @@ void vrb_close(struct hop_prov *prov)
 	free(prov->peers);
 	free(prov->ready);
 	free(prov->dirty);
+	free(prov->addrs);
 	free(prov);
 }
 

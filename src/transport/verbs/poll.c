@@ -274,6 +274,9 @@ int vrb_poll(struct hop_prov *prov, struct hop_cqe *cqe, int max)
 	 * while other peers keep the CQ busy */
 	if (prov->ndirty && (rc = flush_dirty(prov, VRB_FLUSH_NS)) < 0)
 		return rc;
+	/* lazy: connections move on while other peers keep the CQ busy */
+	if (prov->lazy && (rc = vrb_lazy_poll(prov, 0)) < 0)
+		return rc;
 	if (n) {
 		prov->last_event_ns = hop_now_ns();
 		if (prov->small_seen) {
@@ -305,6 +308,9 @@ void vrb_wait(struct hop_prov *prov, int timeout_us)
 	if (prov->ndirty)
 		(void)flush_dirty(prov, 0);     /* a waiter wants them now */
 	prov->live_waited = 1;          /* poll() checks the probe clock */
+	/* a dial of ours waits for a retry time, not for an event */
+	if (prov->lazy_busy && timeout_us > 20000)
+		timeout_us = 20000;
 	if (timeout_us <= 0) {
 		sched_yield();
 		return;

@@ -143,6 +143,8 @@ static int check_peer(struct hop_prov *prov, int peer, struct vrb_peer **out)
 	else if (p->state == VRB_PEER_CLOSED)
 		return vrb_peer_fail(prov, p, HOP_ERR_PEER_FAILED,
 				     "post after the peer closed its communicator");
+	else if (prov->lazy)
+		return vrb_lazy_want(prov, p);
 	else
 		return vrb_peer_fail(prov, p, HOP_ERR_TRANSPORT, "post on a QP "
 				     "that is not connected");
@@ -189,7 +191,7 @@ static void send_sge(struct hop_prov *prov, struct vrb_peer *p, const void *buf,
 
 		memcpy(slot, buf, len);
 		sge->addr = (uintptr_t)slot;
-		sge->lkey = prov->sslab_mr->lkey;
+		sge->lkey = p->slkey;
 	}
 	wr->sg_list = sge;
 	wr->num_sge = len ? 1 : 0;
@@ -373,7 +375,7 @@ int vrb_post_recv(struct hop_prov *prov, struct vrb_peer *p, uint32_t slot)
 
 	sge.addr = (uintptr_t)(p->rbuf + (size_t)slot * VRB_RBUF);
 	sge.length = VRB_RBUF;
-	sge.lkey = prov->rslab_mr->lkey;
+	sge.lkey = p->rlkey;
 	memset(&wr, 0, sizeof(wr));
 	wr.wr_id = VRB_WRID_RECV | VRB_WRID(p->rank, slot);
 	wr.sg_list = &sge;

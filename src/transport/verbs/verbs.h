@@ -30,7 +30,9 @@
  * our hands (rdma_init_qp_attr + our overrides of MTU, timeout, retry
  * count), private data carrying rank and the bootstrap secret both ways; or
  * an out-of-band exchange of QP numbers and GIDs through the bootstrap's
- * allgather (HOP_IB_CM=oob).
+ * allgather (HOP_IB_CM=oob). Both connect every pair at open; with
+ * HOP_CONNECT=lazy and rdmacm a pair's QPs are made by its first post
+ * (lazy.c).
  *
  * The pure logic (GID choice, send-queue accounting, status mapping,
  * connection hello) needs no device and is unit tested.
@@ -59,6 +61,7 @@ struct vrb_cfg {
 	char ib_device[64];     /* HOP_IB_DEVICE, "" = first ACTIVE */
 	char ib_cm[16];         /* HOP_IB_CM rdmacm|oob */
 	char socket_ifname[64]; /* HOP_SOCKET_IFNAME (rdma_cm's address) */
+	char connect[16];       /* HOP_CONNECT eager|lazy (lazy.c) */
 	int ib_port, ib_gid_index, ib_timeout, ib_retry_cnt, ib_mtu;
 	int ib_signal_every, ib_liveness_ms;
 	int yield_us, spin_count, timeout_ms;
@@ -184,6 +187,20 @@ int vrb_hello_parse(const void *buf, size_t len, struct vrb_hello *out,
 #define VRB_RXE_VENDOR_ID 0xffffffu
 int vrb_retry_cnt(int want, uint32_t vendor_id);
 
+/* lazy.c: when two ranks dial each other at once, does @me's dial win? */
+static inline int vrb_lazy_dial_wins(int me, int peer)
+{
+	return me < peer;
+}
+/* How long a wanted peer may stay unconnected: HOP_TIMEOUT, or while its
+ * host rejects us for want of a listener, half of it and at most 2 s. */
+uint64_t vrb_lazy_limit_ns(int timeout_ms, int refused);
+/* The private data of a reject by @rank whose own dial wins ("HOPY", rank);
+ * vrb_lazy_yield_from() returns that rank, or -1 for any other data. */
+#define VRB_YIELD_LEN 8
+void vrb_lazy_yield_pack(int rank, uint8_t *buf);
+int vrb_lazy_yield_from(const uint8_t *buf, size_t len);
+
 /* mr.c: hop access bits -> ibv access flags (least needed) */
 int vrb_access_flags(unsigned access);
 
@@ -235,6 +252,14 @@ struct vrb_peer {
 	struct vrb_sq sq;
 	uint8_t *rbuf;          /* rq_depth * VRB_RBUF bytes */
 	uint8_t *sbuf;          /* bounce slots, sq.depth * VRB_RBUF, or NULL */
+	uint32_t rlkey, slkey;  /* lkeys of rbuf and sbuf */
+	/* lazy.c: rbuf and sbuf of this peer alone, made with its QP */
+	uint8_t *buf;
+	struct ibv_mr *buf_mr;
+	int want;               /* a post needs this peer connected */
+	int yielded;            /* our dial lost: the peer's dial comes */
+	int refused;            /* the last attempt found no listener */
+	uint64_t since_ns;      /* first post that wanted it */
 	uint32_t psn;
 	int recvs_posted;
 	int disconnected;       /* rdmacm reported DISCONNECTED */
@@ -288,6 +313,12 @@ struct hop_prov {
 	uint8_t *sslab;         /* bounce slots of every peer, or NULL */
 	struct ibv_mr *sslab_mr;
 	struct vrb_peer *peers;
+	/* lazy.c (HOP_CONNECT=lazy) */
+	int lazy;
+	int lazy_busy;          /* some wanted peer is not connected yet */
+	unsigned lazy_polls;
+	int nqp;                /* QPs made, the CQ holds their completions */
+	struct vrb_cm_addr *addrs; /* every rank's listener */
 	/* lists of peer indices */
 	int *ready;             /* peers with synthesised completions due */
 	int nready;
@@ -322,6 +353,9 @@ int vrb_dev_open(struct hop_prov *prov, uint32_t pref_ipv4);
 int vrb_port_setup(struct hop_prov *prov, uint32_t pref_ipv4);
 
 /* ep.c */
+/* Create @p's RC QP on the shared CQ (prov->max_inline may shrink). */
+int vrb_create_qp(struct hop_prov *prov, struct vrb_peer *p);
+void *vrb_zalloc_aligned(size_t len);
 int vrb_open(const struct hop_prov_ctx *ctx, struct hop_prov **out);
 void vrb_close(struct hop_prov *prov);
 /* RESET -> INIT with our access flags, then post every receive. */
@@ -341,12 +375,36 @@ void vrb_qp_attr_rts(const struct hop_prov *prov, struct ibv_qp_attr *a,
 		     int *mask, uint32_t psn);
 
 /* cm.c */
+struct vrb_cm_addr {            /* a listener, network byte order */
+	uint32_t ip;
+	uint16_t port;
+	uint16_t pad;
+};
 int vrb_cm_listen(struct hop_prov *prov);
+/* Allgather the listeners' addresses; @all: nranks entries. */
+int vrb_cm_exchange(struct hop_prov *prov, struct vrb_cm_addr *all);
+/* Start an active connect of @p to @dst (cm.c's retry rules apply). */
+int vrb_cm_start(struct hop_prov *prov, struct vrb_peer *p,
+		 const struct vrb_cm_addr *dst);
 int vrb_cm_connect_all(struct hop_prov *prov, uint64_t deadline_ns);
 int vrb_oob_connect_all(struct hop_prov *prov);
 /* Non-blocking: handle CM events after set-up (DISCONNECTED). */
 int vrb_cm_progress(struct hop_prov *prov);
 void vrb_cm_close(struct hop_prov *prov);
+
+/* lazy.c */
+/* HOP_CONNECT=lazy with rdmacm: 1; lazy with oob is told and ignored. */
+int vrb_lazy_wanted(struct hop_prov *prov);
+/* Make @p's QP, its receive buffers and bounce slots, and CQ room. */
+int vrb_lazy_peer_setup(struct hop_prov *prov, struct vrb_peer *p);
+/* At open: exchange the listeners' addresses, connect nobody. */
+int vrb_lazy_open(struct hop_prov *prov);
+/* A post to @p, not connected: dial it. HOP_PROV_AGAIN or the error. */
+int vrb_lazy_want(struct hop_prov *prov, struct vrb_peer *p);
+/* CM events, dials due, deadlines of wanted peers: every call while a
+ * dial is under way, or when @now; else every VRB_LAZY_IDLE_POLLS calls. */
+int vrb_lazy_poll(struct hop_prov *prov, int now);
+void vrb_lazy_peer_free(struct vrb_peer *p);
 
 /* liveness.c */
 /* After connecting: arm the probe clock, make async events pollable. */
