@@ -49,7 +49,7 @@ static const struct cfg_var cfg_vars[] = {
 	{ "HOP_SOCKET_IFNAME", CFG_STR, "", 0, 15, NULL, FIELD(socket_ifname),
 	  "interface for the rendezvous and TCP traffic; unset: first non-loopback IPv4 interface, else lo" },
 	{ "HOP_CONNECT", CFG_STR, "eager", 0, 15, "eager|lazy", FIELD(connect),
-	  "eager: every pair of ranks is connected at init; lazy: a pair is connected by its first message (tcp, shm, and verbs with HOP_IB_CM=rdmacm), so a rank's sockets, shm segments or QPs grow with the peers it uses (docs/providers.md, docs/verbs-lazy.md)" },
+	  "eager: every pair of ranks is connected at init; lazy: a pair is connected by its first message (tcp, shm, and verbs with HOP_IB_CM=rdmacm), so a rank's sockets, shm segments or QPs grow with the peers it uses (docs/connect.md)" },
 	{ "HOP_SPIN", CFG_INT, "-1", -1, 100000000, NULL, FIELD(spin_count),
 	  "polls a waiter spins before it yields or blocks; -1: 2000 polls and at least 1 ms, or 0 when this host runs more ranks than the process may use cores (oversubscribed)" },
 	{ "HOP_YIELD_US", CFG_INT, "-1", -1, 1000000000, NULL, FIELD(yield_us),
