@@ -102,8 +102,9 @@ static void usage(FILE *f)
 "  --warmup N      untimed transfers per row (default 2)\n"
 "  --per-hop       fit every hop i -> i+1 on its own (links that differ,\n"
 "                  e.g. a slower uplink) and model the path hop by hop\n"
-"  --fit-from SIZE smallest one-hop size of the fits (default 4K; on\n"
-"                  shaped links, above what the shaper's burst lets through)\n");
+"  --fit-from SIZE smallest one-hop size of the beta fits (default 4K; on\n"
+"                  shaped links, above what the shaper's burst lets through;\n"
+"                  alpha then comes from 4K transfers)\n");
 }
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -252,6 +253,19 @@ static void fit_one(const char *what, int src, const double *ms,
 	       f.r2);
 }
 
+/* --fit-from above 4 KiB: the slopes come from the large sizes, where a
+ * shaper's burst no longer shows, and alpha from what a 4 KiB transfer
+ * (@t4k medians, @t4k_min minima, us) leaves beside its bandwidth term. */
+static void small_alpha(double t4k, double t4k_min, double *ab)
+{
+	if (ab[1] > 0)
+		ab[0] = fmax(t4k - 4096 / ab[1], 0.1);
+	if (ab[3] > 0)
+		ab[2] = fmax(t4k_min - 4096 / ab[3], 0.1);
+	printf("# alpha from 4K transfers: %.2f us (medians), %.2f us "
+	       "(minima)\n", ab[0], ab[2]);
+}
+
 /*
  * Two lines through one-hop transfers @src -> @src + 1, 4 KiB .. @max:
  * through the medians (@med: compared with the medians, and gives k*) and
@@ -264,7 +278,7 @@ static void fit_link(const struct opts *o, uint8_t *buf, size_t max, int src,
 {
 	const int one[] = { src, src + 1 };
 	struct opts o1 = *o;
-	double ms[32], ts[32], tm[32], ab[4] = { 0, 0, 0, 0 };
+	double ms[33], ts[33], tm[33], ab[4] = { 0, 0, 0, 0 };
 	long wrong;
 	size_t n = 0;
 
@@ -274,9 +288,14 @@ static void fit_link(const struct opts *o, uint8_t *buf, size_t max, int src,
 		ts[n] = run_row(&o1, buf, m, one, HOP_RELAY_STORE_FORWARD, 1,
 				&tm[n], &wrong);
 	}
+	if (o->fit_from > 4096)         /* alpha from a 4 KiB transfer */
+		ts[n] = run_row(&o1, buf, 4096, one, HOP_RELAY_STORE_FORWARD, 1,
+				&tm[n], &wrong);
 	if (rank == 0) {
 		fit_one("medians", src, ms, ts, n, ab);
 		fit_one("minima", src, ms, tm, n, ab + 2);
+		if (o->fit_from > 4096)
+			small_alpha(ts[n], tm[n], ab);
 	}
 	CALL(hop_broadcast(comm, ab, 4, HOP_FLOAT64, 0));
 	if (!(ab[1] > 0) || !(ab[3] > 0)) {

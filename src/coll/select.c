@@ -156,9 +156,9 @@ static void model_choice(int kind, size_t bytes, int nranks, int forced,
 		 * row in the model's table of algorithms) runs flat */
 		if (mc.algo == HOP_ALGO_HIER &&
 		    !hop_model_algo_valid(kind, HOP_ALGO_HIER))
-			hop_model_choose_flat(kind, bytes, nranks, HOP_ALGO_AUTO,
-					      &tune->cls[tune->place.nhosts > 1],
-					      &mc);
+			hop_model_choose_flat_place(kind, bytes, &tune->place,
+						    tune->cls, HOP_ALGO_AUTO,
+						    &mc);
 		out->algo = mc.algo;
 		out->sub_algo[0] = mc.sub_algo[0];
 		out->sub_algo[1] = mc.sub_algo[1];

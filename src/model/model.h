@@ -371,6 +371,21 @@ void hop_model_choose_flat(int kind, size_t bytes, int n, int forced,
 			   const struct hop_model_link *l,
 			   struct hop_model_choice *out);
 
+/* hop_model_choose_flat_place() - The flat choice for the placement @pl
+ * on its link classes: on one host the intra link; across hosts the inter
+ * link, shared by a host's ranks in the algorithms whose every rank sends
+ * across hosts at once (hop_model_algo_shares_host_link()). */
+void hop_model_choose_flat_place(int kind, size_t bytes,
+				 const struct hop_model_place *pl,
+				 const struct hop_model_link links[HOP_MODEL_CLASSES],
+				 int forced, struct hop_model_choice *out);
+/* 1 for a flat algorithm whose rounds pair each rank with a partner at a
+ * growing distance (recursive doubling and halving, Rabenseifner, Bruck,
+ * pairwise exchange, dissemination): with L ranks per host, L of them
+ * cross the host's link in the same round. Rings, chains and trees over
+ * host-ordered ranks cross it on one edge or two. */
+int hop_model_algo_shares_host_link(int algo);
+
 /* ---- multi-hop paths (m bytes over h hops, k chunks) ---- */
 
 /* Store-and-forward over h equal hops: h (a + m/b). */

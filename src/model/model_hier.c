@@ -285,6 +285,49 @@ void hop_model_choose_flat(int kind, size_t bytes, int n, int forced,
 						 out->chunks);
 }
 
+int hop_model_algo_shares_host_link(int algo)
+{
+	return algo == HOP_ALGO_RD || algo == HOP_ALGO_RABENSEIFNER ||
+	       algo == HOP_ALGO_BRUCK || algo == HOP_ALGO_HALVING ||
+	       algo == HOP_ALGO_PAIRWISE || algo == HOP_ALGO_DISSEMINATION;
+}
+
+void hop_model_choose_flat_place(int kind, size_t bytes,
+				 const struct hop_model_place *pl,
+				 const struct hop_model_link links[HOP_MODEL_CLASSES],
+				 int forced, struct hop_model_choice *out)
+{
+	const struct hop_model_link *inter = &links[HOP_MODEL_INTER];
+	struct hop_model_link shared = *inter;
+	struct hop_model_choice c;
+	int cand[HOP_ALGO_COUNT], nc;
+
+	if (pl->nhosts <= 1 || pl->lmax <= 1) {
+		hop_model_choose_flat(kind, bytes, pl->nranks, forced,
+				      &links[pl->nhosts > 1], out);
+		return;
+	}
+	shared.beta /= pl->lmax;
+	if (forced != HOP_ALGO_AUTO) {
+		hop_model_choose_flat(kind, bytes, pl->nranks, forced,
+				      hop_model_algo_shares_host_link(forced)
+				      ? &shared : inter, out);
+		return;
+	}
+	/* every flat algorithm on its own link; table order breaks ties */
+	out->algo = -1;
+	nc = hop_model_algos(kind, cand, HOP_ALGO_COUNT);
+	for (int i = 0; i < nc; i++) {
+		if (cand[i] == HOP_ALGO_HIER)
+			continue;
+		hop_model_choose_flat(kind, bytes, pl->nranks, cand[i],
+				      hop_model_algo_shares_host_link(cand[i])
+				      ? &shared : inter, &c);
+		if (out->algo < 0 || c.predicted < out->predicted)
+			*out = c;
+	}
+}
+
 /* The chunk the hierarchical schedule is given: its inter-host phase's. */
 static size_t hier_chunk(int kind, size_t bytes,
 			 const struct hop_model_place *pl, int algo, long k)
@@ -309,7 +352,6 @@ int hop_model_choose_place(int kind, size_t bytes,
 	int sub[HOP_MODEL_CLASSES];
 	long k = 1;
 	double th;
-	const struct hop_model_link *flat_l;
 
 	if (!out || !hop_model_kind_name(kind) || !place_ok(pl) || !links ||
 	    hop_model_link_check(&links[0], NULL, 0) ||
@@ -317,13 +359,12 @@ int hop_model_choose_place(int kind, size_t bytes,
 	    (forced != HOP_ALGO_AUTO && forced != HOP_ALGO_HIER &&
 	     !hop_model_algo_valid(kind, forced)))
 		return HOP_ERR_INVALID_ARG;
-	flat_l = &links[pl->nhosts > 1 ? HOP_MODEL_INTER : HOP_MODEL_INTRA];
 	out->sub_algo[0] = out->sub_algo[1] = HOP_ALGO_AUTO;
 	out->hier_sub[0] = out->hier_sub[1] = HOP_ALGO_AUTO;
 	out->hier = NAN;
 	out->flat = NAN;
 	if (forced != HOP_ALGO_HIER)
-		hop_model_choose_flat(kind, bytes, pl->nranks, forced, flat_l, out);
+		hop_model_choose_flat_place(kind, bytes, pl, links, forced, out);
 	if (forced != HOP_ALGO_AUTO && forced != HOP_ALGO_HIER)
 		return 0;
 	th = hop_model_hier_predict(kind, bytes, pl, links, auto2, sub, &k);
@@ -334,8 +375,8 @@ int hop_model_choose_place(int kind, size_t bytes,
 	}
 	if (isnan(th)) {
 		if (forced == HOP_ALGO_HIER)    /* runs as the flat form */
-			hop_model_choose_flat(kind, bytes, pl->nranks, HOP_ALGO_AUTO,
-				    flat_l, out);
+			hop_model_choose_flat_place(kind, bytes, pl, links,
+						    HOP_ALGO_AUTO, out);
 		return 0;
 	}
 	if (forced == HOP_ALGO_HIER || th < out->flat) {

@@ -125,13 +125,43 @@ static void test_choice(void **state)
 	assert_true(hop_model_algo_valid(HOP_COLL_ALLREDUCE,
 					 ch.sub_algo[HOP_MODEL_INTER]));
 	assert_true(ch.chunk_bytes > 0 && ch.chunk_bytes % 8 == 0);
-	/* the flat price is the inter link's */
-	int a;
+	/* the flat price is the inter link's, whose beta a host's 2 ranks
+	 * share in the exchanging algorithms */
+	int a, cand[HOP_ALGO_COUNT], nc;
 	long k;
-	double t;
-	assert_int_equal(hop_model_choose(HOP_COLL_ALLREDUCE, 4 << 20, 8,
-					  &l[HOP_MODEL_INTER], &a, &k, &t), 0);
-	assert_true(t == ch.flat);
+	double t, best = INFINITY;
+	struct hop_model_link shared = l[HOP_MODEL_INTER];
+	shared.beta /= 2;
+	nc = hop_model_algos(HOP_COLL_ALLREDUCE, cand, HOP_ALGO_COUNT);
+	for (int i = 0; i < nc; i++) {
+		const struct hop_model_link *li =
+			hop_model_algo_shares_host_link(cand[i])
+			? &shared : &l[HOP_MODEL_INTER];
+		if (cand[i] == HOP_ALGO_HIER)
+			continue;
+		k = hop_model_best_chunks(HOP_COLL_ALLREDUCE, cand[i], 4 << 20,
+					  8, li);
+		t = hop_model_predict(HOP_COLL_ALLREDUCE, cand[i], 4 << 20, 8,
+				      li, k);
+		best = t < best ? t : best;
+	}
+	assert_true(best == ch.flat);
+	assert_true(hop_model_algo_shares_host_link(HOP_ALGO_RABENSEIFNER));
+	assert_false(hop_model_algo_shares_host_link(HOP_ALGO_RING));
+	assert_false(hop_model_algo_shares_host_link(HOP_ALGO_TREE));
+	/* Bruck's AllGather sends from every rank across hosts at once:
+	 * forced, it is priced on half the link, a ring on all of it */
+	struct hop_model_choice br, rg;
+	assert_int_equal(hop_model_choose_place(HOP_COLL_ALLGATHER, 8 << 20,
+						&pl, l, HOP_ALGO_BRUCK, &br), 0);
+	assert_int_equal(hop_model_choose_place(HOP_COLL_ALLGATHER, 8 << 20,
+						&pl, l, HOP_ALGO_RING, &rg), 0);
+	k = hop_model_best_chunks(HOP_COLL_ALLGATHER, HOP_ALGO_BRUCK, 8 << 20,
+				  8, &shared);
+	assert_true(br.flat == hop_model_predict(HOP_COLL_ALLGATHER,
+						 HOP_ALGO_BRUCK, 8 << 20, 8,
+						 &shared, k));
+	assert_true(rg.flat < br.flat);
 
 	assert_int_equal(hop_model_choose_place(HOP_COLL_ALLREDUCE, 4 << 20,
 						&one, l, HOP_ALGO_AUTO, &ch), 0);

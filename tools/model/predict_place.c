@@ -20,8 +20,8 @@ static struct hop_model_choice flat_of(int kind, size_t m,
 	struct hop_model_choice f = *ch;
 
 	if (ch->algo == HOP_ALGO_HIER)
-		hop_model_choose_flat(kind, m, p->pl.nranks, HOP_ALGO_AUTO,
-				      &p->links[p->pl.nhosts > 1], &f);
+		hop_model_choose_flat_place(kind, m, &p->pl, p->links,
+					    HOP_ALGO_AUTO, &f);
 	return f;
 }
 
