@@ -112,14 +112,19 @@ int hop_fbox_wait(struct hop_comm *comm, struct hop_fbox *fb,
 		return hop_fbox_failed(fb, ret);
 	if (atomic_load_explicit(w->word, memory_order_acquire) >= w->want)
 		return 0;
-	code = atomic_load_explicit(&hop_fbox_ctrl(fb, w->peer)->failed,
-				    memory_order_acquire);
+	const struct hop_fbox_ctrl *pc = hop_fbox_ctrl(fb, w->peer);
+	char why[64] = "";
+
+	code = atomic_load_explicit(&pc->failed, memory_order_acquire);
+	if (code == HOP_ERR_MISMATCH && pc->mismatch_peer >= 0)
+		snprintf(why, sizeof(why), ": mismatched collectives with "
+			 "rank %d", (int)pc->mismatch_peer);
 	return hop_fbox_failed(fb, hop_comm_fail(comm, code, "rank %d: %s "
 				"(fast box, collective #%llu): rank %d failed "
-				"(%s) while rank %d waited on it %s",
+				"(%s%s) while rank %d waited on it %s",
 				comm->rank, w->c->fn,
 				(unsigned long long)w->seq, w->peer,
-				hop_err_name(code), comm->rank, w->what));
+				hop_err_name(code), why, comm->rank, w->what));
 }
 
 /* The header of rank @q's slot describes the same call as @c? */
@@ -134,6 +139,7 @@ static int check_hdr(struct hop_comm *comm, struct hop_fbox *fb,
 	    h->dtype == (uint8_t)c->dtype && (!reducing || h->op == c->op) &&
 	    (!rooted || h->root == c->root))
 		return 0;
+	hop_fbox_ctrl(fb, fb->rank)->mismatch_peer = q;
 	return hop_fbox_failed(fb, hop_comm_fail(comm, HOP_ERR_MISMATCH,
 		"fast boxes: mismatched collectives #%llu: rank %d ran "
 		"%s(count %zu, %s, %s, root %d), rank %d ran %s(count %llu, "

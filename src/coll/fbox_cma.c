@@ -217,15 +217,25 @@ static int cma_broadcast(struct cma_call *k)
 	int root = k->c->root, ret;
 	const uint8_t *p;
 
+	/* Every rank publishes its call, and the root checks them all: a
+	 * rank that believes itself the root too would otherwise wait for
+	 * readers that never come, until HOP_TIMEOUT, where this names the
+	 * mismatch at once. */
 	if (fb->rank == root) {
 		struct cma_addr mine = { (uintptr_t)k->c->recvbuf, 0 };
 
 		if ((ret = hop_fbox_publish(k->comm, fb, k->c, k->seq, &mine,
 					    sizeof(mine))))
 			return ret;
+		for (int q = 0; q < fb->nranks; q++)
+			if (q != root && !hop_fbox_read_slot(k->comm, fb, k->c,
+							     k->seq, q, &ret))
+				return ret;
 		return hop_fbox_wait_readers(k->comm, fb, k->c, k->seq + 1,
 					     k->seq);
 	}
+	if ((ret = hop_fbox_publish(k->comm, fb, k->c, k->seq, NULL, 0)))
+		return ret;
 	if (!(p = hop_fbox_read_slot(k->comm, fb, k->c, k->seq, root, &ret)))
 		return ret;
 	memcpy(&k->peer[root], p, sizeof(k->peer[root]));
