@@ -27,6 +27,13 @@
 #if defined(__linux__) && __has_include(<linux/userfaultfd.h>)
 #include <linux/userfaultfd.h>
 #endif
+/* valgrind does not know userfaultfd and warns on every attempt */
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#define UNDER_VALGRIND() RUNNING_ON_VALGRIND
+#else
+#define UNDER_VALGRIND() 0
+#endif
 
 #include "core/config.h"
 #include "core/log.h"
@@ -141,12 +148,16 @@ static int mon_open(void)
 	};
 	const char *what;
 
-	mon.fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK |
-			      UFFD_USER_MODE_ONLY);
-	if (mon.fd < 0) {
-		what = "userfaultfd";
+	what = "userfaultfd";
+	if (UNDER_VALGRIND()) {
+		what = "userfaultfd under valgrind";
+		errno = ENOSYS;
 		goto err;
 	}
+	mon.fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK |
+			      UFFD_USER_MODE_ONLY);
+	if (mon.fd < 0)
+		goto err;
 	if (ioctl(mon.fd, UFFDIO_API, &api)) {
 		what = "UFFDIO_API";
 		goto err_fd;

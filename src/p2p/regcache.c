@@ -33,10 +33,9 @@ static void fix(struct hop_rc_entry *n)
 {
 	uintptr_t m = n->end;
 
-	if (max_end(n->left) > m)
-		m = max_end(n->left);
-	if (max_end(n->right) > m)
-		m = max_end(n->right);
+	for (int d = 0; d < 2; d++)
+		if (max_end(n->child[d]) > m)
+			m = max_end(n->child[d]);
 	n->max_end = m;
 }
 
@@ -47,42 +46,29 @@ static int before(const struct hop_rc_entry *a, const struct hop_rc_entry *b)
 	       (a->start == b->start && (uintptr_t)a < (uintptr_t)b);
 }
 
-static struct hop_rc_entry *rot_right(struct hop_rc_entry *n)
+/* Lift @n's child on side @d (0 left, 1 right) into @n's place. */
+static struct hop_rc_entry *rotate(struct hop_rc_entry *n, int d)
 {
-	struct hop_rc_entry *l = n->left;
+	struct hop_rc_entry *c = n->child[d];
 
-	n->left = l->right;
-	l->right = n;
+	n->child[d] = c->child[!d];
+	c->child[!d] = n;
 	fix(n);
-	fix(l);
-	return l;
-}
-
-static struct hop_rc_entry *rot_left(struct hop_rc_entry *n)
-{
-	struct hop_rc_entry *r = n->right;
-
-	n->right = r->left;
-	r->left = n;
-	fix(n);
-	fix(r);
-	return r;
+	fix(c);
+	return c;
 }
 
 static struct hop_rc_entry *tree_insert(struct hop_rc_entry *n,
 					struct hop_rc_entry *e)
 {
+	int d;
+
 	if (!n)
 		return e;
-	if (before(e, n)) {
-		n->left = tree_insert(n->left, e);
-		if (n->left->prio > n->prio)
-			n = rot_right(n);
-	} else {
-		n->right = tree_insert(n->right, e);
-		if (n->right->prio > n->prio)
-			n = rot_left(n);
-	}
+	d = !before(e, n);
+	n->child[d] = tree_insert(n->child[d], e);
+	if (n->child[d]->prio > n->prio)
+		n = rotate(n, d);
 	fix(n);
 	return n;
 }
@@ -94,11 +80,11 @@ static struct hop_rc_entry *tree_join(struct hop_rc_entry *a,
 	if (!a || !b)
 		return a ? a : b;
 	if (a->prio > b->prio) {
-		a->right = tree_join(a->right, b);
+		a->child[1] = tree_join(a->child[1], b);
 		fix(a);
 		return a;
 	}
-	b->left = tree_join(a, b->left);
+	b->child[0] = tree_join(a, b->child[0]);
 	fix(b);
 	return b;
 }
@@ -106,12 +92,12 @@ static struct hop_rc_entry *tree_join(struct hop_rc_entry *a,
 static struct hop_rc_entry *tree_remove(struct hop_rc_entry *n,
 					struct hop_rc_entry *e)
 {
+	int d;
+
 	if (n == e)
-		return tree_join(e->left, e->right);
-	if (before(e, n))
-		n->left = tree_remove(n->left, e);
-	else
-		n->right = tree_remove(n->right, e);
+		return tree_join(e->child[0], e->child[1]);
+	d = !before(e, n);
+	n->child[d] = tree_remove(n->child[d], e);
 	fix(n);
 	return n;
 }
@@ -125,8 +111,8 @@ static struct hop_rc_entry *tree_remove(struct hop_rc_entry *n,
 static void tree_cover(struct hop_rc_entry *n, uintptr_t a, uintptr_t end,
 		       unsigned access, struct hop_rc_entry **best)
 {
-	for (; n && n->max_end >= end; n = n->right) {
-		tree_cover(n->left, a, end, access, best);
+	for (; n && n->max_end >= end; n = n->child[1]) {
+		tree_cover(n->child[0], a, end, access, best);
 		if (n->start > a)
 			return;
 		if (n->end >= end && (n->access & access) == access &&
@@ -145,7 +131,7 @@ static struct hop_rc_entry *tree_overlap(struct hop_rc_entry *n, uintptr_t a,
 	while (n) {
 		if (n->start < end && n->end > a)
 			return n;
-		n = max_end(n->left) > a ? n->left : n->right;
+		n = n->child[max_end(n->child[0]) <= a];
 	}
 	return NULL;
 }
@@ -188,7 +174,7 @@ static void free_entry(struct hop_regcache *rc, struct hop_rc_entry *e)
 static void detach(struct hop_regcache *rc, struct hop_rc_entry *e)
 {
 	rc->root = tree_remove(rc->root, e);
-	e->left = e->right = NULL;
+	e->child[0] = e->child[1] = NULL;
 	rc->count--;
 	rc->bytes -= e->end - e->start;
 	if (e->refs == 0)

@@ -37,7 +37,7 @@ struct hop_prov_mr;
 struct hop_regcache;
 
 struct hop_rc_entry {
-	struct hop_rc_entry *left, *right;      /* tree */
+	struct hop_rc_entry *child[2];  /* tree: left, right */
 	/* the LRU list (unused entries in the tree) or the dead list */
 	struct hop_rc_entry *lru_prev, *lru_next;
 	uintptr_t start, end;   /* registered [start, end), page rounded */

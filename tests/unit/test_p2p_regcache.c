@@ -454,17 +454,17 @@ static size_t tree_check(const struct hop_rc_entry *n, uintptr_t lo,
 		return 0;
 	assert_true(n->start >= lo && n->start <= hi);
 	m = n->end;
-	if (n->left) {
-		assert_true(n->left->prio <= n->prio);
-		m = n->left->max_end > m ? n->left->max_end : m;
+	if (n->child[0]) {
+		assert_true(n->child[0]->prio <= n->prio);
+		m = n->child[0]->max_end > m ? n->child[0]->max_end : m;
 	}
-	if (n->right) {
-		assert_true(n->right->prio <= n->prio);
-		m = n->right->max_end > m ? n->right->max_end : m;
+	if (n->child[1]) {
+		assert_true(n->child[1]->prio <= n->prio);
+		m = n->child[1]->max_end > m ? n->child[1]->max_end : m;
 	}
 	assert_true(n->max_end == m);
-	return 1 + tree_check(n->left, lo, n->start) +
-	       tree_check(n->right, n->start, hi);
+	return 1 + tree_check(n->child[0], lo, n->start) +
+	       tree_check(n->child[1], n->start, hi);
 }
 
 /* Brute force: does any entry of the tree overlap [a, end)? */
@@ -472,8 +472,8 @@ static int tree_overlaps(const struct hop_rc_entry *n, uintptr_t a,
 			 uintptr_t end)
 {
 	return n && ((n->start < end && n->end > a) ||
-		     tree_overlaps(n->left, a, end) ||
-		     tree_overlaps(n->right, a, end));
+		     tree_overlaps(n->child[0], a, end) ||
+		     tree_overlaps(n->child[1], a, end));
 }
 
 #define NHELD 32
