@@ -17,6 +17,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -53,6 +54,7 @@ static struct {
 	pthread_mutex_t lock;
 	int users;
 	int fd, stopfd;
+	pid_t pid;                      /* the process that opened fd */
 	pthread_t thread;
 	_Atomic uint64_t head;          /* events logged */
 	atomic_int busy;                /* thread between read() and log */
@@ -119,6 +121,8 @@ static void *mon_thread(void *arg)
 	while (!(pfd[1].revents & POLLIN)) {
 		if (poll(pfd, 2, 1000) < 0 && errno != EINTR)
 			break;
+		if (pfd[0].revents & (POLLERR | POLLHUP | POLLNVAL))
+			break;
 		if ((pfd[0].revents & POLLIN) && mon_drain())
 			break;
 	}
@@ -135,6 +139,20 @@ static int mon_watch(uintptr_t start, uintptr_t end)
 	/* EINVAL: a kind of mapping userfaultfd cannot watch (file backed);
 	 * EBUSY: another userfaultfd (the application's) watches it */
 	return ioctl(mon.fd, UFFDIO_REGISTER, &reg) ? -1 : 0;
+}
+
+/* The thread takes no signals: the application's handlers run in its own
+ * threads. */
+static int mon_spawn(void)
+{
+	sigset_t all, old;
+	int ret;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	ret = pthread_create(&mon.thread, NULL, mon_thread, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return ret;
 }
 
 /* Under mon.lock, users == 0. */
@@ -166,10 +184,11 @@ static int mon_open(void)
 		what = "eventfd";
 		goto err_fd;
 	}
-	if ((errno = pthread_create(&mon.thread, NULL, mon_thread, NULL))) {
+	if ((errno = mon_spawn())) {
 		what = "pthread_create";
 		goto err_stop;
 	}
+	mon.pid = getpid();
 	return 0;
 err_stop:
 	close(mon.stopfd);
@@ -289,7 +308,11 @@ void hop_memmon_attach(struct hop_regcache *rc, const struct hop_config *cfg)
 	if (strcmp(cfg->reg_monitor, "uffd") || !rc->max || !rc->max_bytes)
 		return;
 	pthread_mutex_lock(&mon.lock);
-	if (mon.users || !mon_open()) {
+	if (mon.users && mon.pid != getpid()) {
+		/* a child of fork(): the descriptor watches the parent's
+		 * address space and no thread reads it here */
+		rc->max = 0;
+	} else if (mon.users || !mon_open()) {
 		mon.users++;
 		rc->mon = &uffd_mon;
 		rc->mon_seq = atomic_load(&mon.head);
