@@ -75,18 +75,24 @@ static void transfer(unsigned char *buf, int round, const char *mode)
 			     mode, round, i, LEN, buf[i], pattern(i, round));
 }
 
-/* Map fresh pages over [a, a + len) which must be unmapped now. */
-static void remap_at(void *a, size_t len, const char *mode)
+/* Map fresh pages over [a, a + len), which must be unmapped now; -1 if
+ * it is still mapped and @may_be_mapped. */
+static int remap_at(void *a, size_t len, const char *mode, int may_be_mapped)
 {
 	void *p = mmap(a, len, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 
+	if (p == MAP_FAILED && errno == EEXIST && may_be_mapped)
+		return -1;
 	if (p == MAP_FAILED || p != a)
 		FAIL("%s: mapping %zu B again at %p: %s", mode, len, a,
 		     p == MAP_FAILED ? strerror(errno) : "another address");
+	return 0;
 }
 
-/* The buffer for round 1 at the address of round 0's, new pages. */
+/* The buffer for round 1 at the address of round 0's, new pages; NULL
+ * when free() kept the block mapped (a sanitizer's or valgrind's
+ * allocator), which leaves nothing to test. */
 static unsigned char *renew(unsigned char *buf, const char *mode,
 			    void **map, size_t *maplen)
 {
@@ -95,12 +101,13 @@ static unsigned char *renew(unsigned char *buf, const char *mode,
 
 		*maplen = page_up((uintptr_t)buf + LEN) - lo;
 		free(buf);
-		remap_at((void *)lo, *maplen, mode);
+		if (remap_at((void *)lo, *maplen, mode, 1))
+			return NULL;
 		*map = (void *)lo;
 	} else if (!strcmp(mode, "munmap")) {
 		if (munmap(buf, LEN))
 			FAIL("munmap: %s", strerror(errno));
-		remap_at(buf, LEN, mode);
+		remap_at(buf, LEN, mode, 0);
 	} else if (madvise(buf, LEN, MADV_DONTNEED)) {
 		FAIL("madvise: %s", strerror(errno));
 	}
@@ -129,7 +136,12 @@ static void run(const char *mode)
 		FAIL("%s: no %u B buffer", mode, LEN);
 	transfer(buf, 0, mode);
 	OK(hop_barrier(comm));
-	buf = renew(buf, mode, &map, &maplen);
+	if (!(buf = renew(buf, mode, &map, &maplen))) {
+		OK(hop_barrier(comm));
+		printf("regcache_reuse: rank %d passed %s (not tested: this "
+		       "malloc keeps freed blocks mapped)\n", rank, mode);
+		return;
+	}
 	misses = rc->misses;
 	transfer(buf, 1, mode);
 	if (rc->misses == misses)
