@@ -164,9 +164,9 @@ static int mon_open(void)
 			    UFFD_FEATURE_EVENT_REMOVE |
 			    UFFD_FEATURE_EVENT_REMAP,
 	};
-	const char *what;
+	const char *what = "userfaultfd";
+	int err;
 
-	what = "userfaultfd";
 	if (UNDER_VALGRIND()) {
 		what = "userfaultfd under valgrind";
 		errno = ENOSYS;
@@ -191,11 +191,15 @@ static int mon_open(void)
 	mon.pid = getpid();
 	return 0;
 err_stop:
+	err = errno;
 	close(mon.stopfd);
 	mon.stopfd = -1;
+	errno = err;
 err_fd:
+	err = errno;
 	close(mon.fd);
 	mon.fd = -1;
+	errno = err;
 err:
 	{
 		static atomic_flag said = ATOMIC_FLAG_INIT;
