@@ -206,10 +206,11 @@ static int over_budget(const struct hop_regcache *rc)
 	return rc->count > rc->max || rc->bytes > rc->max_bytes;
 }
 
-/* Deregister unused entries, least recently used first, while over. */
-static void evict(struct hop_regcache *rc)
+/* Deregister unused entries, least recently used first, while over the
+ * budget, or @all of them. */
+static void evict(struct hop_regcache *rc, int all)
 {
-	while (rc->lru_tail && over_budget(rc)) {
+	while (rc->lru_tail && (all || over_budget(rc))) {
 		struct hop_rc_entry *e = rc->lru_tail;
 
 		detach(rc, e);
@@ -253,6 +254,13 @@ static int add_entry(struct hop_regcache *rc, uintptr_t a, uintptr_t end,
 	e->access = access;
 	ret = rc->reg(rc->ctx, (void *)e->start, e->end - e->start, access,
 		      &e->mr);
+	if (ret && rc->lru_tail) {
+		/* out of pinnable memory, most likely (RLIMIT_MEMLOCK):
+		 * what the cache holds unused goes first */
+		evict(rc, 1);
+		ret = rc->reg(rc->ctx, (void *)e->start, e->end - e->start,
+			      access, &e->mr);
+	}
 	if (ret) {
 		free(e);
 		return ret;
@@ -269,7 +277,7 @@ static int add_entry(struct hop_regcache *rc, uintptr_t a, uintptr_t end,
 		rc->root = tree_insert(rc->root, e);
 		rc->count++;
 		rc->bytes += e->end - e->start;
-		evict(rc);
+		evict(rc, 0);
 	}
 	*out = e;
 	return 0;
@@ -315,7 +323,7 @@ void hop_regcache_put(struct hop_regcache *rc, struct hop_rc_entry *e)
 		list_unlink(&rc->dead, NULL, e);
 		free_entry(rc, e);
 	} else {
-		evict(rc);
+		evict(rc, 0);
 	}
 }
 

@@ -24,7 +24,7 @@
 #include "transport/provider.h"
 
 struct fake {
-	int regs, deregs, live, fail;
+	int regs, deregs, live, fail, fail_once;
 	struct hop_prov_mr *last;
 };
 
@@ -36,6 +36,10 @@ static int fake_reg(void *ctx, void *addr, size_t len, unsigned access,
 
 	if (f->fail)
 		return f->fail;
+	if (f->fail_once) {
+		f->fail_once = 0;
+		return HOP_ERR_NO_MEMORY;
+	}
 	mr = calloc(1, sizeof(*mr));
 	assert_non_null(mr);
 	mr->addr = addr;
@@ -273,7 +277,21 @@ static void test_reg_failure(void **state)
 	f.fail = 0;
 	assert_int_equal(hop_regcache_get(&rc, A(UINTPTR_MAX - 10), 64, 0, &e),
 			 HOP_ERR_INVALID_ARG);
+	/* a registration refused (pinning limit) is retried once the unused
+	 * regions are gone; one in use stays */
+	assert_int_equal(hop_regcache_get(&rc, A(0x100000), 64, 0, &e), 0);
+	hop_regcache_put(&rc, e);
+	assert_int_equal(hop_regcache_get(&rc, A(0x200000), 64, 0, &e), 0);
+	f.fail_once = 1;
+	assert_int_equal(hop_regcache_get(&rc, A(0x300000), 64, 0, &e), 0);
+	assert_int_equal(rc.evictions, 1);
+	assert_int_equal(f.live, 2);
+	/* nothing unused to give back: the error comes through */
+	f.fail = HOP_ERR_NO_MEMORY;
+	assert_int_equal(hop_regcache_get(&rc, A(0x400000), 64, 0, &e),
+			 HOP_ERR_NO_MEMORY);
 	hop_regcache_fini(&rc);
+	assert_int_equal(f.live, 0);
 }
 
 static void test_byte_budget(void **state)
