@@ -94,14 +94,14 @@ static void mon_log(const struct uffd_msg *m)
 }
 
 /* Read and log every pending event; -1 when the descriptor broke. */
-static int mon_drain(void)
+static int mon_drain(int fd)
 {
 	struct uffd_msg msg[16];
 	ssize_t n;
 
 	for (;;) {
 		atomic_fetch_add(&mon.busy, 1);
-		n = read(mon.fd, msg, sizeof(msg));
+		n = read(fd, msg, sizeof(msg));
 		for (ssize_t i = 0; i < n / (ssize_t)sizeof(msg[0]); i++)
 			mon_log(&msg[i]);
 		atomic_fetch_sub(&mon.busy, 1);
@@ -110,12 +110,15 @@ static int mon_drain(void)
 	}
 }
 
+/* @arg: the descriptors (uffd | stopfd << 32), its own: a stopping
+ * thread may still run while the next monitor opens. */
 static void *mon_thread(void *arg)
 {
-	struct pollfd pfd[2] = { { .fd = mon.fd, .events = POLLIN },
-				 { .fd = mon.stopfd, .events = POLLIN } };
+	uint64_t fds = (uint64_t)(uintptr_t)arg;
+	struct pollfd pfd[2] = {
+		{ .fd = (int)(fds & 0xffffffffu), .events = POLLIN },
+		{ .fd = (int)(fds >> 32), .events = POLLIN } };
 
-	(void)arg;
 	/* woken by events or by the stop descriptor; the timeout only
 	 * bounds each wait */
 	while (!(pfd[1].revents & POLLIN)) {
@@ -123,7 +126,7 @@ static void *mon_thread(void *arg)
 			break;
 		if (pfd[0].revents & (POLLERR | POLLHUP | POLLNVAL))
 			break;
-		if ((pfd[0].revents & POLLIN) && mon_drain())
+		if ((pfd[0].revents & POLLIN) && mon_drain(pfd[0].fd))
 			break;
 	}
 	return NULL;
@@ -150,7 +153,9 @@ static int mon_spawn(void)
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	ret = pthread_create(&mon.thread, NULL, mon_thread, NULL);
+	ret = pthread_create(&mon.thread, NULL, mon_thread,
+			     (void *)(uintptr_t)((uint64_t)(uint32_t)mon.fd |
+						 (uint64_t)mon.stopfd << 32));
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return ret;
 }
@@ -213,17 +218,17 @@ err:
 	return -1;
 }
 
-static void mon_close(void)
+/* Not under mon.lock: the thread may be waiting for it to log an event. */
+static void mon_close(int fd, int stopfd, pthread_t thread)
 {
 	uint64_t one = 1;
 
-	if (write(mon.stopfd, &one, sizeof(one)) == sizeof(one))
-		pthread_join(mon.thread, NULL);
+	if (write(stopfd, &one, sizeof(one)) == sizeof(one))
+		pthread_join(thread, NULL);
 	else
-		pthread_detach(mon.thread);
-	close(mon.stopfd);
-	close(mon.fd);
-	mon.stopfd = mon.fd = -1;
+		pthread_detach(thread);
+	close(stopfd);
+	close(fd);
 }
 
 #else /* no userfaultfd */
@@ -246,8 +251,11 @@ static int mon_open(void)
 	return -1;
 }
 
-static void mon_close(void)
+static void mon_close(int fd, int stopfd, pthread_t thread)
 {
+	(void)fd;
+	(void)stopfd;
+	(void)thread;
 }
 
 #endif
@@ -292,11 +300,20 @@ static void mon_sync(struct hop_regcache *rc)
 
 static void mon_release(struct hop_regcache *rc)
 {
+	int fd = -1, stopfd = -1;
+	pthread_t thread = { 0 };
+
 	(void)rc;
 	pthread_mutex_lock(&mon.lock);
-	if (--mon.users == 0)
-		mon_close();
+	if (--mon.users == 0) {
+		fd = mon.fd;
+		stopfd = mon.stopfd;
+		thread = mon.thread;
+		mon.fd = mon.stopfd = -1;
+	}
 	pthread_mutex_unlock(&mon.lock);
+	if (fd >= 0)
+		mon_close(fd, stopfd, thread);
 }
 
 static const struct hop_rc_mon uffd_mon = {
