@@ -66,7 +66,11 @@ static const struct cfg_var cfg_vars[] = {
 	{ "HOP_UNEXPECTED_MAX", CFG_SIZE, "64M", 4 * MIB, 1024 * GIB, NULL, FIELD(unexpected_max),
 	  "bytes a rank holds for messages that arrived before their receive was posted (an eager message about HOP_EAGER_SIZE each, a rendezvous request under 64 B) and for put immediates not yet waited for (under 64 B each); one more fails the communicator with HOP_ERR_NO_MEMORY naming the sender" },
 	{ "HOP_REG_CACHE", CFG_INT, "256", 0, 1 << 20, NULL, FIELD(reg_cache),
-	  "registrations of user buffers kept for reuse once unused (least recently used dropped first); 0: each is deregistered when its transfer ends (docs/security.md)" },
+	  "registrations of user buffers kept for reuse, in use or not (unused ones dropped least recently used first); 0: each is deregistered when its transfer ends (docs/regcache.md, docs/security.md)" },
+	{ "HOP_REG_CACHE_BYTES", CFG_SIZE, "256M", 0, 1024 * GIB, NULL, FIELD(reg_cache_bytes),
+	  "registered (on verbs pinned) bytes of user buffers the cache keeps; unused registrations beyond it are dropped least recently used first; 0: none kept (docs/regcache.md)" },
+	{ "HOP_REG_MONITOR", CFG_STR, "uffd", 0, 15, "uffd|none", FIELD(reg_monitor),
+	  "how cached registrations learn that their memory was unmapped or freed: uffd, a userfaultfd (unprivileged) whose events drop them; if it cannot be opened nothing is cached; none: cached without watching, only for programs that never unmap or free memory passed to hop while it may be cached (docs/regcache.md)" },
 	/* collectives */
 	{ "HOP_ALGO", CFG_STR, "", 0, 255, NULL, FIELD(algo),
 	  "force algorithms per collective, e.g. allreduce:ring,broadcast:tree,alltoall:bruck; unset: chosen by the model" },

@@ -27,6 +27,8 @@ struct hop_config {
 	size_t rndv_chunk;              /* HOP_RNDV_CHUNK bytes per rendezvous write, default 1 MiB */
 	size_t unexpected_max;          /* HOP_UNEXPECTED_MAX bytes held for messages not yet received, default 64 MiB */
 	int reg_cache;                  /* HOP_REG_CACHE unused registrations kept, default 256, 0 = none */
+	size_t reg_cache_bytes;         /* HOP_REG_CACHE_BYTES registered bytes kept, default 256 MiB */
+	char reg_monitor[16];           /* HOP_REG_MONITOR uffd|none */
 	/* collectives */
 	char algo[HOP_CFG_STR];         /* HOP_ALGO e.g. "allreduce:ring,broadcast:tree", default "" */
 	size_t chunk_size;              /* HOP_CHUNK_SIZE pipelining chunk bytes, default 0 = auto */

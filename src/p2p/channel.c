@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 
 #include "core/bootstrap.h"
+#include "p2p/memmon.h"
 #include "p2p/p2p_priv.h"
 
 _Static_assert(HOP_CTL_MAX <= HOP_PROV_SEND_MAX, "control messages fit a send");
@@ -215,6 +216,7 @@ int hop_p2p_init(struct hop_comm *comm)
 			  comm->cfg.unexpected_max);
 	hop_regcache_init(&p->rc, rc_reg, rc_dereg, p,
 			  (size_t)comm->cfg.reg_cache);
+	hop_memmon_attach(&p->rc, &comm->cfg);
 	p->peers = calloc((size_t)p->nranks, sizeof(*p->peers));
 	p->backlog = calloc((size_t)p->nranks, sizeof(*p->backlog));
 	p->inl = malloc(p->inl_len ? p->inl_len : 1);

@@ -158,9 +158,10 @@ int hop_p2p_wait_imm(struct hop_comm *comm, int peer, uint32_t *imm,
  * Registration cache for buffers hop registers on the user's behalf
  * (rendezvous receive buffers, put sources): returns a provider region
  * covering [addr, addr+len), registering it on first use. The region stays
- * valid until HOP_REG_CACHE (default 256) newer regions have been cached,
- * the range is passed to hop_mem_deregister(), or the comm is destroyed;
- * with HOP_REG_CACHE=0 only until the next registration through the cache.
+ * valid until the cache's budget (HOP_REG_CACHE, HOP_REG_CACHE_BYTES) evicts
+ * it, its memory is unmapped, the range is passed to hop_mem_deregister(),
+ * or the comm is destroyed; when nothing is cached (HOP_REG_CACHE=0, no
+ * unmapping monitor) only until the next registration through the cache.
  */
 int hop_p2p_reg_cached(struct hop_comm *comm, void *addr, size_t len,
 		       unsigned access, struct hop_prov_mr **out);

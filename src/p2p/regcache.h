@@ -4,19 +4,25 @@
  * registered once, page-rounded, and reused by any later request whose
  * range lies inside a cached region with the needed access.
  *
- * Entries are kept in LRU order (most recent first). In-use entries hold a
- * reference and are never evicted; unreferenced entries beyond @max are
- * deregistered, least recently used first. @max = 0 (HOP_REG_CACHE=0)
- * disables caching: a region is deregistered as soon as its last user is
- * done.
+ * Entries live in an interval tree (a treap keyed by start address, each
+ * node holding the largest end of its subtree), so a covering entry is
+ * found, and the entries overlapping an unmapped range are removed, in
+ * O(log n) per entry involved. An entry in use holds references and is
+ * never deregistered under its users: invalidating it takes it out of the
+ * tree (no new user finds it) and its last put deregisters it. Unused
+ * entries sit on an LRU list; the least recently used ones are
+ * deregistered while the cache holds more than @max entries or more than
+ * @max_bytes registered bytes. @max = 0 (HOP_REG_CACHE=0) disables
+ * caching: a region is deregistered as soon as its last user is done.
  *
- * Caveat (classic for registration caches): if the application frees a
- * buffer and a later allocation reuses its address while the region is
- * still cached, the cache hands out the old registration. On tcp and shm
- * a key maps to addresses, so this is harmless; on verbs the old
- * registration may pin pages that no longer back that address. Use
- * hop_mem_deregister() on such a range (it evicts overlapping entries) or
- * set HOP_REG_CACHE=0.
+ * A cached registration of memory the application unmaps (free() of a
+ * large block, munmap, heap trim) must not outlive the mapping: on verbs it
+ * pins the old pages and a new mapping at the same address would not be
+ * what the HCA reads and writes. An optional monitor (@mon, memmon.h)
+ * watches each cached range and reports unmappings, which sync() applies
+ * through hop_regcache_invalidate() before every lookup; a range it cannot
+ * watch is used once and deregistered at its last put. Without a monitor
+ * the cache trusts the application never to unmap cached memory.
  *
  * The provider is reached through two callbacks, so the cache is unit
  * tested without one.
@@ -28,13 +34,19 @@
 #include <stdint.h>
 
 struct hop_prov_mr;
+struct hop_regcache;
 
 struct hop_rc_entry {
-	struct hop_rc_entry *prev, *next;
+	struct hop_rc_entry *child[2];  /* tree: left, right */
+	/* the LRU list (unused entries in the tree) or the dead list */
+	struct hop_rc_entry *lru_prev, *lru_next;
 	uintptr_t start, end;   /* registered [start, end), page rounded */
+	uintptr_t max_end;      /* largest end in this subtree */
+	uint32_t prio;          /* treap heap order */
 	unsigned access;
 	int refs;
-	int stale;              /* invalidated while in use */
+	int stale;              /* on the dead list: dropped when unused */
+	uint64_t used;          /* last use, for the most recent cover */
 	struct hop_prov_mr *mr;
 };
 
@@ -42,20 +54,39 @@ typedef int (*hop_rc_reg_fn)(void *ctx, void *addr, size_t len,
 			     unsigned access, struct hop_prov_mr **out);
 typedef void (*hop_rc_dereg_fn)(void *ctx, struct hop_prov_mr *mr);
 
+/* Unmapping monitor; see memmon.h for the process-wide one. */
+struct hop_rc_mon {
+	/* Report later unmappings of [start, end); nonzero: cannot. */
+	int (*watch)(uintptr_t start, uintptr_t end);
+	/* Invalidate in @rc what was unmapped since its last sync. */
+	void (*sync)(struct hop_regcache *rc);
+	/* The cache is done with the monitor. */
+	void (*release)(struct hop_regcache *rc);
+};
+
 struct hop_regcache {
 	hop_rc_reg_fn reg;
 	hop_rc_dereg_fn dereg;
 	void *ctx;
-	size_t max;             /* unreferenced entries kept */
-	size_t count;           /* entries, referenced or not */
-	struct hop_rc_entry *head, *tail;
-	uint64_t hits, misses, evictions;
+	const struct hop_rc_mon *mon;   /* NULL: nothing watched */
+	uint64_t mon_seq;               /* monitor events applied */
+	size_t max;             /* entries kept, referenced or not */
+	size_t max_bytes;       /* registered bytes kept */
+	size_t count, bytes;    /* entries in the tree and their bytes */
+	struct hop_rc_entry *root;
+	struct hop_rc_entry *lru_head, *lru_tail; /* most recent first */
+	struct hop_rc_entry *dead;      /* stale entries still referenced */
+	uint32_t rand;
+	uint64_t clock;
+	uint64_t hits, misses, evictions, invalidations, unwatched;
 };
 
 #define HOP_RC_PAGE 4096u
 
+/* @max_bytes SIZE_MAX: no byte budget. */
 void hop_regcache_init(struct hop_regcache *rc, hop_rc_reg_fn reg,
 		       hop_rc_dereg_fn dereg, void *ctx, size_t max);
+void hop_regcache_budget(struct hop_regcache *rc, size_t max_bytes);
 
 /*
  * hop_regcache_get() - A referenced entry covering [addr, addr + len) with

@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #ifdef __GLIBC__
-#include <malloc.h>
 #endif
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -319,33 +318,6 @@ static int create_resources(struct hop_prov *prov)
 /* ------------------------------------------------------------------ */
 /* open / close                                                       */
 
-/*
- * The p2p layer caches registrations of user buffers (src/p2p/regcache.h).
- * An MR pins the pages behind its addresses when it is made; if malloc
- * hands the pages back to the kernel (munmap of a large chunk, heap trim)
- * and a later allocation gets the same addresses with new pages, a cached
- * MR still points at the old ones and the HCA reads and writes stale
- * memory. Keeping malloc's memory mapped (the "leave pinned" setting of
- * MPI libraries over verbs) makes reused addresses keep their pages. Once
- * per process, on the first verbs open.
- */
-static void keep_heap_mapped(const struct hop_prov *prov)
-{
-	(void)prov;
-#ifdef __GLIBC__
-	static atomic_flag done = ATOMIC_FLAG_INIT;
-
-	if (atomic_flag_test_and_set(&done))
-		return;
-	if (mallopt(M_MMAP_MAX, 0) && mallopt(M_TRIM_THRESHOLD, -1))
-		HOP_PROV_INFO(prov->pctx, "malloc keeps freed memory mapped (M_MMAP_MAX 0, "
-			 "M_TRIM_THRESHOLD -1) so cached registrations stay valid");
-	else
-		HOP_PROV_WARN(prov->pctx, "mallopt failed: cached registrations of freed and "
-			 "reallocated buffers may go stale");
-#endif
-}
-
 int vrb_open(const struct hop_prov_ctx *ctx, struct hop_prov **out)
 {
 	uint64_t deadline;
@@ -373,7 +345,6 @@ int vrb_open(const struct hop_prov_ctx *ctx, struct hop_prov **out)
 	prov->gid_index = -1;
 	prov->lazy = vrb_lazy_wanted(prov);
 	pref = ctx->local_addr;
-	keep_heap_mapped(prov);
 
 	rc = prov->use_cm ? vrb_cm_listen(prov) : vrb_dev_open(prov, pref);
 	if (rc)
