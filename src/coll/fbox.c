@@ -116,9 +116,10 @@ int hop_fbox_wait(struct hop_comm *comm, struct hop_fbox *fb,
 	char why[64] = "";
 
 	code = atomic_load_explicit(&pc->failed, memory_order_acquire);
-	if (code == HOP_ERR_MISMATCH && pc->mismatch_peer >= 0)
-		snprintf(why, sizeof(why), ": mismatched collectives with "
-			 "rank %d", (int)pc->mismatch_peer);
+	if (pc->cause_peer >= 0)
+		snprintf(why, sizeof(why), code == HOP_ERR_MISMATCH
+			 ? ": mismatched collectives with rank %d"
+			 : ": rank %d is gone", (int)pc->cause_peer);
 	return hop_fbox_failed(fb, hop_comm_fail(comm, code, "rank %d: %s "
 				"(fast box, collective #%llu): rank %d failed "
 				"(%s%s) while rank %d waited on it %s",
@@ -139,7 +140,7 @@ static int check_hdr(struct hop_comm *comm, struct hop_fbox *fb,
 	    h->dtype == (uint8_t)c->dtype && (!reducing || h->op == c->op) &&
 	    (!rooted || h->root == c->root))
 		return 0;
-	hop_fbox_ctrl(fb, fb->rank)->mismatch_peer = q;
+	hop_fbox_ctrl(fb, fb->rank)->cause_peer = q;
 	return hop_fbox_failed(fb, hop_comm_fail(comm, HOP_ERR_MISMATCH,
 		"fast boxes: mismatched collectives #%llu: rank %d ran "
 		"%s(count %zu, %s, %s, root %d), rank %d ran %s(count %llu, "

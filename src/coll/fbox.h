@@ -51,9 +51,9 @@ struct hop_fbox_ctrl {
 	alignas(HOP_FBOX_LINE) _Atomic uint64_t done;
 	_Atomic int32_t failed; /* the code this rank failed with, or 0 */
 	int32_t pid;
-	/* the rank whose call this rank's mismatched (written before
-	 * @failed), or -1: bystanders name both in their own error */
-	int32_t mismatch_peer;
+	/* the rank whose call this rank's mismatched, or whose process
+	 * was gone (written before @failed), or -1: bystanders name it */
+	int32_t cause_peer;
 	/* CMA form: the collective + 1 whose segment this rank reduced and
 	 * wrote to the peers */
 	_Atomic uint64_t reduced;

@@ -78,6 +78,14 @@ static int cma_move(struct cma_call *k, int q, void *mine, uint64_t addr,
 
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n < 0 && errno == ESRCH) {  /* its process is gone */
+			hop_fbox_ctrl(k->fb, k->fb->rank)->cause_peer = q;
+			return hop_fbox_failed(k->fb, hop_comm_fail(k->comm,
+				HOP_ERR_PEER_FAILED, "rank %d: %s (fast box by "
+				"CMA, collective #%llu): rank %d (pid %d) died",
+				k->comm->rank, k->c->fn,
+				(unsigned long long)k->seq, q, pid));
+		}
 		if (n <= 0)
 			return hop_fbox_failed(k->fb, hop_comm_fail(k->comm,
 				HOP_ERR_SYSTEM, "rank %d: %s (fast box by CMA, "

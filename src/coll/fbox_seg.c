@@ -255,7 +255,7 @@ int hop_fbox_init(struct hop_comm *comm)
 	fb->seq = c->seq;
 	fb->cma = cma;
 	hop_fbox_ctrl(fb, fb->rank)->pid = (int32_t)getpid();
-	hop_fbox_ctrl(fb, fb->rank)->mismatch_peer = -1;
+	hop_fbox_ctrl(fb, fb->rank)->cause_peer = -1;
 	c->fbox = fb;
 	HOP_INFO("rank %d: fast boxes on: blocking AllReduce, Broadcast and "
 		 "Reduce up to %d B among %d ranks (HOP_FBOX=0: off)",
