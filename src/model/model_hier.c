@@ -300,7 +300,7 @@ void hop_model_choose_flat_place(int kind, size_t bytes,
 	const struct hop_model_link *inter = &links[HOP_MODEL_INTER];
 	struct hop_model_link shared = *inter;
 	struct hop_model_choice c;
-	int cand[HOP_ALGO_COUNT], nc;
+	int cand[HOP_ALGO_COUNT], nc = 1;
 
 	if (pl->nhosts <= 1 || pl->lmax <= 1) {
 		hop_model_choose_flat(kind, bytes, pl->nranks, forced,
@@ -308,15 +308,12 @@ void hop_model_choose_flat_place(int kind, size_t bytes,
 		return;
 	}
 	shared.beta /= pl->lmax;
-	if (forced != HOP_ALGO_AUTO) {
-		hop_model_choose_flat(kind, bytes, pl->nranks, forced,
-				      hop_model_algo_shares_host_link(forced)
-				      ? &shared : inter, out);
-		return;
-	}
-	/* every flat algorithm on its own link; table order breaks ties */
+	/* the forced algorithm, or every flat one, each on its own link;
+	 * table order breaks ties */
+	cand[0] = forced;
+	if (forced == HOP_ALGO_AUTO)
+		nc = hop_model_algos(kind, cand, HOP_ALGO_COUNT);
 	out->algo = -1;
-	nc = hop_model_algos(kind, cand, HOP_ALGO_COUNT);
 	for (int i = 0; i < nc; i++) {
 		if (cand[i] == HOP_ALGO_HIER)
 			continue;
