@@ -329,10 +329,12 @@ STEPNO=1010
 
 # 4a. hop-probe over verbs: the alpha decomposition and beta of
 # the link between the VMs; rank 0 prints it as PROBE lines (run.sh shows
-# them) and reads its JSON profile back with the model's reader
+# them) and reads its JSON profile back with the model's reader; 50
+# iterations per size: under TCG the step proves the split and a sane
+# profile, not figures to keep (100 took 18 s of the stage)
 if [ "$MODE" = pair ] && want probe; then
 	if [ -x "$B/tools/hop-probe" ] && [ -x "$B/tests/integration/probe_check" ]; then
-		step probe 400 bash -c '"$0" --sizes 1:1M --iters 100 --warmup 20 --budget 8 \
+		step probe 400 bash -c '"$0" --sizes 1:1M --iters 50 --warmup 10 --budget 8 \
 			--json /tmp/probe.$$.json > /tmp/probe.$$.out 2>&1; rc=$?
 			[ "$HOP_RANK" = 0 ] && sed "s/^/PROBE /" /tmp/probe.$$.out
 			[ $rc = 0 ] && [ "$HOP_RANK" = 0 ] && { "$1" /tmp/probe.$$.json verbs 1 || rc=1; }
