@@ -385,6 +385,15 @@ void hop_model_choose_flat_place(int kind, size_t bytes,
 				 const struct hop_model_place *pl,
 				 const struct hop_model_link links[HOP_MODEL_CLASSES],
 				 int forced, struct hop_model_choice *out);
+/* hop_model_predict_flat_hosts() - The flat @algo of @kind on @pl at
+ * @chunks chunks, in place or not, priced edge by edge on its classes'
+ * links where the model has such a form (the binomial tree AllReduce on
+ * uniform host-ordered ranks on several hosts: hop_model_choose_flat_place()
+ * prices it so); NAN elsewhere. */
+double hop_model_predict_flat_hosts(int kind, int algo, size_t bytes,
+				    const struct hop_model_place *pl,
+				    const struct hop_model_link links[HOP_MODEL_CLASSES],
+				    long chunks, int inplace);
 /* 1 for a flat algorithm whose rounds pair each rank with a partner at a
  * growing distance (recursive doubling and halving, Rabenseifner, Bruck,
  * pairwise exchange, dissemination): with L ranks per host, L of them

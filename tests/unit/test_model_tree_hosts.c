@@ -3,7 +3,8 @@
  * host order, priced edge by edge on its class's link
  * (hop_model_form_hosts(), src/model/model_coll.c): against the one-link
  * form when both links are one, against the measured 2 x 2 cluster, and
- * against hop's schedule in the simulator on several placements.
+ * against hop's schedule in the simulator on several placements (and
+ * the simulator's closed form is this one).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -169,6 +170,8 @@ static void test_tree_sim(void **state)
 				      hl[i][0], hl[i][1], m, t, r.sim_time,
 				      r.chunks_used, 100 * dev);
 			assert_true(fabs(dev) < 0.15);
+			/* hop-model sim's closed form column is this one */
+			assert_true(fabs(r.predicted / t - 1) < 1e-9);
 		}
 }
 
