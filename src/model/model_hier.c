@@ -298,7 +298,8 @@ double hop_model_predict_flat_hosts(int kind, int algo, size_t bytes,
 				    long chunks, int inplace)
 {
 	if (!place_ok(pl) || !links || !pl->blocked || !pl->uniform ||
-	    pl->nhosts < 2)
+	    pl->nhosts < 2 || hop_model_link_check(&links[0], NULL, 0) ||
+	    hop_model_link_check(&links[1], NULL, 0))
 		return NAN;
 	return hop_model_form_hosts(kind, algo, bytes, pl->nranks,
 				    &links[HOP_MODEL_INTRA],

@@ -105,6 +105,34 @@ static void test_one_link(void **state)
 					       2, 1, 1)));
 }
 
+/* Arguments the edge-by-edge price does not take give NAN. */
+static void test_invalid(void **state)
+{
+	struct hop_model_link l[2];
+	int host_of[8];
+	struct hop_model_place pl, cyc;
+
+	(void)state;
+	links_cluster(l);
+	pl = place(4, 2, 1, host_of);
+	cyc = place(4, 2, 0, host_of);
+	assert_false(isnan(hop_model_predict_flat_hosts(
+		HOP_COLL_ALLREDUCE, HOP_ALGO_TREE, 4096, &pl, l, 1, 1)));
+	assert_true(isnan(hop_model_predict_flat_hosts(
+		HOP_COLL_ALLREDUCE, HOP_ALGO_TREE, 4096, &cyc, l, 1, 1)));
+	assert_true(isnan(hop_model_predict_flat_hosts(
+		HOP_COLL_ALLREDUCE, HOP_ALGO_TREE, 4096, NULL, l, 1, 1)));
+	assert_true(isnan(hop_model_predict_flat_hosts(
+		HOP_COLL_ALLREDUCE, HOP_ALGO_TREE, 4096, &pl, NULL, 1, 1)));
+	assert_true(isnan(hop_model_predict_flat_hosts(
+		HOP_COLL_ALLREDUCE, HOP_ALGO_TREE, 4096, &pl, l, 0, 1)));
+	assert_true(isnan(hop_model_predict_flat_hosts(
+		HOP_COLL_REDUCE, HOP_ALGO_TREE, 4096, &pl, l, 1, 1)));
+	l[HOP_MODEL_INTRA].beta = -1;
+	assert_true(isnan(hop_model_predict_flat_hosts(
+		HOP_COLL_ALLREDUCE, HOP_ALGO_TREE, 4096, &pl, l, 1, 1)));
+}
+
 /*
  * 2 hosts x 2 ranks, 64 MiB: one tree edge crosses hosts and its
  * reduction and broadcast stream through it in opposite directions at
@@ -180,6 +208,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_blocked),
 		cmocka_unit_test(test_one_link),
+		cmocka_unit_test(test_invalid),
 		cmocka_unit_test(test_tree_2x2),
 		cmocka_unit_test(test_tree_sim),
 	};
