@@ -465,13 +465,18 @@ size_t hop_model_sched_chunk(int kind, int algo, size_t bytes, int nranks,
 struct pred_ctx {
 	int kind, algo, nranks;
 	size_t bytes;
-	const struct hop_model_link *l;
+	const struct hop_model_link *l, *intra;
+	int per_host;
 };
 
 static double pred_eval(long k, const void *ctx)
 {
 	const struct pred_ctx *c = ctx;
 
+	if (c->intra)
+		return hop_model_form_hosts(c->kind, c->algo, c->bytes,
+					    c->nranks, c->intra, c->l,
+					    c->per_host, k, 1);
 	return hop_model_form(c->kind, c->algo, c->bytes, c->nranks, c->l, k,
 			      1);
 }
@@ -479,7 +484,16 @@ static double pred_eval(long k, const void *ctx)
 long hop_model_best_chunks(int kind, int algo, size_t bytes, int nranks,
 			   const struct hop_model_link *l)
 {
-	struct pred_ctx c = { kind, algo, nranks, bytes, l };
+	return hop_model_best_chunks_hosts(kind, algo, bytes, nranks, NULL, l,
+					   0);
+}
+
+long hop_model_best_chunks_hosts(int kind, int algo, size_t bytes,
+				 int nranks,
+				 const struct hop_model_link *intra,
+				 const struct hop_model_link *l, int per_host)
+{
+	struct pred_ctx c = { kind, algo, nranks, bytes, l, intra, per_host };
 	long kmax = hop_model_max_chunks(kind, algo, bytes, nranks, l), keager;
 	long kmin = 1;
 	double t_rndv, t_eager, region;

@@ -296,12 +296,16 @@ int hop_model_links_load(const char *profile_path,
  * @nhosts:  H (>= 1).
  * @lmax:    the most ranks on one host.
  * @uniform: 1 when every host holds @lmax ranks.
+ * @blocked: 1 when each host's ranks are consecutive (host order), so
+ *           that the flat trees' edges between near ranks stay inside a
+ *           host (0, as an initialiser leaves it: priced as if none did).
  */
 struct hop_model_place {
 	int nranks;
 	int nhosts;
 	int lmax;
 	int uniform;
+	int blocked;
 };
 
 /* hop_model_place_of() - The placement of @n ranks whose hosts are
@@ -374,11 +378,22 @@ void hop_model_choose_flat(int kind, size_t bytes, int n, int forced,
 /* hop_model_choose_flat_place() - The flat choice for the placement @pl
  * on its link classes: on one host the intra link; across hosts the inter
  * link, shared by a host's ranks in the algorithms whose every rank sends
- * across hosts at once (hop_model_algo_shares_host_link()). */
+ * across hosts at once (hop_model_algo_shares_host_link()); on uniform
+ * host-ordered ranks the binomial tree AllReduce edge by edge, each on
+ * its class's link (hop_model_form_hosts()). */
 void hop_model_choose_flat_place(int kind, size_t bytes,
 				 const struct hop_model_place *pl,
 				 const struct hop_model_link links[HOP_MODEL_CLASSES],
 				 int forced, struct hop_model_choice *out);
+/* hop_model_predict_flat_hosts() - The flat @algo of @kind on @pl at
+ * @chunks chunks, in place or not, priced edge by edge on its classes'
+ * links where the model has such a form (the binomial tree AllReduce on
+ * uniform host-ordered ranks on several hosts: hop_model_choose_flat_place()
+ * prices it so); NAN elsewhere. */
+double hop_model_predict_flat_hosts(int kind, int algo, size_t bytes,
+				    const struct hop_model_place *pl,
+				    const struct hop_model_link links[HOP_MODEL_CLASSES],
+				    long chunks, int inplace);
 /* 1 for a flat algorithm whose rounds pair each rank with a partner at a
  * growing distance (recursive doubling and halving, Rabenseifner, Bruck,
  * pairwise exchange, dissemination): with L ranks per host, L of them

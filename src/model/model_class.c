@@ -128,7 +128,7 @@ int hop_model_links_load(const char *profile_path,
 int hop_model_place_of(const int *host_of, int n, int nids,
 		       struct hop_model_place *out)
 {
-	int *cnt;
+	int *cnt, runs = 1;
 
 	if (!host_of || !out || n < 1 || nids < 1)
 		return HOP_ERR_INVALID_ARG;
@@ -154,6 +154,10 @@ int hop_model_place_of(const int *host_of, int n, int nids,
 		if (cnt[h] > out->lmax)
 			out->lmax = cnt[h];
 	}
+	/* host order: as many runs of one host as there are hosts */
+	for (int r = 1; r < n; r++)
+		runs += host_of[r] != host_of[r - 1];
+	out->blocked = runs == out->nhosts;
 	free(cnt);
 	return 0;
 }

@@ -13,6 +13,10 @@
 struct form {
 	double n, m, a, b, bd, g, d;
 	const struct hop_model_link *l;
+	/* ranks in host order, @hl on each: a tree edge inside a host runs
+	 * on @li, one between hosts on @l (NULL @li: every edge on @l) */
+	const struct hop_model_link *li;
+	int hl;
 	double cp;              /* out of place: copying m to the output, g m */
 	int inplace;
 	int nranks;
@@ -35,6 +39,11 @@ static inline double fa(const struct form *f, double len)
 {
 	return hop_model_msg_alpha(f->l, len);
 }
+
+/* The tree forms (model_tree.c). */
+double hop_form_reduce_tree(const struct form *f);
+double hop_form_allreduce_tree(const struct form *f, double k);
+double hop_form_allreduce_dbtree(const struct form *f, double k);
 
 /* The forms of the block-moving collectives (model_blocks.c). */
 double hop_form_gather_flat(const struct form *f);

@@ -292,6 +292,50 @@ int hop_model_algo_shares_host_link(int algo)
 	       algo == HOP_ALGO_PAIRWISE || algo == HOP_ALGO_DISSEMINATION;
 }
 
+double hop_model_predict_flat_hosts(int kind, int algo, size_t bytes,
+				    const struct hop_model_place *pl,
+				    const struct hop_model_link links[HOP_MODEL_CLASSES],
+				    long chunks, int inplace)
+{
+	if (!place_ok(pl) || !links || !pl->blocked || !pl->uniform ||
+	    pl->nhosts < 2 || hop_model_link_check(&links[0], NULL, 0) ||
+	    hop_model_link_check(&links[1], NULL, 0))
+		return NAN;
+	return hop_model_form_hosts(kind, algo, bytes, pl->nranks,
+				    &links[HOP_MODEL_INTRA],
+				    &links[HOP_MODEL_INTER], pl->lmax, chunks,
+				    inplace);
+}
+
+/* The flat @algo priced edge by edge on uniform host-ordered ranks
+ * (hop_model_form_hosts()): 1 with @out filled, or 0 when @pl is not such
+ * a placement or the model has no such form of @algo. */
+static int choose_flat_hosts(int kind, size_t bytes,
+			     const struct hop_model_place *pl,
+			     const struct hop_model_link links[HOP_MODEL_CLASSES],
+			     int algo, struct hop_model_choice *out)
+{
+	long k;
+
+	if (isnan(hop_model_predict_flat_hosts(kind, algo, bytes, pl, links,
+					       1, 1)))
+		return 0;
+	k = hop_model_best_chunks_hosts(kind, algo, bytes, pl->nranks,
+					&links[HOP_MODEL_INTRA],
+					&links[HOP_MODEL_INTER], pl->lmax);
+	out->algo = algo;
+	out->sub_algo[0] = out->sub_algo[1] = HOP_ALGO_AUTO;
+	out->hier_sub[0] = out->hier_sub[1] = HOP_ALGO_AUTO;
+	out->hier = NAN;
+	out->chunks = k;
+	out->flat = out->predicted = hop_model_predict_flat_hosts(kind, algo,
+								  bytes, pl,
+								  links, k, 1);
+	out->chunk_bytes = hop_model_sched_chunk(kind, algo, bytes,
+						 pl->nranks, k);
+	return 1;
+}
+
 void hop_model_choose_flat_place(int kind, size_t bytes,
 				 const struct hop_model_place *pl,
 				 const struct hop_model_link links[HOP_MODEL_CLASSES],
@@ -317,9 +361,11 @@ void hop_model_choose_flat_place(int kind, size_t bytes,
 	for (int i = 0; i < nc; i++) {
 		if (cand[i] == HOP_ALGO_HIER)
 			continue;
-		hop_model_choose_flat(kind, bytes, pl->nranks, cand[i],
-				      hop_model_algo_shares_host_link(cand[i])
-				      ? &shared : inter, &c);
+		if (!choose_flat_hosts(kind, bytes, pl, links, cand[i], &c))
+			hop_model_choose_flat(kind, bytes, pl->nranks, cand[i],
+					      hop_model_algo_shares_host_link(
+						      cand[i]) ? &shared : inter,
+					      &c);
 		if (out->algo < 0 || c.predicted < out->predicted)
 			*out = c;
 	}

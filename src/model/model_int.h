@@ -16,6 +16,28 @@ double hop_model_form(int kind, int algo, size_t bytes, int nranks,
 		      const struct hop_model_link *l, long chunks,
 		      int inplace);
 
+/*
+ * hop_model_form_hosts() - The closed form of (@kind, @algo) over @nranks
+ * ranks in host order, @per_host on each host: each edge of the schedule
+ * priced on its own link, @intra inside a host, @inter between hosts;
+ * NAN when the pair has no such form (the binomial tree AllReduce has).
+ */
+double hop_model_form_hosts(int kind, int algo, size_t bytes, int nranks,
+			    const struct hop_model_link *intra,
+			    const struct hop_model_link *inter, int per_host,
+			    long chunks, int inplace);
+
+/*
+ * hop_model_best_chunks_hosts() - hop_model_best_chunks() of
+ * hop_model_form_hosts() (its bounds from @inter, the link that paces
+ * the schedule); @intra NULL: of the one-link form on @inter.
+ */
+long hop_model_best_chunks_hosts(int kind, int algo, size_t bytes,
+				 int nranks,
+				 const struct hop_model_link *intra,
+				 const struct hop_model_link *inter,
+				 int per_host);
+
 /* ceil(log2 @n): the rounds of a doubling or halving over @n ranks
  * (0 for n <= 1). */
 static inline int hop_model_ceil_log2(long n)

@@ -10,6 +10,7 @@
  */
 #include "sim/simrun.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,9 +118,15 @@ static int plan_place(struct hop_simrun *r)
 					r->chunks_used)
 		: ch.chunk_bytes;
 	r->predicted = ch.algo == HOP_ALGO_HIER ? ch.hier
-		: hop_model_predict_inplace(r->kind, r->algo, r->bytes,
-					    r->nranks, &r->link,
-					    r->chunks_used, r->inplace);
+		: hop_model_predict_flat_hosts(r->kind, r->algo, r->bytes, &pl,
+					       r->links, r->chunks_used,
+					       r->inplace);
+	if (isnan(r->predicted))        /* every edge on the inter link */
+		r->predicted = hop_model_predict_inplace(r->kind, r->algo,
+							 r->bytes, r->nranks,
+							 &r->link,
+							 r->chunks_used,
+							 r->inplace);
 	return 0;
 }
 

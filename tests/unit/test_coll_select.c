@@ -71,7 +71,7 @@ static void test_classes(void **state)
 	t.cls[0].beta = 10e9;
 	t.cls[1].alpha = 50e-6;
 	t.cls[1].beta = 125e6;
-	t.place = (struct hop_model_place){ 8, 4, 2, 1 };
+	t.place = (struct hop_model_place){ 8, 4, 2, 1, 0 };
 	t.have_cls = 1;
 	hop_coll_select(HOP_COLL_ALLREDUCE, 4 << 20, 8, &t, &c);
 	assert_int_equal(hop_model_choose_place(HOP_COLL_ALLREDUCE, 4 << 20,
@@ -98,7 +98,7 @@ static void test_classes(void **state)
 			 hop_model_algo_valid(HOP_COLL_ALLREDUCE, HOP_ALGO_HIER));
 	t.forced[HOP_COLL_ALLREDUCE] = HOP_ALGO_AUTO;
 	/* all on one host: flat, on the intra link */
-	t.place = (struct hop_model_place){ 8, 1, 8, 1 };
+	t.place = (struct hop_model_place){ 8, 1, 8, 1, 0 };
 	memset(t.memo, 0, sizeof(t.memo));
 	hop_coll_select(HOP_COLL_ALLREDUCE, 4 << 20, 8, &t, &c);
 	assert_int_not_equal(c.algo, HOP_ALGO_HIER);

@@ -96,7 +96,7 @@ check "0 ranks: status 2" [ $? = 0 ]
 # host: flat; a two-class profile gives each class its pairs
 g1="--inter-alpha-us 50 --inter-beta-GBps 0.125"
 status 0 "$bin" predict --hosts 4 --ppn 2 --sizes 8,4M --csv $g1
-check "placement: csv header" [ "$(head -1 "$tmp/out")" = "collective,nranks,hosts,max_ppn,bytes,flat_algo,flat_seconds,hier_intra,hier_inter,hier_seconds,picked,picked_seconds" ]
+check "placement: csv header" [ "$(head -1 "$tmp/out")" = "collective,nranks,hosts,max_ppn,bytes,flat_algo,flat_seconds,hier_intra,hier_inter,hier_seconds,picked,picked_seconds,every_flat" ]
 check "placement: 4 MiB picks hier (ring inside)" grep -qE '^allreduce,8,4,2,4194304,[a-z]+,[0-9.e-]+,ring,[a-z]+,[0-9.e-]+,hier,' "$tmp/out"
 status 0 "$bin" predict --hosts 1 --ppn 8 --sizes 4M --csv $g1
 check "placement: one host is flat" grep -qE '^allreduce,8,1,8,4194304,[a-z]+,[0-9.e-]+,auto,auto,nan,[a-z]+,' "$tmp/out"

@@ -66,7 +66,7 @@ static void test_place(void **state)
 /* The rail-parallel AllReduce is the sum of its three phases. */
 static void test_hier_sum(void **state)
 {
-	struct hop_model_place pl = { 8, 4, 2, 1 };
+	struct hop_model_place pl = { 8, 4, 2, 1, 0 };
 	struct hop_model_link l[2], rail;
 	static const int ring2[2] = { HOP_ALGO_RING, HOP_ALGO_RING };
 	int sub[2];
@@ -97,7 +97,7 @@ static void test_hier_sum(void **state)
 	assert_true(isnan(hop_model_hier_predict(HOP_COLL_ALLREDUCE, m, &pl, l,
 						 bad, NULL, NULL)));
 	/* one host, or one rank per host: no hierarchical form */
-	struct hop_model_place one = { 8, 1, 8, 1 }, flat = { 4, 4, 1, 1 };
+	struct hop_model_place one = { 8, 1, 8, 1, 0 }, flat = { 4, 4, 1, 1, 0 };
 	assert_true(isnan(hop_model_hier_predict(HOP_COLL_ALLREDUCE, m, &one, l,
 						 ring2, NULL, NULL)));
 	assert_true(isnan(hop_model_hier_predict(HOP_COLL_ALLREDUCE, m, &flat,
@@ -110,7 +110,7 @@ static void test_hier_sum(void **state)
  * host: flat, priced on the intra link. */
 static void test_choice(void **state)
 {
-	struct hop_model_place pl = { 8, 4, 2, 1 }, one = { 8, 1, 8, 1 };
+	struct hop_model_place pl = { 8, 4, 2, 1, 0 }, one = { 8, 1, 8, 1, 0 };
 	struct hop_model_link l[2];
 	struct hop_model_choice ch;
 
@@ -195,7 +195,7 @@ static void test_choice(void **state)
 						HOP_ALGO_BRUCK, &ch),
 			 HOP_ERR_INVALID_ARG);
 	/* the uneven placement 3+1+2: leaders' forms */
-	struct hop_model_place un = { 6, 3, 3, 0 };
+	struct hop_model_place un = { 6, 3, 3, 0, 0 };
 	assert_int_equal(hop_model_choose_place(HOP_COLL_ALLREDUCE, 4 << 20, &un,
 						l, HOP_ALGO_AUTO, &ch), 0);
 	assert_int_equal(ch.algo, HOP_ALGO_HIER);
@@ -218,7 +218,7 @@ static void links_cluster(struct hop_model_link l[2])
 
 static int inter_pick(size_t m, const struct hop_model_link l[2])
 {
-	struct hop_model_place pl = { 8, 4, 2, 1 };
+	struct hop_model_place pl = { 8, 4, 2, 1, 0 };
 	struct hop_model_choice ch;
 
 	assert_int_equal(hop_model_choose_place(HOP_COLL_ALLREDUCE, m, &pl, l,
@@ -258,7 +258,7 @@ static double rab_from_ring(size_t m, const struct hop_model_place *pl,
  */
 static void test_inter_exchange(void **state)
 {
-	struct hop_model_place pl = { 8, 4, 2, 1 };
+	struct hop_model_place pl = { 8, 4, 2, 1, 0 };
 	struct hop_model_link l[2], rail;
 	static const int rab[2] = { HOP_ALGO_RING, HOP_ALGO_RABENSEIFNER };
 	size_t m = (size_t)32 << 20;

@@ -25,17 +25,40 @@ static struct hop_model_choice flat_of(int kind, size_t m,
 	return f;
 }
 
+/* Every flat algorithm's price on @p, "ring=1.5e-3 tree=..." (the last
+ * column: what a measured best that hop did not pick was priced at). */
+static void every_flat(int kind, size_t m, const struct hm_place *p)
+{
+	int algos[HOP_ALGO_COUNT], na = hop_model_algos(kind, algos,
+							HOP_ALGO_COUNT);
+	const char *sep = "";
+
+	for (int i = 0; i < na; i++) {
+		struct hop_model_choice c;
+
+		if (algos[i] == HOP_ALGO_HIER)
+			continue;
+		hop_model_choose_flat_place(kind, m, &p->pl, p->links,
+					    algos[i], &c);
+		printf("%s%s=%.9g", sep, hop_model_algo_name(algos[i]),
+		       c.predicted);
+		sep = " ";
+	}
+}
+
 static void row_csv(int kind, size_t m, const struct hm_place *p,
 		    const struct hop_model_choice *ch)
 {
 	struct hop_model_choice f = flat_of(kind, m, p, ch);
 
-	printf("%s,%d,%d,%d,%zu,%s,%.9g,%s,%s,%.9g,%s,%.9g\n",
+	printf("%s,%d,%d,%d,%zu,%s,%.9g,%s,%s,%.9g,%s,%.9g,",
 	       hop_model_kind_name(kind), p->pl.nranks, p->pl.nhosts,
 	       p->pl.lmax, m, hop_model_algo_name(f.algo), ch->flat,
 	       hop_model_algo_name(ch->hier_sub[0]),
 	       hop_model_algo_name(ch->hier_sub[1]), ch->hier,
 	       hop_model_algo_name(ch->algo), ch->predicted);
+	every_flat(kind, m, p);
+	printf("\n");
 }
 
 static void row_text(int kind, size_t m, const struct hm_place *p,
@@ -62,7 +85,7 @@ int hm_predict_place(const struct hm_place *p, const int *kinds, int nk,
 	if (csv)
 		printf("collective,nranks,hosts,max_ppn,bytes,flat_algo,"
 		       "flat_seconds,hier_intra,hier_inter,hier_seconds,"
-		       "picked,picked_seconds\n");
+		       "picked,picked_seconds,every_flat\n");
 	for (int ki = 0; ki < nk; ki++) {
 		if (!csv)
 			printf("\n# %s, N = %d on %d hosts%s\n%14s %13s %-13s "
