@@ -252,6 +252,8 @@ int p2p_flush_backlog(struct hop_p2p *p);
 void p2p_credit_freed(struct hop_p2p *p, int peer);
 int p2p_grant(struct hop_p2p *p, int peer, uint32_t n);
 const char *p2p_tag_str(uint64_t tag, char *buf, size_t len);
+/* 0, or HOP_ERR_PEER_FAILED once a receive waits on a peer that closed */
+int p2p_closed_waited(struct hop_p2p *p);
 
 /* progress.c */
 void p2p_complete(struct hop_p2p *p, struct hop_p2p_req *r, int status);

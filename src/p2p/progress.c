@@ -466,6 +466,8 @@ int p2p_wait_loop(struct hop_comm *comm, int (*done)(void *), void *arg,
 			quiet_since = 0;
 		}
 		if ((++iter & 1023) == 0 || spins >= spin_max) {
+			if (p2p_closed_waited(p) < 0)
+				continue; /* the next progress reports it */
 			if (hop_deadline_passed(deadline)) {
 				if (probed++ || !p2p_collsig_probe(p))
 					break;

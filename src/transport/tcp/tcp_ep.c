@@ -359,6 +359,25 @@ static int tcp_peer_closed(struct hop_prov *prov, int peer)
  * (TCP_NODELAY), 1.3-1.75 GB/s streaming 16 MiB writes, both directions at
  * once 1.57x slower (docs/model.md, "Built-in defaults").
  */
+/*
+ * A receive from @peer is posted: dial it now (lazy) so that its socket,
+ * once up, reports its exit, and a peer that is gone is named by the
+ * refused dials. Nothing to do once connected or lost (a lost socket
+ * already failed the comm), or while @peer is dialling us.
+ */
+static int tcp_connect(struct hop_prov *prov, int peer)
+{
+	struct tcp_peer *p;
+
+	if (!prov->lazy || peer < 0 || peer >= prov->nranks ||
+	    peer == prov->rank)
+		return 0;
+	p = &prov->peers[peer];
+	if (p->fd >= 0 || p->ever)
+		return 0;
+	return tcp_lazy_want(prov, peer);
+}
+
 static const struct hop_prov_caps tcp_caps = {
 	.size = sizeof(struct hop_prov_caps),
 	.flags = 0,
@@ -384,4 +403,5 @@ const struct hop_prov_ops hop_prov_tcp = {
 	.max_inline = tcp_max_inline,
 	.peer_closed = tcp_peer_closed,
 	.caps = &tcp_caps,
+	.connect = tcp_connect,
 };

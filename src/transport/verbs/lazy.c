@@ -225,3 +225,24 @@ int vrb_lazy_want(struct hop_prov *prov, struct vrb_peer *p)
 		return rc;
 	return HOP_PROV_AGAIN;  /* posted once connected: post order holds */
 }
+
+/*
+ * A receive from @peer is posted: dial it now, as a post would, so a peer
+ * that is gone is named by the refused dials and a connected one is
+ * watched (ops->connect; posts still wait for the pair to be ready).
+ */
+int vrb_lazy_connect(struct hop_prov *prov, int peer)
+{
+	struct vrb_peer *p;
+	int rc;
+
+	if (!prov->lazy || peer < 0 || peer >= prov->nranks ||
+	    peer == prov->rank)
+		return 0;
+	p = &prov->peers[peer];
+	if (p->want || p->state == VRB_PEER_RTS ||
+	    p->state == VRB_PEER_CLOSED)
+		return 0;
+	rc = vrb_lazy_want(prov, p);
+	return rc == HOP_PROV_AGAIN ? 0 : rc;
+}
