@@ -65,8 +65,9 @@ int vrb_lazy_wanted(struct hop_prov *prov)
 		return 0;
 	if (prov->use_cm)
 		return 1;
-	HOP_PROV_INFO(prov->pctx, "rank %d: HOP_CONNECT=lazy needs HOP_IB_CM=rdmacm: "
-		      "HOP_IB_CM=oob connects every rank at open", prov->rank);
+	HOP_PROV_INFO(prov->pctx, "rank %d: HOP_CONNECT=lazy (the default) needs "
+		      "HOP_IB_CM=rdmacm: with HOP_IB_CM=oob every pair is "
+		      "connected at open (eager)", prov->rank);
 	return 0;
 }
 
