@@ -16,6 +16,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <hop/provider.h>
+
 #include "coll/coll_int.h"
 #include "coll/fbox.h"
 #include "coll/fbox_int.h"
@@ -103,11 +105,17 @@ static int fbox_poll(struct hop_comm *comm, struct hop_fbox_wait *w)
 int hop_fbox_wait(struct hop_comm *comm, struct hop_fbox *fb,
 		  struct hop_fbox_wait *w)
 {
+	struct hop_comm *root;
 	int ret, code;
 
 	if (atomic_load_explicit(w->word, memory_order_acquire) >= w->want)
 		return 0;
 	w->fb = fb;
+	/* with pairs connected on first use the peer may never have been
+	 * reached: connect it, so the provider watches it while we wait */
+	root = comm->root ? comm->root : comm;
+	(void)hop_prov_connect(root->prov_ops, root->prov,
+			       hop_comm_peer(comm, w->peer));
 	if ((ret = fbox_poll(comm, w)))
 		return hop_fbox_failed(fb, ret);
 	if (atomic_load_explicit(w->word, memory_order_acquire) >= w->want)

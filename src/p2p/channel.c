@@ -525,30 +525,19 @@ const char *p2p_tag_str(uint64_t tag, char *buf, size_t len)
 }
 
 /*
- * A wait that has gone quiet: is a receive posted from a peer that closed
- * its comm in order? Nothing more can come from it once what it sent
- * before closing is taken, which one more progress pass does; then the
- * receive fails naming it instead of waiting for HOP_TIMEOUT (with
- * connections made on first use, the rank that saw a failure closes and
- * a rank waiting on it would otherwise learn nothing).
+ * A wait that has gone quiet: a peer that closed its comm in order while
+ * a receive from it is posted (-1: none). Once what it sent before
+ * closing is taken (the caller lets some quiet rounds pass: memory-polled
+ * messages take more than one), nothing more can come from it, and the
+ * receive fails naming it instead of at HOP_TIMEOUT (with connections made
+ * on first use, the rank that saw a failure closes, and the ranks waiting
+ * on it would otherwise learn nothing).
  */
 int p2p_closed_waited(struct hop_p2p *p)
 {
-	int ret;
-
-	for (int q = 0; q < p->nranks; q++) {
-		if (!p->peers[q].mq.posted.head || q == p->rank ||
-		    !p2p_peer_closed(p, q))
-			continue;
-		while ((ret = hop_p2p_progress(p->comm)) > 0)
-			;
-		if (ret < 0)
-			return ret;
-		if (!p->peers[q].mq.posted.head)
-			continue;
-		return hop_comm_fail(p->comm, HOP_ERR_PEER_FAILED, "p2p: rank %d "
-				     "closed its communicator while rank %d "
-				     "waits for a message from it", q, p->rank);
-	}
-	return 0;
+	for (int q = 0; q < p->nranks; q++)
+		if (p->peers[q].mq.posted.head && q != p->rank &&
+		    p2p_peer_closed(p, q))
+			return q;
+	return -1;
 }

@@ -437,6 +437,20 @@ static int probe_grace_ms(const struct hop_comm *comm)
 	return (int)(g < 50 ? 50 : g > 500 ? 500 : g);
 }
 
+/* Fail the comm once a receive waited @*rounds quiet rounds (@ret: what
+ * the last progress brought) on a peer that closed (channel.c). */
+static int closed_quiet(struct hop_p2p *p, int ret, int *rounds)
+{
+	int q = p2p_closed_waited(p);
+
+	*rounds = q < 0 || ret > 0 ? 0 : *rounds + 1;
+	if (*rounds < P2P_CLOSED_ROUNDS)
+		return 0;
+	return hop_comm_fail(p->comm, HOP_ERR_PEER_FAILED, "p2p: rank %d closed "
+			     "its communicator while rank %d waits for a "
+			     "message from it", q, p->rank);
+}
+
 int p2p_wait_loop(struct hop_comm *comm, int (*done)(void *), void *arg,
 		  p2p_describe_fn describe, void *darg)
 {
@@ -444,7 +458,7 @@ int p2p_wait_loop(struct hop_comm *comm, int (*done)(void *), void *arg,
 	unsigned spins = 0, iter = 0, spin_max;
 	uint64_t deadline, yield_ns, quiet_since = 0;
 	char what[256];
-	int ret, probed = 0;
+	int ret, probed = 0, gone = 0;
 
 	if (done(arg))
 		return 0;
@@ -466,7 +480,7 @@ int p2p_wait_loop(struct hop_comm *comm, int (*done)(void *), void *arg,
 			quiet_since = 0;
 		}
 		if ((++iter & 1023) == 0 || spins >= spin_max) {
-			if (p2p_closed_waited(p) < 0)
+			if (closed_quiet(p, ret, &gone))
 				continue; /* the next progress reports it */
 			if (hop_deadline_passed(deadline)) {
 				if (probed++ || !p2p_collsig_probe(p))

@@ -130,6 +130,10 @@ static int lazy_check(struct hop_prov *prov)
 		if (h->state == TCP_HS_IDLE)
 			continue;
 		busy = 1;
+		/* a dial for a receive alone (ops->connect) is bounded by
+		 * that receive's own deadline, which names what waited */
+		if (!h->refused && !prov->peers[r].sq_count)
+			continue;
 		if (now - h->since > (h->refused ? refused_ns : timeout_ns))
 			return lazy_give_up(prov, h, r);
 	}
