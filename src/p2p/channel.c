@@ -541,3 +541,16 @@ int p2p_closed_waited(struct hop_p2p *p)
 			return q;
 	return -1;
 }
+
+/*
+ * A wait quiet for a quarter of HOP_TIMEOUT: connect every rank (a no-op
+ * on an eager mesh), so a death anywhere in the comm, which may be what
+ * holds the live ranks this one waits on, fails the wait naming the dead
+ * rank instead of a timeout naming a live one. Only slow waits pay it.
+ */
+void p2p_connect_all(struct hop_p2p *p)
+{
+	for (int q = 0; q < p->nranks; q++)
+		if (q != p->rank && hop_prov_connect(p->ops, p->prov, q) < 0)
+			return;
+}

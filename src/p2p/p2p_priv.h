@@ -257,6 +257,8 @@ int p2p_grant(struct hop_p2p *p, int peer, uint32_t n);
 const char *p2p_tag_str(uint64_t tag, char *buf, size_t len);
 /* A peer that closed while a receive from it is posted, or -1 */
 int p2p_closed_waited(struct hop_p2p *p);
+/* A slow wait: connect every rank, so any dead one is seen */
+void p2p_connect_all(struct hop_p2p *p);
 
 /* progress.c */
 void p2p_complete(struct hop_p2p *p, struct hop_p2p_req *r, int status);
