@@ -360,10 +360,12 @@ static int tcp_peer_closed(struct hop_prov *prov, int peer)
  * once 1.57x slower (docs/model.md, "Built-in defaults").
  */
 /*
- * A receive from @peer is posted: dial it now (lazy) so that its socket,
- * once up, reports its exit, and a peer that is gone is named by the
- * refused dials. Nothing to do once connected or lost (a lost socket
- * already failed the comm), or while @peer is dialling us.
+ * A receive from @peer is posted (lazy): dial it if it has not connected
+ * within TCP_RECV_DIAL_MS, so that its socket, once up, reports its exit
+ * and a peer that is gone is named by the refused dials. Not at once: a
+ * sender dials us with its first message, and a lower rank's dial wins
+ * a simultaneous one, so our dial would make the pair wait for the
+ * sender's next call into hop. Nothing to do once connected or lost.
  */
 static int tcp_connect(struct hop_prov *prov, int peer)
 {
@@ -373,9 +375,11 @@ static int tcp_connect(struct hop_prov *prov, int peer)
 	    peer == prov->rank)
 		return 0;
 	p = &prov->peers[peer];
-	if (p->fd >= 0 || p->ever)
+	if (p->fd >= 0 || p->ever || p->recv_dial_at)
 		return 0;
-	return tcp_lazy_want(prov, peer);
+	p->recv_dial_at = hop_now_ns() + TCP_RECV_DIAL_MS * 1000000ull;
+	prov->recv_dials++;
+	return 0;
 }
 
 static const struct hop_prov_caps tcp_caps = {
