@@ -343,7 +343,33 @@ struct hop_prov_ops {
 
 	/** caps - Optional: what the provider is; NULL: all defaults. */
 	const struct hop_prov_caps *caps;
+
+	/* Members below were added after caps: check ops->size. */
+
+	/**
+	 * connect() - Optional: hop waits for a message from @peer (a
+	 * receive from it is posted). A provider that connects pairs on
+	 * first use starts connecting @peer now if it has not, so a peer
+	 * that is gone fails the comm (HOP_ERR_PEER_FAILED naming it)
+	 * instead of leaving the receive to time out, and a connected peer
+	 * is watched as any other. Cheap once connected; never blocks.
+	 * Return: 0, or a HOP_ERR_* code after ctx->fail_comm().
+	 */
+	int (*connect)(struct hop_prov *prov, int peer);
 };
+
+/**
+ * hop_prov_connect() - @ops->connect(@prov, @peer) when @ops has it (see
+ * there), else 0: a provider without it connects every pair at open.
+ */
+static inline int hop_prov_connect(const struct hop_prov_ops *ops,
+				   struct hop_prov *prov, int peer)
+{
+	if (!ops || ops->size < offsetof(struct hop_prov_ops, connect) +
+				sizeof(ops->connect) || !ops->connect)
+		return 0;
+	return ops->connect(prov, peer);
+}
 
 /**
  * hop_prov_caps_of() - The caps of @ops, or NULL when it has none (or was

@@ -16,6 +16,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <hop/provider.h>
+
 #include "coll/coll_int.h"
 #include "coll/fbox.h"
 #include "coll/fbox_int.h"
@@ -62,6 +64,20 @@ int hop_fbox_failed(struct hop_fbox *fb, int code)
 #define FBOX_NAP_NS 20000
 
 /*
+ * With pairs connected on first use, a rank a fast box waits on may never
+ * have been reached through the provider, which then does not watch it:
+ * connect it. Only a wait that outlasted the yields does, so a rank's
+ * connections still grow with the peers it waits on, not with the host.
+ */
+static void watch_peer(struct hop_comm *comm, int peer)
+{
+	struct hop_comm *root = comm->root ? comm->root : comm;
+
+	(void)hop_prov_connect(root->prov_ops, root->prov,
+			       hop_comm_peer(comm, peer));
+}
+
+/*
  * Poll @w until it is done: the flag line alone between checks; every 64
  * polls (every poll when the host runs more ranks than cores) progress
  * p2p (the provider's liveness checks of dead peers, messages of a rank
@@ -73,7 +89,7 @@ static int fbox_poll(struct hop_comm *comm, struct hop_fbox_wait *w)
 	unsigned every = hop_comm_oversubscribed(comm) ? 1 : 64;
 	uint64_t start = hop_now_ns(), now, deadline = hop_comm_deadline(comm);
 	char what[256];
-	int ret;
+	int ret, linked = 0;
 
 	for (unsigned i = 1;; i++) {
 		if (wait_done(w))
@@ -87,10 +103,13 @@ static int fbox_poll(struct hop_comm *comm, struct hop_fbox_wait *w)
 			break;
 		if (now - start < comm->spin_min_ns && every > 1)
 			continue;
-		if (now - start < comm->spin_min_ns + FBOX_YIELD_NS)
+		if (now - start < comm->spin_min_ns + FBOX_YIELD_NS) {
 			sched_yield();
-		else
-			nanosleep(&(struct timespec){ 0, FBOX_NAP_NS }, NULL);
+			continue;
+		}
+		if (!linked++)
+			watch_peer(comm, w->peer);
+		nanosleep(&(struct timespec){ 0, FBOX_NAP_NS }, NULL);
 	}
 	wait_describe(w, what, sizeof(what));
 	ret = hop_comm_fail(comm, HOP_ERR_TIMEOUT, "rank %d: %s not completed "

@@ -17,7 +17,7 @@ struct hop_config {
 	char transport[48];             /* HOP_TRANSPORT auto|verbs|tcp|shm|plugin, default auto */
 	char plugin_path[HOP_CFG_STR];  /* HOP_PLUGIN_PATH folders of provider plugins, default "" */
 	char socket_ifname[64];         /* HOP_SOCKET_IFNAME, default "" (first non-loopback, else lo) */
-	char connect[16];               /* HOP_CONNECT eager|lazy, default eager */
+	char connect[16];               /* HOP_CONNECT eager|lazy, default lazy */
 	int spin_count;                 /* HOP_SPIN polls before a waiter yields, default -1 = auto */
 	int yield_us;                   /* HOP_YIELD_US polling with sched_yield() before blocking, default -1 = auto */
 	/* p2p */

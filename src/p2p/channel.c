@@ -523,3 +523,34 @@ const char *p2p_tag_str(uint64_t tag, char *buf, size_t len)
 		snprintf(buf + n, len - (size_t)n, " of comm %u", id);
 	return buf;
 }
+
+/*
+ * A wait that has gone quiet: a peer that closed its comm in order while
+ * a receive from it is posted (-1: none). Once what it sent before
+ * closing is taken (the caller lets some quiet rounds pass: memory-polled
+ * messages take more than one), nothing more can come from it, and the
+ * receive fails naming it instead of at HOP_TIMEOUT (with connections made
+ * on first use, the rank that saw a failure closes, and the ranks waiting
+ * on it would otherwise learn nothing).
+ */
+int p2p_closed_waited(struct hop_p2p *p)
+{
+	for (int q = 0; q < p->nranks; q++)
+		if (p->peers[q].mq.posted.head && q != p->rank &&
+		    p2p_peer_closed(p, q))
+			return q;
+	return -1;
+}
+
+/*
+ * A wait quiet for a quarter of HOP_TIMEOUT: connect every rank (a no-op
+ * on an eager mesh), so a death anywhere in the comm, which may be what
+ * holds the live ranks this one waits on, fails the wait naming the dead
+ * rank instead of a timeout naming a live one. Only slow waits pay it.
+ */
+void p2p_connect_all(struct hop_p2p *p)
+{
+	for (int q = 0; q < p->nranks; q++)
+		if (q != p->rank && hop_prov_connect(p->ops, p->prov, q) < 0)
+			return;
+}

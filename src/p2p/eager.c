@@ -210,6 +210,11 @@ int hop_p2p_irecv_match(struct hop_comm *comm, struct hop_p2p_req *r,
 			hop_match_post_any(&p->any, r);
 		else
 			hop_match_post(&p->peers[peer].mq, r);
+		/* waiting on @peer: with connections made on first use it
+		 * is connected, and so watched, from now (a failure is the
+		 * comm's, which the wait reports) */
+		if (peer != HOP_MATCH_ANY_PEER && peer != p->rank)
+			(void)hop_prov_connect(p->ops, p->prov, peer);
 	}
 	p->post_depth--;
 	return 0;

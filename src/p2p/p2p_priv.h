@@ -38,6 +38,9 @@
 
 #define P2P_POLL_BATCH 32
 #define P2P_WAIT_US 1000        /* longest single provider wait() */
+/* quiet rounds of a wait on a peer that closed before it fails (about
+ * as many ms: what the peer sent before closing is taken by then) */
+#define P2P_CLOSED_ROUNDS 16
 #define P2P_FLUSH_QUIET_MS 20   /* fini: longest grace for provider queues */
 /* LL eager messages (eager_ll.c): a rank polls the slots of the peers it
  * posted to within the window and does not block while it is open; a
@@ -252,6 +255,10 @@ int p2p_flush_backlog(struct hop_p2p *p);
 void p2p_credit_freed(struct hop_p2p *p, int peer);
 int p2p_grant(struct hop_p2p *p, int peer, uint32_t n);
 const char *p2p_tag_str(uint64_t tag, char *buf, size_t len);
+/* A peer that closed while a receive from it is posted, or -1 */
+int p2p_closed_waited(struct hop_p2p *p);
+/* A slow wait: connect every rank, so any dead one is seen */
+void p2p_connect_all(struct hop_p2p *p);
 
 /* progress.c */
 void p2p_complete(struct hop_p2p *p, struct hop_p2p_req *r, int status);

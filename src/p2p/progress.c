@@ -437,14 +437,28 @@ static int probe_grace_ms(const struct hop_comm *comm)
 	return (int)(g < 50 ? 50 : g > 500 ? 500 : g);
 }
 
+/* Fail the comm once a receive waited @*rounds quiet rounds (@ret: what
+ * the last progress brought) on a peer that closed (channel.c). */
+static int closed_quiet(struct hop_p2p *p, int ret, int *rounds)
+{
+	int q = p2p_closed_waited(p);
+
+	*rounds = q < 0 || ret > 0 ? 0 : *rounds + 1;
+	if (*rounds < P2P_CLOSED_ROUNDS)
+		return 0;
+	return hop_comm_fail(p->comm, HOP_ERR_PEER_FAILED, "p2p: rank %d closed "
+			     "its communicator while rank %d waits for a "
+			     "message from it", q, p->rank);
+}
+
 int p2p_wait_loop(struct hop_comm *comm, int (*done)(void *), void *arg,
 		  p2p_describe_fn describe, void *darg)
 {
 	struct hop_p2p *p = comm->p2p;
 	unsigned spins = 0, iter = 0, spin_max;
-	uint64_t deadline, yield_ns, quiet_since = 0;
+	uint64_t deadline, sweep, yield_ns, quiet_since = 0;
 	char what[256];
-	int ret, probed = 0;
+	int ret, probed = 0, gone = 0, swept = 0;
 
 	if (done(arg))
 		return 0;
@@ -455,6 +469,7 @@ int p2p_wait_loop(struct hop_comm *comm, int (*done)(void *), void *arg,
 	yield_ns = comm->cfg.yield_us > 0 ? (uint64_t)comm->cfg.yield_us * 1000u
 					  : 0;
 	deadline = hop_comm_deadline(comm);
+	sweep = hop_deadline_after((int)(comm->cfg.timeout_ms / 4));
 	for (;;) {
 		ret = hop_p2p_progress(comm);
 		if (ret < 0)
@@ -466,6 +481,10 @@ int p2p_wait_loop(struct hop_comm *comm, int (*done)(void *), void *arg,
 			quiet_since = 0;
 		}
 		if ((++iter & 1023) == 0 || spins >= spin_max) {
+			if (closed_quiet(p, ret, &gone))
+				continue; /* the next progress reports it */
+			if (!swept && hop_deadline_passed(sweep) && ++swept)
+				p2p_connect_all(p);
 			if (hop_deadline_passed(deadline)) {
 				if (probed++ || !p2p_collsig_probe(p))
 					break;

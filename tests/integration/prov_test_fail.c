@@ -132,6 +132,9 @@ int t_kill(struct ph *ph, void *arg)
 		pause();
 	}
 	t0 = hop_now_ns();
+	/* wait on the victim as a posted receive from it does: with pairs
+	 * connected on first use this connects it (no-op when eager) */
+	(void)hop_prov_connect(ph->ops, ph->prov, victim);
 	code = ph_wait_failure(ph, 10000);
 	PH_CHECK(ph, code == HOP_ERR_PEER_FAILED, "got %s",
 		 hop_err_name(code));
@@ -398,10 +401,14 @@ int t_impostor(struct ph *ph, void *arg)
 		PH_CHECK(ph, im.attacked >= ph->n - 1,
 			 "only %d listeners found", im.attacked);
 	}
-	/* the real links work */
-	PH_CHECK(ph, ph_send(ph, right, &r, sizeof(r), 0, 0) == 0, "send");
+	/* the real links work; the send's completion is awaited before the
+	 * barrier, which does not progress the provider: a pair connected on
+	 * first use may still be connecting once the receive is done */
+	PH_CHECK(ph, ph_send(ph, right, &r, sizeof(r), HOP_WR_SIGNALED, 0) == 0,
+		 "send");
 	PH_CHECK(ph, ph_next_event(ph, left, HOP_CQE_RECV, &e) == 0, "recv");
 	PH_CHECK(ph, !memcmp(e.data, &left, sizeof(left)), "content");
+	PH_CHECK(ph, ph_wait_local(ph, 0) == 0, "send completion");
 	PH_CHECK(ph, ph_barrier(ph) == 0, "barrier");
 	ph_close(ph);
 	return 0;

@@ -7,7 +7,8 @@
 # eager slots that take memory only for the peers used (4), a rank
 # that sends to every other and closes at once (4: the sends arrive), and a
 # rank that exits before anyone connected to it (3: the sender's error
-# names it within HOP_TIMEOUT). The ring run on an eager mesh (4) must fail
+# names it within HOP_TIMEOUT), the same rank waited on by a receive (3)
+# and by a ring allreduce (4: failed within half of HOP_TIMEOUT). The ring run on an eager mesh (4) must fail
 # its socket check (the check can fail). TCP_LAZY_SEED picks the pairs
 # (default: random, printed). Fails if any run does.
 set -u
@@ -45,6 +46,10 @@ want=4 lazy 4 "sends then close at once" last
 want=4 HOP_EAGER_SLOTS=1024 lazy 4 "eager slots on first use" rss
 # the exited rank prints nothing
 want=2 HOP_TIMEOUT=2 lazy 3 "dead peer" dead
+# a receive (and a collective) waiting on a rank never connected, that
+# exited: named within half of HOP_TIMEOUT, not timed out
+want=2 HOP_TIMEOUT=6 lazy 3 "receive from a dead peer" deadrecv
+want=3 HOP_TIMEOUT=6 HOP_ALGO=allreduce:ring lazy 4 "allreduce with a dead rank" deadcoll
 
 rm -f "$tmp"/*
 out=$(TCP_LAZY_DIR=$tmp HOP_TRANSPORT=$tr HOP_CONNECT=eager HOP_ALGO=allreduce:ring \

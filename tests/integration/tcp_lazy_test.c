@@ -23,6 +23,14 @@
  *   tcp_lazy_test dead        the last rank exits after init; rank 0's
  *                             first send to it fails naming it within
  *                             HOP_TIMEOUT
+ *   tcp_lazy_test deadrecv    the last rank exits after init; rank 0
+ *                             receives from it (it never sent to it):
+ *                             the receive fails naming it, well within
+ *                             HOP_TIMEOUT
+ *   tcp_lazy_test deadcoll    the last rank exits after init; the others
+ *                             run a ring allreduce: each fails with
+ *                             HOP_ERR_PEER_FAILED within HOP_TIMEOUT, the
+ *                             dead rank's successor naming it
  *
  * $TCP_LAZY_DIR: an empty folder for file_barrier(). Prints
  * "tcp_lazy_test: rank R passed" on success.
@@ -333,6 +341,53 @@ static void t_dead(void)
 	       hop_comm_last_error(comm));
 }
 
+/* Is @ret a peer failure, named as @dead where @must, within @limit? */
+static void check_dead_error(const char *what, int ret, int dead, int must,
+			     double t0, double limit)
+{
+	double dt = now_ms() - t0;
+	char name[32];
+
+	if (ret != HOP_ERR_PEER_FAILED)
+		FAIL("%s returned %s, expected HOP_ERR_PEER_FAILED (rank %d "
+		     "exited): %s", what, hop_err_name(ret), dead,
+		     hop_comm_last_error(comm));
+	snprintf(name, sizeof(name), "rank %d ", dead);
+	if (must && !strstr(hop_comm_last_error(comm), name))
+		FAIL("the error does not name '%s': %s", name,
+		     hop_comm_last_error(comm));
+	if (dt >= limit)
+		FAIL("the error came after %.0f ms, HOP_TIMEOUT is %.0f ms",
+		     dt, limit);
+	printf("tcp_lazy_test: rank %d got the error after %.0f ms: %s\n",
+	       rank, dt, hop_comm_last_error(comm));
+}
+
+/* The last rank leaves without a word; the others wait on it (@coll: in
+ * a ring allreduce, else rank 0 in a receive from it). */
+static void t_dead_wait(int coll)
+{
+	const char *to = getenv("HOP_TIMEOUT");
+	double limit = (to ? atof(to) : 60) * 1e3 / 2, t0;
+	int dead = size - 1, ret;
+	uint64_t v = 1, sum = 0;
+	char c;
+
+	if (rank == dead)
+		_exit(0);
+	usleep(300 * 1000); /* it is gone by now */
+	t0 = now_ms();
+	if (coll) {
+		ret = hop_allreduce(comm, &v, &sum, 1, HOP_UINT64, HOP_SUM);
+		check_dead_error("the allreduce", ret, dead, rank == 0, t0,
+				 limit);
+	} else if (rank == 0) {
+		ret = hop_recv(comm, &c, 1, dead, 7, NULL);
+		check_dead_error("a receive from the exited rank", ret, dead,
+				 1, t0, limit);
+	}
+}
+
 /*
  * Progress for a moment before counting: a dial that lost a simultaneous
  * connect may sit accepted, unread, until this rank's next progress pass
@@ -408,8 +463,13 @@ int main(int argc, char **argv)
 		peers = t_last();
 	else if (!strcmp(mode, "dead"))
 		t_dead();
+	else if (!strcmp(mode, "deadrecv"))
+		t_dead_wait(0);
+	else if (!strcmp(mode, "deadcoll"))
+		t_dead_wait(1);
 	else
-		FAIL("usage: %s pairs SEED|all|rndv|ring|rss|last|dead", argv[0]);
+		FAIL("usage: %s pairs SEED|all|rndv|ring|rss|last|dead|"
+		     "deadrecv|deadcoll", argv[0]);
 	if (peers >= 0) {
 		file_barrier("done");
 		settle();

@@ -118,6 +118,8 @@ static int t_dereg_queued(struct ph *ph, void *arg)
 	if (ph->rank == 0) {
 		struct shm_peer *p = &ph->prov->peers[1];
 
+		/* linked now if pairs link on first use, as a post would */
+		PH_CHECK(ph, hop_prov_connect(ph->ops, ph->prov, 1) == 0, "link");
 		PH_CHECK(ph, p->cma, "CMA is off: nothing to test");
 		PH_CHECK(ph, ph->ops->post_write(ph->prov, 1, NULL, small,
 						 sizeof(small), all[1].a_addr,
@@ -228,6 +230,8 @@ static int t_dereg_inflight(struct ph *ph, void *arg)
 	(void)arg;
 	PH_CHECK(ph, b, "out of memory");
 	PH_CHECK(ph, ph_open(ph) == 0, "open");
+	PH_CHECK(ph, hop_prov_connect(ph->ops, ph->prov, 1 - ph->rank) == 0,
+		 "link");
 	PH_CHECK(ph, ph->prov->peers[1 - ph->rank].cma,
 		 "CMA is off: nothing to test");
 	for (int i = 0; i < 8 && late; i++) {
@@ -318,8 +322,12 @@ static int t_table(struct ph *ph, void *arg)
 	}
 	PH_CHECK(ph, ph_allgather(ph, &mine, all, sizeof(mine)) == 0, "ag");
 	if (ph->rank == 0) {
-		const struct hop_mrtab *tab = ph->prov->peers[1].mrtab;
+		const struct hop_mrtab *tab;
 
+		/* linked now if pairs link on first use, as a post would */
+		PH_CHECK(ph, hop_prov_connect(ph->ops, ph->prov, 1) == 0, "link");
+		tab = ph->prov->peers[1].mrtab;
+		PH_CHECK(ph, tab, "rank 1's region table is not mapped");
 		if (forge)
 			PH_CHECK(ph, unprotect(tab) == 0, "mprotect");
 		ret = tamper(tab, all[1].a_key, all[1].s_addr, slen);

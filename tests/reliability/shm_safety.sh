@@ -6,5 +6,10 @@ prog="${top_builddir:-.}/tests/reliability/shm_safety"
 [ -x "$prog" ] || { echo "SKIP: $prog not built"; exit 77; }
 [ -w /dev/shm ] || { echo "SKIP: /dev/shm is not writable"; exit 77; }
 unset HOP_SHM_CMA
-exec "$prog" dereg-queued dereg-inflight table-tamper table-forge dead-send \
-	wrap-register
+# pairs linked on first use (the default), then every pair linked at open
+rc=0
+for mode in lazy eager; do
+	HOP_CONNECT=$mode "$prog" dereg-queued dereg-inflight table-tamper \
+		table-forge dead-send wrap-register || rc=1
+done
+exit $rc

@@ -368,6 +368,16 @@ static int mux_peer_closed(struct hop_prov *m, int peer)
 	       c->ops->peer_closed(c->prov, m->cpeer[peer]);
 }
 
+static int mux_connect(struct hop_prov *m, int peer)
+{
+	const struct mux_child *c;
+
+	if (peer < 0 || peer >= m->nranks)
+		return 0;
+	c = &m->ch[m->route[peer]];
+	return c->prov ? hop_prov_connect(c->ops, c->prov, m->cpeer[peer]) : 0;
+}
+
 static const struct hop_prov_ops mux_template = {
 	.size = sizeof(struct hop_prov_ops),
 	.usable = mux_usable,
@@ -383,6 +393,7 @@ static const struct hop_prov_ops mux_template = {
 	.mem_alloc = mux_mem_alloc,
 	.mem_free = mux_mem_free,
 	.peer_closed = mux_peer_closed,
+	.connect = mux_connect,
 };
 
 int hop_mux_is(const struct hop_prov_ops *ops)

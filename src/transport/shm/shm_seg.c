@@ -518,6 +518,20 @@ static int shm_peer_closed(struct hop_prov *prov, int peer)
  * eager size leaves the ring for process_vm_writev and was slower
  * (docs/providers.md).
  */
+/*
+ * A receive from @peer is posted: link it now (lazy) so its process is
+ * watched. A peer whose bit is already in our header linked us first: the
+ * link back takes its "left" bit into account, so an orderly exit after
+ * it sent stays orderly.
+ */
+static int shm_connect(struct hop_prov *prov, int peer)
+{
+	if (!prov->lazy || peer < 0 || peer >= prov->nranks ||
+	    peer == prov->rank || prov->peers[peer].linked)
+		return 0;
+	return shm_lazy_link(prov, peer);
+}
+
 static const struct hop_prov_caps shm_caps = {
 	.size = sizeof(struct hop_prov_caps),
 	.flags = HOP_PROV_CAP_HOST_MEMORY,
@@ -543,4 +557,5 @@ const struct hop_prov_ops hop_prov_shm = {
 	.max_inline = shm_max_inline,
 	.peer_closed = shm_peer_closed,
 	.caps = &shm_caps,
+	.connect = shm_connect,
 };

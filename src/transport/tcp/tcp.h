@@ -131,6 +131,7 @@ struct tcp_peer {
 	int bye;                /* peer announced an orderly close */
 	int ever;               /* has been connected (lazy: a later fd < 0
 				 * means lost, not "not yet") */
+	uint64_t recv_dial_at;  /* lazy: a receive waits on it; dial then */
 	/* send queue: ring of TCP_SQ_DEPTH entries */
 	struct tcp_sqe *sq;
 	uint32_t sq_head, sq_count;
@@ -158,6 +159,7 @@ struct hop_prov {
 	uint32_t rr;            /* first peer the next poll looks at */
 	struct hop_emu_mr *mrs_live;   /* freed by close() */
 	struct tcp_lazy *lazy;  /* HOP_CONNECT=lazy, else NULL */
+	int recv_dials;         /* peers with recv_dial_at set */
 };
 
 #define TCP_MR_MAGIC 0x74636d72u /* "tcmr" */
@@ -239,6 +241,8 @@ int tcp_connect_all(struct hop_prov *prov, int lfd,
 		    uint64_t deadline);
 
 /* tcp_lazy.c: HOP_CONNECT=lazy, pairs connected on first use */
+/* how long a receive waits on a peer before dialling it (ops->connect) */
+#define TCP_RECV_DIAL_MS 200
 /* epoll tag of the listening socket (peers are tagged with their rank) */
 #define TCP_EV_LISTEN UINT32_MAX
 int tcp_lazy_open(struct hop_prov *prov, int lfd,

@@ -359,6 +359,29 @@ static int tcp_peer_closed(struct hop_prov *prov, int peer)
  * (TCP_NODELAY), 1.3-1.75 GB/s streaming 16 MiB writes, both directions at
  * once 1.57x slower (docs/model.md, "Built-in defaults").
  */
+/*
+ * A receive from @peer is posted (lazy): dial it if it has not connected
+ * within TCP_RECV_DIAL_MS, so that its socket, once up, reports its exit
+ * and a peer that is gone is named by the refused dials. Not at once: a
+ * sender dials us with its first message, and a lower rank's dial wins
+ * a simultaneous one, so our dial would make the pair wait for the
+ * sender's next call into hop. Nothing to do once connected or lost.
+ */
+static int tcp_connect(struct hop_prov *prov, int peer)
+{
+	struct tcp_peer *p;
+
+	if (!prov->lazy || peer < 0 || peer >= prov->nranks ||
+	    peer == prov->rank)
+		return 0;
+	p = &prov->peers[peer];
+	if (p->fd >= 0 || p->ever || p->recv_dial_at)
+		return 0;
+	p->recv_dial_at = hop_now_ns() + TCP_RECV_DIAL_MS * 1000000ull;
+	prov->recv_dials++;
+	return 0;
+}
+
 static const struct hop_prov_caps tcp_caps = {
 	.size = sizeof(struct hop_prov_caps),
 	.flags = 0,
@@ -384,4 +407,5 @@ const struct hop_prov_ops hop_prov_tcp = {
 	.max_inline = tcp_max_inline,
 	.peer_closed = tcp_peer_closed,
 	.caps = &tcp_caps,
+	.connect = tcp_connect,
 };

@@ -130,6 +130,10 @@ static int lazy_check(struct hop_prov *prov)
 		if (h->state == TCP_HS_IDLE)
 			continue;
 		busy = 1;
+		/* a dial for a receive alone (ops->connect) is bounded by
+		 * that receive's own deadline, which names what waited */
+		if (!h->refused && !prov->peers[r].sq_count)
+			continue;
 		if (now - h->since > (h->refused ? refused_ns : timeout_ns))
 			return lazy_give_up(prov, h, r);
 	}
@@ -139,11 +143,32 @@ static int lazy_check(struct hop_prov *prov)
 	return 0;
 }
 
+/* Dial the peers receives have waited on for TCP_RECV_DIAL_MS. */
+static int lazy_recv_dials(struct hop_prov *prov)
+{
+	uint64_t now = hop_now_ns();
+	int ret;
+
+	for (int r = 0; r < prov->nranks && prov->recv_dials; r++) {
+		struct tcp_peer *p = &prov->peers[r];
+
+		if (!p->recv_dial_at || p->recv_dial_at > now)
+			continue;
+		p->recv_dial_at = 0;
+		prov->recv_dials--;
+		if (p->fd < 0 && !p->ever && (ret = tcp_lazy_want(prov, r)))
+			return ret;
+	}
+	return 0;
+}
+
 int tcp_lazy_progress(struct hop_prov *prov, int listen)
 {
 	struct tcp_lazy *L = prov->lazy;
 	int ret;
 
+	if (L && prov->recv_dials && (ret = lazy_recv_dials(prov)))
+		return ret;
 	if (!L || (!L->busy && !listen))
 		return 0;
 	if ((ret = tcp_hs_pass(&L->set, 0)) < 0)

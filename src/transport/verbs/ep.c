@@ -504,5 +504,6 @@ const struct hop_prov_ops hop_prov_verbs = {
 	.wait = vrb_wait,
 	.max_inline = vrb_max_inline,
 	.peer_closed = vrb_peer_closed,
+	.connect = vrb_lazy_connect,
 	.caps = &vrb_caps,
 };

@@ -65,8 +65,9 @@ int vrb_lazy_wanted(struct hop_prov *prov)
 		return 0;
 	if (prov->use_cm)
 		return 1;
-	HOP_PROV_INFO(prov->pctx, "rank %d: HOP_CONNECT=lazy needs HOP_IB_CM=rdmacm: "
-		      "HOP_IB_CM=oob connects every rank at open", prov->rank);
+	HOP_PROV_INFO(prov->pctx, "rank %d: HOP_CONNECT=lazy (the default) needs "
+		      "HOP_IB_CM=rdmacm: with HOP_IB_CM=oob every pair is "
+		      "connected at open (eager)", prov->rank);
 	return 0;
 }
 
@@ -224,4 +225,25 @@ int vrb_lazy_want(struct hop_prov *prov, struct vrb_peer *p)
 	if ((rc = vrb_lazy_poll(prov, 1)) < 0)
 		return rc;
 	return HOP_PROV_AGAIN;  /* posted once connected: post order holds */
+}
+
+/*
+ * A receive from @peer is posted: dial it now, as a post would, so a peer
+ * that is gone is named by the refused dials and a connected one is
+ * watched (ops->connect; posts still wait for the pair to be ready).
+ */
+int vrb_lazy_connect(struct hop_prov *prov, int peer)
+{
+	struct vrb_peer *p;
+	int rc;
+
+	if (!prov->lazy || peer < 0 || peer >= prov->nranks ||
+	    peer == prov->rank)
+		return 0;
+	p = &prov->peers[peer];
+	if (p->want || p->state == VRB_PEER_RTS ||
+	    p->state == VRB_PEER_CLOSED)
+		return 0;
+	rc = vrb_lazy_want(prov, p);
+	return rc == HOP_PROV_AGAIN ? 0 : rc;
 }

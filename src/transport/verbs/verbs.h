@@ -401,6 +401,8 @@ int vrb_lazy_peer_setup(struct hop_prov *prov, struct vrb_peer *p);
 int vrb_lazy_open(struct hop_prov *prov);
 /* A post to @p, not connected: dial it. HOP_PROV_AGAIN or the error. */
 int vrb_lazy_want(struct hop_prov *prov, struct vrb_peer *p);
+/* ops->connect: start dialling @peer for a posted receive (lazy). */
+int vrb_lazy_connect(struct hop_prov *prov, int peer);
 /* CM events, dials due, deadlines of wanted peers: every call while a
  * dial is under way, or when @now; else every VRB_LAZY_IDLE_POLLS calls. */
 int vrb_lazy_poll(struct hop_prov *prov, int now);
