@@ -214,6 +214,9 @@ void p2p_adv_sent(struct hop_p2p *p, int peer, uint64_t tag)
 	struct p2p_peer *pp = &p->peers[peer];
 	struct p2p_adv_out *o = pp->adv_out;
 
+	/* kept from the first message on: the first adverts name it */
+	if (!o && p->adv_min && (o = pp->adv_out = calloc(1, sizeof(*o))))
+		o->hist_from = pp->msg_sent;
 	pp->msg_sent++;
 	if (!o)
 		return;
