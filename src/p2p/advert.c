@@ -78,6 +78,10 @@ void p2p_adv_post(struct hop_p2p *p, struct hop_p2p_req *r)
 	if (!p->adv_min || r->len < p->adv_min || r->peer == p->rank ||
 	    HOP_MATCH_IGNORE(r) || r->len > UINT32_MAX)
 		return;
+	/* without a cache every advert would register and deregister:
+	 * worth it only where a rendezvous registers anyway */
+	if (!p->rc.mon && r->len <= p->eager_size)
+		return;
 	if (!in && !(in = pp->adv_in = calloc(1, sizeof(*in))))
 		return;         /* the ordinary path needs no memory */
 	if (in->used == UINT64_MAX || !adv_order_known(p, pp, r, &ahead))
@@ -123,10 +127,17 @@ void p2p_adv_taken(struct hop_p2p *p, struct hop_p2p_req *r)
 
 void p2p_adv_retract(struct hop_p2p *p, struct hop_p2p_req *r)
 {
+	struct hop_ctl m = { .type = HOP_MSG_ADVERT };
+
+	m.u.adv.slot = (uint32_t)RQ_ADV(r) - 1;
 	adv_release(p, r);
 	/* the sender may still write: kill the key, not the caller's
 	 * memory once it has it back */
 	hop_regcache_invalidate(&p->rc, r->buf, r->len);
+	/* a cancelled communicator's tags may come back with a new one:
+	 * withdraw the advert (capacity 0) so no later message takes it */
+	if (!p->fail_code && !p->tearing_down)
+		p2p_ctl_send(p, r->peer, &m);
 }
 
 int p2p_adv_recv_done(struct hop_p2p *p, const struct hop_cqe *c)
@@ -191,6 +202,8 @@ int p2p_adv_arrived(struct hop_p2p *p, int peer, const struct hop_ctl *m)
 		a->live = 0;
 		o->nlive--;
 	}
+	if (!m->u.adv.len)
+		return 0;       /* withdrawn */
 	since = pp->msg_sent - m->u.adv.seq;
 	if ((int32_t)(m->u.adv.seq - o->hist_from) < 0 ||
 	    since > HOP_ADV_HIST)
