@@ -19,6 +19,7 @@
 #include "p2p/p2p_priv.h"
 
 #define HOP_ADV_HIST 256u
+#define HOP_ADV_WALK 256u   /* posted receives a new one looks past */
 
 /* Receiver side, per peer: the receives advertised to it, by slot. */
 struct p2p_adv_in {
@@ -51,13 +52,16 @@ static int adv_order_known(const struct hop_p2p *p,
 			   const struct p2p_peer *pp,
 			   const struct hop_p2p_req *r, uint32_t *ahead)
 {
-	uint32_t n = 0;
+	uint32_t n = 0, seen = 0;
 
+	/* bounded: a deep queue costs each post a walk, not the rank */
 	for (const struct hop_p2p_req *o = p->any.posted.head; o; o = o->next)
-		if (hop_match_tag(o, r->tag))
+		if (hop_match_tag(o, r->tag) || ++seen > HOP_ADV_WALK)
 			return 0;
 	for (const struct hop_p2p_req *o = pp->mq.posted.head; o && o != r;
 	     o = o->next) {
+		if (++seen > HOP_ADV_WALK)
+			return 0;
 		if (!hop_match_tag(o, r->tag))
 			continue;
 		if (!RQ_ADV(o) || ++n >= HOP_ADV_SLOTS)
