@@ -86,9 +86,7 @@ void p2p_adv_post(struct hop_p2p *p, struct hop_p2p_req *r)
 	 * worth it only where a rendezvous registers anyway */
 	if (!p->rc.mon && r->len <= p->eager_size)
 		return;
-	if (!in && !(in = pp->adv_in = calloc(1, sizeof(*in))))
-		return;         /* the ordinary path needs no memory */
-	if (in->used == UINT64_MAX || !adv_order_known(p, pp, r, &ahead))
+	if (!in || in->used == UINT64_MAX || !adv_order_known(p, pp, r, &ahead))
 		return;
 	if (hop_regcache_get(&p->rc, r->buf, r->len, HOP_PROV_REMOTE_WRITE,
 			     &e))
@@ -196,11 +194,8 @@ int p2p_adv_arrived(struct hop_p2p *p, int peer, const struct hop_ctl *m)
 	struct p2p_adv *a;
 	uint32_t since, sent;
 
-	if (!o) {
-		if (!(o = pp->adv_out = calloc(1, sizeof(*o))))
-			return 0;       /* dropped: matched the ordinary way */
-		o->hist_from = pp->msg_sent;
-	}
+	if (!o)
+		return 0;       /* adverts are off here: matched the ordinary way */
 	a = &o->a[m->u.adv.slot];
 	if (a->live) {          /* its receive went without its message */
 		a->live = 0;
@@ -231,9 +226,6 @@ void p2p_adv_sent(struct hop_p2p *p, int peer, uint64_t tag)
 	struct p2p_peer *pp = &p->peers[peer];
 	struct p2p_adv_out *o = pp->adv_out;
 
-	/* kept from the first message on: the first adverts name it */
-	if (!o && p->adv_min && (o = pp->adv_out = calloc(1, sizeof(*o))))
-		o->hist_from = pp->msg_sent;
 	pp->msg_sent++;
 	if (!o)
 		return;
@@ -306,11 +298,39 @@ int p2p_adv_send(struct hop_p2p *p, struct hop_p2p_req *r)
 	return P2P_ADV_SENT;
 }
 
+/* Allocated once for every peer: a collective's repeated calls allocate
+ * nothing, whichever pair first talks in which call. */
+int p2p_adv_init(struct hop_p2p *p)
+{
+	struct p2p_adv_in *in;
+	struct p2p_adv_out *out;
+
+	if (!p->adv_min)
+		return 0;
+	in = calloc((size_t)p->nranks, sizeof(*in));
+	out = calloc((size_t)p->nranks, sizeof(*out));
+	if (!in || !out) {
+		free(in);
+		free(out);
+		return hop_comm_fail(p->comm, HOP_ERR_NO_MEMORY, "p2p: out of "
+				     "memory for the adverts of %d ranks "
+				     "(HOP_RNDV_ADVERT=0 needs none)",
+				     p->nranks);
+	}
+	for (int q = 0; q < p->nranks; q++) {
+		p->peers[q].adv_in = &in[q];
+		p->peers[q].adv_out = &out[q];
+	}
+	return 0;
+}
+
 void p2p_adv_free(struct hop_p2p *p)
 {
+	if (!p->nranks || !p->peers[0].adv_in)
+		return;
+	free(p->peers[0].adv_in);
+	free(p->peers[0].adv_out);
 	for (int q = 0; q < p->nranks; q++) {
-		free(p->peers[q].adv_in);
-		free(p->peers[q].adv_out);
 		p->peers[q].adv_in = NULL;
 		p->peers[q].adv_out = NULL;
 	}

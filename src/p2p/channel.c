@@ -229,7 +229,7 @@ int hop_p2p_init(struct hop_comm *comm)
 		p->peers[q].mq.peer = q;
 	}
 	if ((ret = p2p_alloc_ring(p)) || (ret = p2p_alloc_stage(p)) ||
-	    (ret = p2p_ll_init(p)))
+	    (ret = p2p_ll_init(p)) || (ret = p2p_adv_init(p)))
 		return ret;
 	if ((ret = p2p_exchange(p)))
 		return ret;

@@ -384,6 +384,7 @@ void p2p_adv_sent(struct hop_p2p *p, int peer, uint64_t tag);
 #define P2P_ADV_SENT 2
 int p2p_adv_send(struct hop_p2p *p, struct hop_p2p_req *r);
 int p2p_adv_recv_done(struct hop_p2p *p, const struct hop_cqe *c);
+int p2p_adv_init(struct hop_p2p *p);
 void p2p_adv_free(struct hop_p2p *p);
 
 /* put.c */
