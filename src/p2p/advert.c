@@ -71,6 +71,8 @@ static int adv_order_known(const struct hop_p2p *p,
 	return 1;
 }
 
+static void adv_release(struct hop_p2p *p, struct hop_p2p_req *r);
+
 void p2p_adv_post(struct hop_p2p *p, struct hop_p2p_req *r)
 {
 	struct p2p_peer *pp = &p->peers[r->peer];
@@ -105,7 +107,10 @@ void p2p_adv_post(struct hop_p2p *p, struct hop_p2p_req *r)
 	m.u.adv.seq = pp->msg_recv;
 	m.u.adv.ahead = ahead;
 	m.u.adv.slot = slot;
-	p2p_ctl_send(p, r->peer, &m);
+	/* best effort: when the provider is busy the receive goes without
+	 * an advert rather than growing the control queue */
+	if (p2p_ctl_post_now(p, r->peer, &m))
+		adv_release(p, r);
 }
 
 /* Forget @r's advert; its registration stays cached. */

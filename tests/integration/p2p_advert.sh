@@ -18,7 +18,7 @@ for t in ${P2P_TRANSPORTS:-tcp shm}; do
 	for c in $cases; do
 		to=20
 		[ $c = timeout ] && to=1
-		out=$(HOP_DEBUG=info HOP_TIMEOUT=$to HOP_TRANSPORT=$t "$run" -n 2 --timeout 60 -- "$prog" $c 2>&1)
+		out=$(HOP_RNDV_ADVERT=${HOP_RNDV_ADVERT:-4K} HOP_DEBUG=info HOP_TIMEOUT=$to HOP_TRANSPORT=$t "$run" -n 2 --timeout 60 -- "$prog" $c 2>&1)
 		rc=$? ok=0 note=
 		[ $c = timeout ] && rc=0 # rank 0's late send may fail the run
 		[ $rc = 0 ] && [ "$(grep -c "p2p_advert $c: rank . passed" <<< "$out")" = 2 ] && ok=1

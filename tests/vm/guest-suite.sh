@@ -86,10 +86,10 @@ elif [ -x "$B/tests/integration/p2p_test" ]; then
 	# fallbacks, and a timed-out receive's buffer left alone (2 ranks)
 	if [ "$MODE" != quad ] && [ -x "$B/tests/integration/p2p_advert" ]; then
 		for c in posted sendfirst mixed trunc; do
-			step p2p-advert-$c 120 env HOP_TIMEOUT=60 "$B/tests/integration/p2p_advert" $c
+			step p2p-advert-$c 120 env HOP_RNDV_ADVERT=4K HOP_TIMEOUT=60 "$B/tests/integration/p2p_advert" $c
 		done
 		# 5 s: the two ranks of a step start seconds apart under TCG
-		step p2p-advert-timeout 60 env HOP_TIMEOUT=5 "$B/tests/integration/p2p_advert" timeout
+		step p2p-advert-timeout 60 env HOP_RNDV_ADVERT=4K HOP_TIMEOUT=5 "$B/tests/integration/p2p_advert" timeout
 	fi
 else
 	skip p2p "tests/integration/p2p_test not built"
