@@ -25,6 +25,7 @@ struct hop_config {
 	int eager_slots;                /* HOP_EAGER_SLOTS slots per peer, default 16 */
 	int eager_poll;                 /* HOP_EAGER_POLL memory-polled eager: 1, 0, -1 (default: verbs only) */
 	size_t rndv_chunk;              /* HOP_RNDV_CHUNK bytes per rendezvous write, default 1 MiB */
+	size_t rndv_advert;             /* HOP_RNDV_ADVERT smallest receive that advertises, default 4 KiB, 0 = none */
 	size_t unexpected_max;          /* HOP_UNEXPECTED_MAX bytes held for messages not yet received, default 64 MiB */
 	int reg_cache;                  /* HOP_REG_CACHE unused registrations kept, default 256, 0 = none */
 	size_t reg_cache_bytes;         /* HOP_REG_CACHE_BYTES registered bytes kept, default 256 MiB */

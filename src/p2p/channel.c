@@ -206,6 +206,7 @@ int hop_p2p_init(struct hop_comm *comm)
 	p->slots = (uint32_t)comm->cfg.eager_slots;
 	p->eager_size = comm->cfg.eager_size;
 	p->rndv_chunk = comm->cfg.rndv_chunk;
+	p->adv_min = comm->cfg.rndv_advert;
 	p->slot_bytes = (HOP_EAGER_HDR + p->eager_size + 63) & ~(size_t)63;
 	p->max_inline = p->ops->max_inline(p->prov);
 	p->inl_len = p->max_inline < p->slot_bytes ? p->max_inline
@@ -228,7 +229,7 @@ int hop_p2p_init(struct hop_comm *comm)
 		p->peers[q].mq.peer = q;
 	}
 	if ((ret = p2p_alloc_ring(p)) || (ret = p2p_alloc_stage(p)) ||
-	    (ret = p2p_ll_init(p)))
+	    (ret = p2p_ll_init(p)) || (ret = p2p_adv_init(p)))
 		return ret;
 	if ((ret = p2p_exchange(p)))
 		return ret;
@@ -303,6 +304,8 @@ void hop_p2p_fini(struct hop_comm *comm)
 	p->tearing_down = 1;
 	if (p->peers)
 		p2p_fail_all(p, HOP_ERR_ABORTED);
+	if (p->peers)
+		p2p_adv_free(p);
 	free(p->probe);
 	while ((c = p->ctl_free)) {
 		p->ctl_free = c->next;
@@ -334,6 +337,9 @@ void hop_p2p_fini(struct hop_comm *comm)
 			 (unsigned long long)p->ll_sent,
 			 (unsigned long long)p->ll_received,
 			 (unsigned long long)p->ll_direct);
+	if (p->adv_direct)
+		HOP_INFO("p2p: %llu sends written straight into advertised "
+			 "receives", (unsigned long long)p->adv_direct);
 	free(p->inl);
 	free(p->hot);
 	free(p->peers);
@@ -471,8 +477,7 @@ static int flush_peer(struct hop_p2p *p, int peer, int *err)
 		p->ctl_free = e;
 	}
 	while ((r = pp->sendq.head)) {
-		ret = r->len <= p->eager_size ? p2p_eager_post(p, r)
-					      : p2p_rts_post(p, r);
+		ret = p2p_send_post(p, r);
 		if (ret == HOP_PROV_AGAIN)
 			return 0;
 		if (ret < 0) {

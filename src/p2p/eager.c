@@ -57,6 +57,7 @@ void p2p_eager_sent(struct hop_p2p *p, int peer, const struct hop_eager_hdr *h)
 	struct p2p_peer *pp = &p->peers[peer];
 
 	p2p_ll_note_send(p, peer);
+	p2p_adv_sent(p, peer, h->tag);
 	hop_credit_take(&pp->cr);
 	hop_credit_returned(&pp->cr, h->credits);
 	pp->dirty = 1;
@@ -119,6 +120,16 @@ int p2p_eager_post(struct hop_p2p *p, struct hop_p2p_req *r)
 	return 0;
 }
 
+int p2p_send_post(struct hop_p2p *p, struct hop_p2p_req *r)
+{
+	int ret = p2p_adv_send(p, r);
+
+	if (ret)
+		return ret == P2P_ADV_SENT ? 0 : ret;
+	return r->len <= p->eager_size ? p2p_eager_post(p, r)
+				       : p2p_rts_post(p, r);
+}
+
 int hop_p2p_isend(struct hop_comm *comm, struct hop_p2p_req *r, int peer,
 		  uint64_t tag, const void *buf, size_t len, uint32_t sig)
 {
@@ -148,12 +159,10 @@ int hop_p2p_isend(struct hop_comm *comm, struct hop_p2p_req *r, int peer,
 			goto out;
 		}
 		RQ_ID(r) = id;
-		ret = pp->sendq.head ? HOP_PROV_AGAIN : p2p_rts_post(p, r);
-		if (ret < 0)
-			hop_idtab_free(&p->sids, id);
-	} else {
-		ret = pp->sendq.head ? HOP_PROV_AGAIN : p2p_eager_post(p, r);
 	}
+	ret = pp->sendq.head ? HOP_PROV_AGAIN : p2p_send_post(p, r);
+	if (ret < 0 && len > p->eager_size)
+		hop_idtab_free(&p->sids, RQ_ID(r));
 	if (ret == HOP_PROV_AGAIN) {
 		RQ_STATE(r) = ST_SENDQ;
 		hop_rlist_push(&pp->sendq, r);
@@ -215,6 +224,8 @@ int hop_p2p_irecv_match(struct hop_comm *comm, struct hop_p2p_req *r,
 		 * comm's, which the wait reports) */
 		if (peer != HOP_MATCH_ANY_PEER && peer != p->rank)
 			(void)hop_prov_connect(p->ops, p->prov, peer);
+		if (peer != HOP_MATCH_ANY_PEER)
+			p2p_adv_post(p, r);
 	}
 	p->post_depth--;
 	return 0;
@@ -396,6 +407,7 @@ int p2p_eager_accept(struct hop_p2p *p, int q, const struct hop_eager_hdr *h)
 				     "sequence %u (expected %u) and source "
 				     "%u", q, h->seq, pp->recv_seq, h->src);
 	pp->recv_seq++;
+	pp->msg_recv++;
 	return p2p_grant(p, q, h->credits);
 }
 
@@ -417,6 +429,7 @@ int p2p_eager_deliver(struct hop_p2p *p, int q, const unsigned char *msg,
 	if ((ret = p2p_eager_accept(p, q, &h)))
 		return ret;
 	if ((r = hop_match_take_posted(&pp->mq, h.tag))) {
+		p2p_adv_taken(p, r);
 		if (!p2p_check_match(p, r, q, h.len, h.sig, HOP_NO_ID)) {
 			if (h.len)
 				memcpy(r->buf, msg + HOP_EAGER_HDR, h.len);

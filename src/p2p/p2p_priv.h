@@ -81,6 +81,7 @@ enum p2p_state {
 #define RQ_RCE(r) ((r)->priv[5])   /* registration cache entry */
 #define RQ_MLEN(r) ((r)->priv[6])  /* rndv: message length */
 #define RQ_RID(r) ((r)->priv[7])   /* rndv send: receiver's id */
+#define RQ_ADV(r) ((r)->priv[4])   /* posted recv: advert slot + 1, or 0 */
 
 static inline struct hop_rc_entry *rq_rce(const struct hop_p2p_req *r)
 {
@@ -124,6 +125,11 @@ struct p2p_peer {
 	int in_hot;              /* in hop_p2p.hot (eager_ll.c) */
 	uint64_t last_send_ns;   /* LL on: when we last posted to the peer */
 	uint64_t last_recv_ns;   /* LL on: when its last message arrived */
+	/* messages (eager, RTS, direct) sent to the peer, and from it
+	 * matched or kept, in order: what adverts count (advert.c) */
+	uint32_t msg_sent, msg_recv;
+	struct p2p_adv_in *adv_in;   /* our receives advertised to it */
+	struct p2p_adv_out *adv_out; /* its adverts to us */
 };
 
 /* Public hop_mr_t. */
@@ -160,6 +166,8 @@ struct hop_p2p {
 	int rank, nranks;
 	uint32_t slots;
 	size_t eager_size, slot_bytes, max_inline, rndv_chunk;
+	size_t adv_min;          /* HOP_RNDV_ADVERT, 0: no adverts */
+	uint64_t adv_direct;     /* sends written into advertised receives */
 
 	unsigned char *ring;
 	size_t ring_len;
@@ -293,6 +301,9 @@ int hop_p2p_irecv_match(struct hop_comm *comm, struct hop_p2p_req *r,
 			int peer, uint64_t tag, uint64_t ignore, void *buf,
 			size_t len, uint32_t sig);
 int p2p_eager_post(struct hop_p2p *p, struct hop_p2p_req *r);
+/* Post @r, the next message to its peer: into an advertised receive,
+ * eagerly or by RTS. 0, HOP_PROV_AGAIN or a failure. */
+int p2p_send_post(struct hop_p2p *p, struct hop_p2p_req *r);
 int p2p_eager_arrived(struct hop_p2p *p, const struct hop_cqe *c);
 void p2p_deliver_ux(struct hop_p2p *p, struct hop_p2p_req *r,
 		    struct hop_ux *ux);
@@ -364,6 +375,24 @@ int p2p_nak_arrived(struct hop_p2p *p, int peer, const struct hop_ctl *m);
 int p2p_rndv_push(struct hop_p2p *p, struct hop_p2p_req *r);
 int p2p_rndv_write_done(struct hop_p2p *p, const struct hop_cqe *c);
 int p2p_rndv_recv_done(struct hop_p2p *p, const struct hop_cqe *c);
+
+/* advert.c: receives posted first tell the sender where to write */
+/* @r was just posted to its peer's queue: advertise it if it may. */
+void p2p_adv_post(struct hop_p2p *p, struct hop_p2p_req *r);
+/* Advertised receive @r was matched by a message the ordinary way. */
+void p2p_adv_taken(struct hop_p2p *p, struct hop_p2p_req *r);
+/* Advertised receive @r completes without its message: kill its key. */
+void p2p_adv_retract(struct hop_p2p *p, struct hop_p2p_req *r);
+int p2p_adv_arrived(struct hop_p2p *p, int peer, const struct hop_ctl *m);
+/* A message of @tag left for @peer (any protocol): count it. */
+void p2p_adv_sent(struct hop_p2p *p, int peer, uint64_t tag);
+/* Write send @r into the receive an advert names: P2P_ADV_SENT, 0 (no
+ * usable advert: send it the ordinary way), HOP_PROV_AGAIN or a failure. */
+#define P2P_ADV_SENT 2
+int p2p_adv_send(struct hop_p2p *p, struct hop_p2p_req *r);
+int p2p_adv_recv_done(struct hop_p2p *p, const struct hop_cqe *c);
+int p2p_adv_init(struct hop_p2p *p);
+void p2p_adv_free(struct hop_p2p *p);
 
 /* put.c */
 int p2p_put_note_arrived(struct hop_p2p *p, int peer,

@@ -13,6 +13,8 @@
 
 void p2p_complete(struct hop_p2p *p, struct hop_p2p_req *r, int status)
 {
+	if (r->kind == P2P_KIND_RECV && RQ_ADV(r))
+		p2p_adv_retract(p, r);
 	r->status = status;
 	if (r->cb && !p->tearing_down) {
 		if (p->post_depth) {
@@ -237,6 +239,8 @@ static int dispatch_recv(struct hop_p2p *p, const struct hop_cqe *c)
 		return p2p_nak_arrived(p, c->peer, &m);
 	case HOP_MSG_PUT:
 		return p2p_put_note_arrived(p, c->peer, &m);
+	case HOP_MSG_ADVERT:
+		return p2p_adv_arrived(p, c->peer, &m);
 	default:        /* CREDIT: granted above */
 		return 0;
 	}
@@ -271,6 +275,8 @@ static int dispatch(struct hop_p2p *p, const struct hop_cqe *c)
 			return p2p_eager_arrived(p, c);
 		case HOP_IMM_RNDV:
 			return p2p_rndv_recv_done(p, c);
+		case HOP_IMM_DIRECT:
+			return p2p_adv_recv_done(p, c);
 		}
 		return hop_comm_fail(p->comm, HOP_ERR_PROTOCOL, "p2p: rank %d "
 				     "wrote with unknown immediate 0x%08x",

@@ -144,6 +144,7 @@ static const size_t ctl_len[HOP_MSG_TYPE_MAX] = {
 	[HOP_MSG_NAK] = 8 + 40,
 	[HOP_MSG_CREDIT] = 8,
 	[HOP_MSG_PUT] = 8 + 12,
+	[HOP_MSG_ADVERT] = 8 + 48,
 };
 
 const char *hop_msg_name(unsigned type)
@@ -152,6 +153,7 @@ const char *hop_msg_name(unsigned type)
 		[HOP_MSG_EAGER] = "EAGER", [HOP_MSG_RTS] = "RTS",
 		[HOP_MSG_CTS] = "CTS",     [HOP_MSG_NAK] = "NAK",
 		[HOP_MSG_CREDIT] = "CREDIT", [HOP_MSG_PUT] = "PUT",
+		[HOP_MSG_ADVERT] = "ADVERT",
 	};
 
 	return type < HOP_MSG_TYPE_MAX && names[type] ? names[type] : "?";
@@ -190,6 +192,16 @@ size_t hop_ctl_encode(const struct hop_ctl *m, void *buf)
 	case HOP_MSG_PUT:
 		PUT(b, 8, m->u.put.len);
 		PUT(b, 16, m->u.put.imm);
+		break;
+	case HOP_MSG_ADVERT:
+		PUT(b, 8, m->u.adv.addr);
+		PUT(b, 16, m->u.adv.key);
+		PUT(b, 24, m->u.adv.len);
+		PUT(b, 32, m->u.adv.tag);
+		PUT(b, 40, m->u.adv.sig);
+		PUT(b, 44, m->u.adv.seq);
+		PUT(b, 48, m->u.adv.ahead);
+		PUT(b, 52, m->u.adv.slot);
 		break;
 	default:
 		break;
@@ -252,6 +264,23 @@ int hop_ctl_decode(const void *buf, size_t len, struct hop_ctl *m, char *err,
 	case HOP_MSG_PUT:
 		GET(b, 8, m->u.put.len);
 		GET(b, 16, m->u.put.imm);
+		break;
+	case HOP_MSG_ADVERT:
+		GET(b, 8, m->u.adv.addr);
+		GET(b, 16, m->u.adv.key);
+		GET(b, 24, m->u.adv.len);
+		GET(b, 32, m->u.adv.tag);
+		GET(b, 40, m->u.adv.sig);
+		GET(b, 44, m->u.adv.seq);
+		GET(b, 48, m->u.adv.ahead);
+		GET(b, 52, m->u.adv.slot);
+		if (m->u.adv.slot >= HOP_ADV_SLOTS ||
+		    m->u.adv.ahead >= HOP_ADV_SLOTS) {
+			snprintf(err, errlen, "ADVERT names slot %u with %u "
+				 "ahead (at most %u)", m->u.adv.slot,
+				 m->u.adv.ahead, HOP_ADV_SLOTS - 1);
+			return HOP_ERR_PROTOCOL;
+		}
 		break;
 	default:
 		break;

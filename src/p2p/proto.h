@@ -28,11 +28,13 @@
  *
  * Control messages (post_send, <= HOP_PROV_SEND_MAX bytes): an 8-byte
  * common part {type u8, 3 zero bytes, credits u32} then the body of the
- * type (RTS, CTS, NAK, CREDIT, PUT). Fields are in host byte order: every
+ * type (RTS, CTS, NAK, CREDIT, PUT, ADVERT). Fields are in host byte order: every
  * rank of a job runs on the same architecture.
  *
  * Immediates: the top 4 bits are the kind (HOP_IMM_EAGER: low bits are the
- * slot; HOP_IMM_RNDV: low bits are the receiver's rendezvous id).
+ * slot; HOP_IMM_RNDV: low bits are the receiver's rendezvous id;
+ * HOP_IMM_DIRECT: a message written into an advertised receive, bits 22-27
+ * its advert slot, bits 0-21 the sender's eager sequence number then).
  */
 #ifndef HOP_P2P_PROTO_H
 #define HOP_P2P_PROTO_H
@@ -50,6 +52,7 @@ enum hop_msg_type {
 	HOP_MSG_NAK,    /* receiver refuses a message (truncation, mismatch) */
 	HOP_MSG_CREDIT, /* eager slots returned */
 	HOP_MSG_PUT,    /* a put's data is in place: imm, len */
+	HOP_MSG_ADVERT, /* a posted receive: where its message may go (advert.c) */
 	HOP_MSG_TYPE_MAX
 };
 
@@ -139,6 +142,15 @@ struct hop_ctl {
 			uint64_t len;
 			uint32_t imm;
 		} put;
+		struct {
+			uint64_t addr, key, len, tag;
+			uint32_t sig;
+			/* messages from the sender matched or kept before
+			 * the receive was posted, and the advertised
+			 * receives of the tag posted before it */
+			uint32_t seq, ahead;
+			uint32_t slot;  /* < HOP_ADV_SLOTS */
+		} adv;
 	} u;
 };
 
@@ -153,7 +165,12 @@ const char *hop_msg_name(unsigned type);
 
 #define HOP_IMM_EAGER 1u
 #define HOP_IMM_RNDV 2u
+#define HOP_IMM_DIRECT 3u
 #define HOP_IMM_VAL_MASK 0x0fffffffu
+/* Advertised receives per sender and its slots in HOP_IMM_DIRECT. */
+#define HOP_ADV_SLOTS 64u
+#define HOP_IMM_SEQ_BITS 22
+#define HOP_IMM_SEQ_MASK ((1u << HOP_IMM_SEQ_BITS) - 1)
 
 static inline uint32_t hop_imm_make(uint32_t kind, uint32_t val)
 {

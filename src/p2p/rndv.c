@@ -29,6 +29,7 @@ int p2p_rts_post(struct hop_p2p *p, struct hop_p2p_req *r)
 	m.u.rts.seq = p->peers[r->peer].send_seq;
 	if ((ret = p2p_ctl_post_now(p, r->peer, &m)))
 		return ret;
+	p2p_adv_sent(p, r->peer, r->tag);
 	if (RQ_STATE(r) == ST_SENDQ)
 		hop_rlist_remove(&p->peers[r->peer].sendq, r);
 	RQ_STATE(r) = ST_WAIT_CTS;
@@ -47,7 +48,9 @@ int p2p_rts_arrived(struct hop_p2p *p, int peer, const struct hop_ctl *m)
 				     "p2p: rank %d announced a rendezvous of "
 				     "only %llu B", peer,
 				     (unsigned long long)m->u.rts.len);
+	pp->msg_recv++;
 	if ((r = hop_match_take_posted(&pp->mq, m->u.rts.tag))) {
+		p2p_adv_taken(p, r);
 		if (!p2p_check_match(p, r, peer, m->u.rts.len, m->u.rts.sig,
 				     m->u.rts.sid))
 			p2p_rndv_recv_start(p, r, m->u.rts.len, m->u.rts.sid);

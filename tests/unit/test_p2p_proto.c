@@ -259,6 +259,34 @@ static void test_ctl_roundtrip(void **state)
 	assert_int_equal(d.u.put.imm, 0xffffffffu);
 
 	memset(&m, 0, sizeof(m));
+	m.type = HOP_MSG_ADVERT;
+	m.credits = 3;
+	m.u.adv.addr = 0x7fff12345678ull;
+	m.u.adv.key = 0x100000003ull;
+	m.u.adv.len = (1ull << 32) - 1;
+	m.u.adv.tag = ~1ull;
+	m.u.adv.sig = 0xbeef;
+	m.u.adv.seq = 0xfffffffdu;
+	m.u.adv.ahead = HOP_ADV_SLOTS - 1;
+	m.u.adv.slot = HOP_ADV_SLOTS - 1;
+	assert_int_equal(hop_ctl_encode(&m, buf), HOP_CTL_MAX);
+	roundtrip(&m, &d);
+	assert_int_equal(d.u.adv.addr, 0x7fff12345678ull);
+	assert_int_equal(d.u.adv.key, 0x100000003ull);
+	assert_int_equal(d.u.adv.len, (1ull << 32) - 1);
+	assert_int_equal(d.u.adv.tag, ~1ull);
+	assert_int_equal(d.u.adv.sig, 0xbeef);
+	assert_int_equal(d.u.adv.seq, 0xfffffffdu);
+	assert_int_equal(d.u.adv.ahead, HOP_ADV_SLOTS - 1);
+	assert_int_equal(d.u.adv.slot, HOP_ADV_SLOTS - 1);
+	/* a slot the immediate cannot name is refused */
+	m.u.adv.slot = HOP_ADV_SLOTS;
+	hop_ctl_encode(&m, buf);
+	assert_int_equal(hop_ctl_decode(buf, HOP_CTL_MAX, &d, err,
+					sizeof(err)), HOP_ERR_PROTOCOL);
+	assert_non_null(strstr(err, "ADVERT names slot 64"));
+
+	memset(&m, 0, sizeof(m));
 	m.type = HOP_MSG_CREDIT;
 	m.credits = 8;
 	roundtrip(&m, &d);

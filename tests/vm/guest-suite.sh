@@ -82,6 +82,15 @@ elif [ -x "$B/tests/integration/p2p_test" ]; then
 	# from the same rank must come first (a 2-rank case)
 	[ "$MODE" = quad ] || [ "${HOP_EAGER_POLL:-1}" = 0 ] ||
 	step p2p-direct 60 env HOP_EAGER_POLL=1 "$B/tests/integration/p2p_internal" direct
+	# receives posted first written straight into (docs/p2p.md), their
+	# fallbacks, and a timed-out receive's buffer left alone (2 ranks)
+	if [ "$MODE" != quad ] && [ -x "$B/tests/integration/p2p_advert" ]; then
+		for c in posted sendfirst mixed trunc; do
+			step p2p-advert-$c 120 env HOP_RNDV_ADVERT=4K HOP_TIMEOUT=60 "$B/tests/integration/p2p_advert" $c
+		done
+		# 5 s: the two ranks of a step start seconds apart under TCG
+		step p2p-advert-timeout 60 env HOP_RNDV_ADVERT=4K HOP_TIMEOUT=5 "$B/tests/integration/p2p_advert" timeout
+	fi
 else
 	skip p2p "tests/integration/p2p_test not built"
 fi

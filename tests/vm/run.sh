@@ -56,7 +56,7 @@ if ! grep -q '^#define HOP_HAVE_VERBS 1' "$B/hop_autoconf.h" 2>/dev/null; then
 	echo "SKIP: $B has no verbs provider (configure found no libibverbs/librdmacm)"
 	exit 77
 fi
-PROGS="tests/vm/verbs_prov_test tests/vm/verbs_lazy_test tests/integration/p2p_test tools/hop-p2p-bench tools/hop-probe tests/integration/probe_check"
+PROGS="tests/vm/verbs_prov_test tests/vm/verbs_lazy_test tests/integration/p2p_test tests/integration/p2p_advert tools/hop-p2p-bench tools/hop-probe tests/integration/probe_check"
 [ -f "$S/tests/nccl-net/nccl_net_test.c" ] && PROGS="$PROGS tests/nccl-net/nccl_net_test"
 [ -f "$S/tests/integration/coll_matrix.c" ] && PROGS="$PROGS tests/integration/coll_matrix"
 [ -f "$S/tests/integration/relay_test.c" ] && PROGS="$PROGS tests/integration/relay_test"
