@@ -269,6 +269,79 @@ static int reduce_all(struct hop_comm *comm, struct hop_fbox *fb,
 	return 0;
 }
 
+/* A Broadcast's readers check only the root's header, so ranks that
+ * disagree on the root could each pass. So every rank publishes its call
+ * (the root with the payload), and every non-root also checks the next
+ * rank after it that is not its root: the checks chain around the ring
+ * past the root, so ranks that disagree fail unless every one of them
+ * took itself for the root. The root checks nobody and keeps running
+ * ahead of slow readers. A header not written yet is not waited for:
+ * readers waiting on each other ran 4 ranks on 2 cores in lockstep, tens
+ * of us a call instead of 2-3. It is checked at a later call
+ * (check_pending()). */
+static int check_successor(struct hop_comm *comm, struct hop_fbox *fb,
+			   const struct hop_coll_call *c, uint64_t seq)
+{
+	int next = (fb->rank + 1) % fb->nranks, ret = 0;
+
+	if (next == c->root)
+		next = (next + 1) % fb->nranks;
+	if (next == fb->rank)
+		return 0;
+	if (atomic_load_explicit(&hop_fbox_slot(fb, next, seq)->flag,
+				 memory_order_acquire) >= seq + 1) {
+		hop_fbox_read_slot(comm, fb, c, seq, next, &ret);
+		return ret;
+	}
+	if (fb->pend_lo == fb->pend_hi)
+		fb->pend_lo = fb->pend_hi = seq;
+	for (; fb->pend_hi < seq; fb->pend_hi++)
+		fb->pend[fb->pend_hi % HOP_FBOX_DEPTH].peer = -1;
+	fb->pend[seq % HOP_FBOX_DEPTH] = (struct hop_fbox_pend){
+		.fn = c->fn, .peer = next, .kind = c->kind, .root = c->root,
+		.count = c->count, .dtype = c->dtype, .op = c->op };
+	fb->pend_hi = seq + 1;
+	return 0;
+}
+
+/* This rank finished every collective before the first one with a check
+ * left, or else before @seq. */
+static void publish_done(struct hop_fbox *fb, uint64_t seq)
+{
+	atomic_store_explicit(&hop_fbox_ctrl(fb, fb->rank)->done,
+			      fb->pend_lo < fb->pend_hi ? fb->pend_lo : seq,
+			      memory_order_release);
+}
+
+/* The checks check_successor() left, oldest first: those whose header is
+ * there, or all of them (@all: before a call that is no small Broadcast,
+ * or when they span all slots but one), waiting for each; then the done
+ * word, before collective @seq waits on anyone who waits for it. */
+static int check_pending(struct hop_comm *comm, struct hop_fbox *fb, int all,
+			 uint64_t seq)
+{
+	int ret = 0;
+
+	all |= fb->pend_hi - fb->pend_lo >= HOP_FBOX_DEPTH - 1;
+	for (; fb->pend_lo < fb->pend_hi; fb->pend_lo++) {
+		uint64_t s = fb->pend_lo;
+		const struct hop_fbox_pend *p = &fb->pend[s % HOP_FBOX_DEPTH];
+		struct hop_coll_call c = { .fn = p->fn, .kind = p->kind,
+					   .root = p->root, .count = p->count,
+					   .dtype = p->dtype, .op = p->op };
+
+		if (p->peer < 0)
+			continue;
+		if (!all && atomic_load_explicit(&hop_fbox_slot(fb, p->peer, s)->flag,
+						 memory_order_acquire) < s + 1)
+			break;
+		if (!hop_fbox_read_slot(comm, fb, &c, s, p->peer, &ret))
+			return ret;
+	}
+	publish_done(fb, seq);
+	return 0;
+}
+
 static int run_kind(struct hop_comm *comm, struct hop_fbox *fb,
 		    const struct hop_coll_call *c, uint64_t seq, size_t bytes)
 {
@@ -293,14 +366,15 @@ static int run_kind(struct hop_comm *comm, struct hop_fbox *fb,
 		return reduce_all(comm, fb, c, seq,
 				  hop_fbox_slot(fb, me, seq)->data, bytes);
 	default: /* HOP_COLL_BROADCAST */
-		if (me == c->root)
-			return hop_fbox_publish(comm, fb, c, seq, c->recvbuf,
-						bytes);
+		if ((ret = hop_fbox_publish(comm, fb, c, seq, c->recvbuf,
+					    me == c->root ? bytes : 0)) ||
+		    me == c->root)
+			return ret;
 		if (!(src = hop_fbox_read_slot(comm, fb, c, seq, c->root, &ret)))
 			return ret;
 		if (bytes)
 			memcpy(c->recvbuf, src, bytes);
-		return 0;
+		return check_successor(comm, fb, c, seq);
 	}
 }
 
@@ -358,6 +432,12 @@ int hop_fbox_run(struct hop_comm *comm, const struct hop_coll_call *c)
 	fb->seq += (uint32_t)(cl->seq - (uint32_t)fb->seq);
 	seq = fb->seq;
 	cl->seq++;
+	/* only a small Broadcast leaves checks pending: every other call
+	 * (the CMA form's root too) may wait for this rank's done word */
+	if (fb->pend_lo < fb->pend_hi &&
+	    (ret = check_pending(comm, fb, c->kind != HOP_COLL_BROADCAST ||
+					   bytes > HOP_FBOX_MAX, seq)))
+		return hop_fbox_failed(fb, ret);
 	/* a rank that took the scheduled path under this number sends
 	 * messages p2p compares with this signature */
 	if ((ret = hop_p2p_coll_begin(comm, (uint32_t)seq & 0xffffffu,
@@ -367,8 +447,7 @@ int hop_fbox_run(struct hop_comm *comm, const struct hop_coll_call *c)
 				   : run_kind(comm, fb, c, seq, bytes);
 	if (ret)
 		return ret;
-	atomic_store_explicit(&hop_fbox_ctrl(fb, fb->rank)->done, seq + 1,
-			      memory_order_release);
+	publish_done(fb, seq + 1);
 	return 0;
 }
 
@@ -377,7 +456,8 @@ int hop_fbox_run(struct hop_comm *comm, const struct hop_coll_call *c)
  * above the slot, the model's CMA form. */
 double hop_fbox_predict(int kind, size_t bytes, int nranks, int cores)
 {
-	int reads = kind == HOP_COLL_BROADCAST ? 1 : nranks - 1;
+	/* Broadcast: the root's slot and another reader's header */
+	int reads = kind == HOP_COLL_BROADCAST ? (nranks > 2 ? 2 : 1) : nranks - 1;
 
 	if (bytes > HOP_FBOX_MAX)
 		return hop_model_fbox_cma(kind, (double)bytes, nranks, cores);

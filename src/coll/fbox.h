@@ -81,6 +81,19 @@ struct hop_fbox {
 	uint64_t seq;           /* the comm's sequence, widened to 64 bits */
 	uint64_t last_w[HOP_FBOX_DEPTH]; /* flag this rank last wrote per slot */
 	uint64_t floor;         /* every rank's done is at least this */
+	/* Broadcast readers' checks of another reader's header that was not
+	 * written yet (fbox.c), for collectives pend_lo .. pend_hi - 1 (an
+	 * entry per slot, peer -1 where none): made at later calls, and this
+	 * rank's done word stays at pend_lo until then, so no peer rewrites
+	 * a slot before it was checked. */
+	uint64_t pend_lo, pend_hi;
+	struct hop_fbox_pend {
+		const char *fn;
+		int peer, kind, root;
+		size_t count;
+		hop_dtype_t dtype;
+		hop_op_t op;
+	} pend[HOP_FBOX_DEPTH];
 	/* CMA form (fbox_cma.c): every rank may read every other rank's
 	 * memory by process_vm_readv (agreed at init) */
 	int cma;

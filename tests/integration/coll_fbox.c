@@ -11,6 +11,12 @@
  *             i-collective in flight); every rank's results identical.
  *   coll_fbox mismatch  ranks disagree on a count: HOP_ERR_MISMATCH
  *             naming the ranks, on every rank, within the deadline.
+ *   coll_fbox root-mismatch [late]  a 16-byte Broadcast where rank 1
+ *             takes itself for the root and the others take rank 0: every
+ *             rank fails (one whose neighbours shared its view on its next
+ *             call), some with HOP_ERR_MISMATCH, none waits its deadline;
+ *             late: rank 1 comes 100 ms late, so the reader that checks
+ *             its header does so at its next call.
  *   coll_fbox late  the last rank is HOP_TIMEOUT + 1 s late: the
  *             others fail with HOP_ERR_TIMEOUT naming it; its next call
  *             fails at once (they published their failure).
@@ -408,6 +414,36 @@ static int mismatch(int across)
 	return 0;
 }
 
+/* Ranks disagree on a small Broadcast's root: rank 1 publishes as a
+ * root, rank 0 too. Every rank must fail without waiting its deadline;
+ * a rank whose neighbours shared its view may pass the Broadcast and
+ * fail on the next call, which waits on the ranks that failed. */
+static int root_mismatch(int late)
+{
+	static uint8_t buf[16];
+	int root = rank == 1 ? 1 : 0, rc;
+	struct timespec t0, t1;
+
+	OK(hop_allreduce(comm, buf, buf, 1, HOP_INT32, HOP_SUM));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (late && rank == 1)
+		nap_us(100000);
+	rc = hop_broadcast(comm, buf, sizeof(buf), HOP_UINT8, root);
+	if (rc == HOP_SUCCESS)
+		rc = hop_allreduce(comm, buf, buf, 1, HOP_INT32, HOP_SUM);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (rc != HOP_ERR_MISMATCH && rc != HOP_ERR_COMM_FAILED)
+		FAIL("Broadcast with roots 0 and 1 returned %s",
+		     hop_err_name(rc));
+	if (t1.tv_sec - t0.tv_sec > 2)
+		FAIL("the root mismatch took %lld s to show",
+		     (long long)(t1.tv_sec - t0.tv_sec));
+	printf("coll_fbox: rank %d root mismatch: %s (%s)\n", rank,
+	       hop_err_name(rc), hop_comm_last_error(comm));
+	hop_comm_destroy(comm);
+	return 0;
+}
+
 /* The last rank comes a second after HOP_TIMEOUT: the others time out
  * naming it; its next call finds they failed, well before its own
  * deadline. */
@@ -472,6 +508,8 @@ int main(int argc, char **argv)
 		return kill_last();
 	if (!strcmp(mode, "late"))
 		return late();
+	if (!strcmp(mode, "root-mismatch"))
+		return root_mismatch(argc > 2 && !strcmp(argv[2], "late"));
 	if (!strcmp(mode, "large") || !strcmp(mode, "nocma"))
 		return large(strcmp(mode, "nocma") ? on : 0);
 	plan(on);

@@ -4,7 +4,8 @@
 # late ranks, an i-collective in flight), the plan with HOP_FBOX=0,
 # mismatched counts, and a rank that dies: launched without hop-run
 # (which would stop the others), the survivors must fail within
-# HOP_TIMEOUT, and nothing of the job may stay in /dev/shm.
+# HOP_TIMEOUT, and nothing of the job may stay in /dev/shm; ranks that
+# disagree on a small Broadcast's root all fail, some with a mismatch.
 # Above 1 KiB (coll_fbox large): the CMA form at 2 and 4 ranks, and the
 # scheduled path it falls back to with HOP_SHM_CMA=0 on one rank of 3.
 # FBOX_LONG=1 adds the mismatch at 3 ranks, the dead rank at 2, the CMA
@@ -49,6 +50,14 @@ fi
 out=$(HOP_TRANSPORT=shm "$run" -n 3 --timeout 60 -- sh -c \
 	'[ "$HOP_RANK" = 1 ] && export HOP_SHM_CMA=0; exec "$0" large 0' "$prog" 2>&1)
 check "HOP_SHM_CMA=0 on rank 1 of 3" 3 "coll_fbox: rank [0-9]* passed" "$out" $?
+# ranks 0 and 1 both take themselves for a small Broadcast's root (late:
+# rank 1 comes late, the reader checking it does so at its next call)
+for late in "" late; do
+	out=$(HOP_TRANSPORT=shm HOP_TIMEOUT=10 "$run" -n 3 --timeout 60 -- "$prog" root-mismatch $late 2>&1)
+	rc=$?
+	grep -q "root mismatch: HOP_ERR_MISMATCH" <<< "$out" || rc=1
+	check "root mismatch, 3 ranks${late:+, rank 1 late}" 3 "root mismatch: HOP_ERR_" "$out" $rc
+done
 out=$(HOP_TRANSPORT=shm HOP_TIMEOUT=10 "$run" -n 2 --timeout 60 -- "$prog" mismatch-across 2>&1)
 check "mismatch across 1 KiB, 2 ranks" 2 "mismatch detected: HOP_ERR_MISMATCH" "$out" $?
 out=$(HOP_TRANSPORT=shm HOP_TIMEOUT=3 "$run" -n 3 --timeout 60 -- "$prog" late 2>&1)
