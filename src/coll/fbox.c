@@ -107,7 +107,14 @@ static int fbox_poll(struct hop_comm *comm, struct hop_fbox_wait *w)
 			sched_yield();
 			continue;
 		}
-		if (!linked++)
+		/* a peer that published its failure is not dialled: its
+		 * cause is what the wait reports (hop_fbox_wait()) */
+		if (!linked++ && atomic_load_explicit(&hop_fbox_ctrl(w->fb,
+					w->peer)->failed, memory_order_acquire)) {
+			w->peer_failed = 1;
+			return 0;
+		}
+		if (linked == 1)
 			watch_peer(comm, w->peer);
 		nanosleep(&(struct timespec){ 0, FBOX_NAP_NS }, NULL);
 	}
