@@ -88,6 +88,11 @@ void p2p_adv_post(struct hop_p2p *p, struct hop_p2p_req *r)
 	 * worth it only where a rendezvous registers anyway */
 	if (!p->rc.mon && r->len <= p->eager_size)
 		return;
+	/* a peer nothing went to or came from yet may not be connected
+	 * (HOP_CONNECT=lazy): an advert would dial it, and a dial that fails
+	 * would fail the receive for its connect, not for the receive */
+	if (!pp->dirty && !pp->msg_recv)
+		return;
 	if (!in || in->used == UINT64_MAX || !adv_order_known(p, pp, r, &ahead))
 		return;
 	if (hop_regcache_get(&p->rc, r->buf, r->len, HOP_PROV_REMOTE_WRITE,
