@@ -47,7 +47,10 @@ want() { [ -z "${SUITE_ONLY:-}" ] || [[ ",$SUITE_ONLY," == *",$1,"* ]]; }
 
 # 1. the provider itself, both connection managers
 if want prov; then
-	step prov-rdmacm 150 env HOP_IB_CM=rdmacm "$B/tests/vm/verbs_prov_test" writes sends order signal oob
+	# the provider tests post to a peer at once and expect its QP up
+	# (a connected mesh): HOP_CONNECT=eager, as lazy answers a first post
+	# with HOP_PROV_AGAIN that the p2p layer retries (lazy-prov, lazy4)
+	step prov-rdmacm 150 env HOP_CONNECT=eager HOP_IB_CM=rdmacm "$B/tests/vm/verbs_prov_test" writes sends order signal oob
 	step prov-oob 120 env HOP_IB_CM=oob "$B/tests/vm/verbs_prov_test" writes signal
 	# a device, port or GID that does not fit: HOP_ERR_NO_DEVICE, and the
 	# rank that has the reason says what it saw (devices, ports, GIDs)
@@ -315,7 +318,7 @@ if [ "$MODE" = pair ] && [ $PERF = 1 ] && want perf; then
 	# with write + immediate (hop's eager path), latmem with plain writes
 	# noticed in memory (ib_write_lat's method, and hop's small eager
 	# messages with HOP_EAGER_POLL=1)
-	step prov-lat 120 env HOP_IB_CM=rdmacm "$B/tests/vm/verbs_prov_test" lat latmem
+	step prov-lat 120 env HOP_CONNECT=eager HOP_IB_CM=rdmacm "$B/tests/vm/verbs_prov_test" lat latmem
 	for round in $(seq 1 "${PERF_ROUNDS:-3}"); do
 		for s in $LAT_SIZES; do
 			if [ "$s" = 2 ]; then
@@ -389,6 +392,6 @@ fi
 
 # 5. last: a rank that vanishes (rdma_cm notices at once); pair only
 if [ "$MODE" = pair ] && want kill; then
-	step prov-kill 60 env HOP_IB_CM=rdmacm "$B/tests/vm/verbs_prov_test" kill
+	step prov-kill 60 env HOP_CONNECT=eager HOP_IB_CM=rdmacm "$B/tests/vm/verbs_prov_test" kill
 fi
 [ $FAILS = 0 ]
