@@ -144,8 +144,12 @@ void p2p_adv_retract(struct hop_p2p *p, struct hop_p2p_req *r)
 	m.u.adv.slot = (uint32_t)RQ_ADV(r) - 1;
 	adv_release(p, r);
 	/* the sender may still write: kill the key, not the caller's
-	 * memory once it has it back */
-	hop_regcache_invalidate(&p->rc, r->buf, r->len);
+	 * memory once it has it back. Not when a peer died: every rank is
+	 * being failed, and a sender still writing would fail on the dead
+	 * key and name it instead of the dead rank (peer_death.sh); the
+	 * registration then stays as a rendezvous receive's does. */
+	if (p->fail_code != HOP_ERR_PEER_FAILED)
+		hop_regcache_invalidate(&p->rc, r->buf, r->len);
 	/* a cancelled communicator's tags may come back with a new one:
 	 * withdraw the advert (capacity 0) so no later message takes it */
 	if (!p->fail_code && !p->tearing_down)
