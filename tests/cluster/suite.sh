@@ -54,9 +54,12 @@ shm_private() {
 }
 
 # hop's shm provider between two hosts: it cannot open the peer's segment
+# (named /dev/shm segments, mapped at open: HOP_CONNECT=eager; a pair
+# linked on first use finds the peer by /proc/<pid>, which the emulated
+# hosts share, and its cookie check is what refuses a wrong process)
 shm_across_fails() {
 	local out
-	out=$(HOP_TRANSPORT=shm run --map cyclic -n 2 --timeout 60 -- "$build/tests/integration/coll_order" 2>&1) &&
+	out=$(HOP_CONNECT=eager HOP_TRANSPORT=shm run --map cyclic -n 2 --timeout 60 -- "$build/tests/integration/coll_order" 2>&1) &&
 		{ echo "shm across hosts worked:"; echo "$out"; return 1; }
 	grep -q "cannot open rank [0-9]*'s segment.*No such file" <<< "$out" ||
 		{ echo "shm across hosts failed, but not on the segment:"; echo "$out"; return 1; }
@@ -170,8 +173,9 @@ mux_open_fails() {
 	local map out rc n
 	map=$(mapfile 0 0 1 1) || return 1
 	"$CLUSTER_AGENT" "$(host 1)" mount -o remount,size=64k /dev/shm || { rm -f "$map"; return 1; }
-	# each rank reports its own exit, so hop-run stops none of them early
-	out=$(run --map "$map" --timeout 60 -- sh -c '"$1" --quick; echo "p2p_test exit $?"' \
+	# each rank reports its own exit, so hop-run stops none of them early;
+	# HOP_CONNECT=eager: segments reserved at open, where this fails
+	out=$(HOP_CONNECT=eager run --map "$map" --timeout 60 -- sh -c '"$1" --quick; echo "p2p_test exit $?"' \
 		sh "$build/tests/integration/p2p_test" 2>&1)
 	rc=$?
 	"$CLUSTER_AGENT" "$(host 1)" mount -o remount,size=50% /dev/shm
