@@ -276,6 +276,14 @@ static int reduce_all(struct hop_comm *comm, struct hop_fbox *fb,
 	return 0;
 }
 
+/* Rank @q has written its slot of @seq (what hop_fbox_read_slot() waits
+ * for), so reading its header does not wait. */
+static int slot_written(const struct hop_fbox *fb, int q, uint64_t seq)
+{
+	return atomic_load_explicit(&hop_fbox_slot(fb, q, seq)->flag,
+				    memory_order_acquire) >= seq + 1;
+}
+
 /* A Broadcast's readers check only the root's header, so ranks that
  * disagree on the root could each pass. So every rank publishes its call
  * (the root with the payload), and every non-root also checks the next
@@ -295,8 +303,7 @@ static int check_successor(struct hop_comm *comm, struct hop_fbox *fb,
 		next = (next + 1) % fb->nranks;
 	if (next == fb->rank)
 		return 0;
-	if (atomic_load_explicit(&hop_fbox_slot(fb, next, seq)->flag,
-				 memory_order_acquire) >= seq + 1) {
+	if (slot_written(fb, next, seq)) {
 		hop_fbox_read_slot(comm, fb, c, seq, next, &ret);
 		return ret;
 	}
@@ -339,8 +346,7 @@ static int check_pending(struct hop_comm *comm, struct hop_fbox *fb, int all,
 
 		if (p->peer < 0)
 			continue;
-		if (!all && atomic_load_explicit(&hop_fbox_slot(fb, p->peer, s)->flag,
-						 memory_order_acquire) < s + 1)
+		if (!all && !slot_written(fb, p->peer, s))
 			break;
 		if (!hop_fbox_read_slot(comm, fb, &c, s, p->peer, &ret))
 			return ret;
