@@ -179,7 +179,8 @@ fi
 # a ring allreduce and one far pair dialling each other at once hold QPs
 # for the peers used only (the eager run holds one per rank, which that
 # check rejects), and a rank that exited before anyone connected to it is
-# named within HOP_TIMEOUT; lazy4 (run.sh --long) adds every pair dialling
+# named within HOP_TIMEOUT, by a send to it and by a receive from it (the
+# receive dials it); lazy4 (run.sh --long) adds every pair dialling
 # at once, a connected rank dying silently, the provider test and p2p_test
 if ! want lazy || [ "$MODE" = pair ] || [ "$MODE" = loopback ]; then
 	:
@@ -188,6 +189,7 @@ elif [ -x "$B/tests/vm/verbs_lazy_test" ]; then
 	step lazy-ring 90 env HOP_TRANSPORT=verbs HOP_CONNECT=lazy HOP_ALGO=allreduce:ring "$L" ring
 	step lazy-eager 90 env HOP_TRANSPORT=verbs HOP_CONNECT=eager HOP_ALGO=allreduce:ring "$L" ring
 	step lazy-dead 60 env HOP_TRANSPORT=verbs HOP_CONNECT=lazy HOP_TIMEOUT=10 "$L" dead
+	step lazy-deadrecv 60 env HOP_TRANSPORT=verbs HOP_CONNECT=lazy HOP_TIMEOUT=20 "$L" deadrecv
 	if [ "$MODE" = lazy4 ]; then
 		step lazy-all 90 env HOP_TRANSPORT=verbs HOP_CONNECT=lazy "$L" all
 		step lazy-gone 60 env HOP_TRANSPORT=verbs HOP_CONNECT=lazy HOP_TIMEOUT=10 "$L" gone

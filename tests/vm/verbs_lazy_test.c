@@ -12,6 +12,14 @@
  *   verbs_lazy_test all    every rank sends to every other at once
  *   verbs_lazy_test dead   the last rank exits after init; rank 0's first
  *                          send to it must fail naming it within HOP_TIMEOUT
+ *   verbs_lazy_test deadrecv  the last rank exits after init; rank 0 posts
+ *                          a receive from it, which dials it (the provider's
+ *                          connect op): the receive must fail with
+ *                          HOP_ERR_PEER_FAILED naming it within 0.6 x
+ *                          HOP_TIMEOUT; a wait dials every rank only after a
+ *                          quarter of HOP_TIMEOUT, and a dial to a rank
+ *                          without a listener gives up after half of it, so
+ *                          only a dial made by the receive itself is in time
  *   verbs_lazy_test gone   rank 0 and the last rank exchange a message, then
  *                          the last rank exits without closing: rank 0's
  *                          receive from it must fail naming it within
@@ -166,6 +174,30 @@ static void t_dead(void)
 	check_named(hop_send(comm, big, sizeof(big), size - 1, 5), t0, "send to");
 }
 
+/* The last rank leaves without a word; rank 0 then waits for it. */
+static void t_deadrecv(void)
+{
+	const char *to = getenv("HOP_TIMEOUT");
+	double limit = (to ? atof(to) : 60) * 1e3 * 0.6, t0, dt;
+	char c;
+	int ret;
+
+	if (rank == size - 1)
+		_exit(0);
+	if (rank != 0)
+		return;
+	usleep(500 * 1000);
+	t0 = now_ms();
+	ret = hop_recv(comm, &c, 1, size - 1, 7, NULL);
+	dt = now_ms() - t0;
+	check_named(ret, t0, "receive from");
+	if (ret != HOP_ERR_PEER_FAILED || dt >= limit)
+		FAIL("the receive from the exited rank %d ended with %s after "
+		     "%.0f ms: expected HOP_ERR_PEER_FAILED within %.0f ms, "
+		     "which only a dial made by the receive reaches",
+		     size - 1, hop_err_name(ret), dt, limit);
+}
+
 /* Rank 0 and the last rank connect; the last one then dies silently. */
 static void t_gone(void)
 {
@@ -279,10 +311,12 @@ int main(int argc, char **argv)
 		t_all(used);
 	else if (!strcmp(mode, "dead"))
 		t_dead();
+	else if (!strcmp(mode, "deadrecv"))
+		t_deadrecv();
 	else if (!strcmp(mode, "gone"))
 		t_gone();
 	else
-		FAIL("usage: %s ring|all|dead|gone", argv[0]);
+		FAIL("usage: %s ring|all|dead|deadrecv|gone", argv[0]);
 	if (!strcmp(mode, "ring") || !strcmp(mode, "all"))
 		bad = check_qps(mode, expect, used);
 	free(used);
