@@ -16,8 +16,8 @@
  * interpreting them (no reduction, no derived or strided types), so a
  * typed form would only multiply; pass count * hop_dtype_size(dtype).
  *
- * Request life cycle: hop_isend()/hop_irecv()/collective i-calls return a
- * request; hop_test(), hop_wait(), hop_testany(), hop_waitany() or
+ * Request life cycle: hop_isend()/hop_irecv()/hop_iput()/collective i-calls
+ * return a request; hop_test(), hop_wait(), hop_testany(), hop_waitany() or
  * hop_waitall() complete it and free it, setting the caller's pointer to
  * NULL. A request not yet complete is cancelled by hop_comm_destroy().
  */
