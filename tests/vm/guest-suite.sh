@@ -322,6 +322,10 @@ if [ "$MODE" = pair ] && [ $PERF = 1 ] && want perf; then
 	# noticed in memory (ib_write_lat's method, and hop's small eager
 	# messages with HOP_EAGER_POLL=1)
 	step prov-lat 120 env HOP_CONNECT=eager HOP_IB_CM=rdmacm "$B/tests/vm/verbs_prov_test" lat latmem
+	# receiver-not-ready NAKs (an immediate or a put's note finding no
+	# posted receive) stall a stream for an RNR timer each: counted
+	RNRD=/sys/class/infiniband/rxe0/ports/1/hw_counters
+	rnr0_sent=$(cat $RNRD/send_rnr_err 2>/dev/null); rnr0_rcvd=$(cat $RNRD/rcvd_rnr_err 2>/dev/null)
 	for round in $(seq 1 "${PERF_ROUNDS:-3}"); do
 		for s in $LAT_SIZES; do
 			if [ "$s" = 2 ]; then
@@ -334,6 +338,11 @@ if [ "$MODE" = pair ] && [ $PERF = 1 ] && want perf; then
 			[ "$s" = 1048576 ] || [ "$round" -le "$OTHER_ROUNDS" ] && pair_run bw "$s" "$round"
 		done
 	done
+	if [ -n "$rnr0_sent" ] && [ -n "$rnr0_rcvd" ]; then
+		echo "PERFINFO rank $R rxe0 RNR NAKs during the comparison: sent $(( $(cat $RNRD/send_rnr_err) - rnr0_sent )), received $(( $(cat $RNRD/rcvd_rnr_err) - rnr0_rcvd ))"
+	else
+		echo "PERFINFO rank $R rxe0 has no RNR counters in $RNRD"
+	fi
 	# meet again before the next steps: after a failure one rank can be
 	# up to a perftest server's 120 s behind the other, longer than a
 	# bootstrap waits (HOP_TIMEOUT)

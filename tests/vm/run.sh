@@ -226,7 +226,7 @@ if [ -z "$ONLY" ] || [ "$ONLY" = pair ]; then
 	if [ $PERF = 1 ]; then
 		echo "== perftest comparison (2 VMs, same run; TCG: compare ratios, not absolute numbers) =="
 		perf_table "$LOGS/pair.log"
-		sed -n 's/^\[n0 r0\] \(PERFINFO\|LAT provider\) /  /p' "$LOGS/pair.log"
+		sed -n 's/^\[n[01] r[01]\] \(PERFINFO\|LAT provider\) /  /p' "$LOGS/pair.log"
 	fi
 	if grep -qE '^\[n0 r0\] PROBE ' "$LOGS/pair.log"; then
 		echo "== hop-probe over verbs (2 VMs; TCG: the split, not the absolute times) =="
