@@ -323,9 +323,12 @@ if [ "$MODE" = pair ] && [ $PERF = 1 ] && want perf; then
 	# messages with HOP_EAGER_POLL=1)
 	step prov-lat 120 env HOP_CONNECT=eager HOP_IB_CM=rdmacm "$B/tests/vm/verbs_prov_test" lat latmem
 	# receiver-not-ready NAKs (an immediate or a put's note finding no
-	# posted receive) stall a stream for an RNR timer each: counted
+	# posted receive) stall a stream for an RNR timer each, duplicate and
+	# out-of-sequence requests tell of retransmissions: counted
 	RNRD=/sys/class/infiniband/rxe0/ports/1/hw_counters
-	rnr0_sent=$(cat $RNRD/send_rnr_err 2>/dev/null); rnr0_rcvd=$(cat $RNRD/rcvd_rnr_err 2>/dev/null)
+	rxc() { local c out=; for c in send_rnr_err rcvd_rnr_err duplicate_request out_of_seq_request; do
+		out="$out $(cat $RNRD/$c 2>/dev/null || echo -)"; done; echo $out; }
+	rxc0=$(rxc)
 	for round in $(seq 1 "${PERF_ROUNDS:-3}"); do
 		for s in $LAT_SIZES; do
 			if [ "$s" = 2 ]; then
@@ -338,11 +341,7 @@ if [ "$MODE" = pair ] && [ $PERF = 1 ] && want perf; then
 			[ "$s" = 1048576 ] || [ "$round" -le "$OTHER_ROUNDS" ] && pair_run bw "$s" "$round"
 		done
 	done
-	if [ -n "$rnr0_sent" ] && [ -n "$rnr0_rcvd" ]; then
-		echo "PERFINFO rank $R rxe0 RNR NAKs during the comparison: sent $(( $(cat $RNRD/send_rnr_err) - rnr0_sent )), received $(( $(cat $RNRD/rcvd_rnr_err) - rnr0_rcvd ))"
-	else
-		echo "PERFINFO rank $R rxe0 has no RNR counters in $RNRD"
-	fi
+	echo "PERFINFO rank $R rxe0 send_rnr_err rcvd_rnr_err duplicate_request out_of_seq_request before and after the comparison (- = no such counter): $rxc0 / $(rxc)"
 	# meet again before the next steps: after a failure one rank can be
 	# up to a perftest server's 120 s behind the other, longer than a
 	# bootstrap waits (HOP_TIMEOUT)
