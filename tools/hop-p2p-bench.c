@@ -13,10 +13,18 @@
  * register both buffers, as perftest does before it starts its clock).
  * The window never drains between messages, so the link never idles on
  * a handshake.
+ * Put (--put, ib_write_bw's method with one-sided writes): both ranks
+ * register their whole buffer with hop_mem_register() before any clock
+ * starts (rank 1's for HOP_ACCESS_REMOTE_WRITE, its key sent to rank 0);
+ * rank 0 keeps W hop_iput()s of immediate i (the message number) into
+ * rank 1's region in flight, starting the next as the oldest completes,
+ * until M went; rank 1 takes the M immediates with hop_wait_imm(), checks
+ * their order, then answers with a 0-byte ack that stops rank 0's clock.
+ * Same M and W as the bandwidth column; 2 untimed puts first.
  *
  * Run: hop-run -n 2 hop-p2p-bench [--min B] [--max B] [--iters N]
  *      [--warmup N] [--window W] [--bw-msgs M] [--json FILE]
- *      [--samples FILE]
+ *      [--samples FILE] [--put]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -33,19 +41,27 @@
 #define TAG_LAT 1
 #define TAG_BW 2
 #define TAG_ACK 3
+#define TAG_KEY 4
 #define WINDOW_MAX 1024
 
 struct opts {
 	size_t min, max;
 	int iters, warmup, window, bw_msgs;
 	const char *json, *samples;
-	int lat, bw;
+	int lat, bw, put;
 };
 
 struct row {
 	size_t bytes;
 	int lat_iters, bw_msgs, window;
-	double lat_min, lat_med, lat_p99, bw_mbps;
+	double lat_min, lat_med, lat_p99, bw_mbps, put_mbps;
+};
+
+/* --put: this rank's registered buffer (sbuf on rank 0, rbuf on rank 1)
+ * and rank 1's key. */
+struct put_ctx {
+	hop_mr_t *mr;
+	hop_rkey_t rkey;
 };
 
 static hop_comm_t *comm;
@@ -78,6 +94,8 @@ static void usage(FILE *f)
 "  --bw-msgs M     messages per bandwidth size (default: 64 MiB / size,\n"
 "                  at most iters / 10 windows, at least 3)\n"
 "  --no-lat        bandwidth only      --no-bw   latency only\n"
+"  --put           also stream hop_iput()s into rank 1's registered buffer\n"
+"                  (same window and message count as the bandwidth)\n"
 "  --json FILE     also write the table as JSON (rank 0)\n"
 "  --samples FILE  also write every timed half round trip, one \"bytes us\"\n"
 "                  line each in the order measured (rank 0)\n");
@@ -96,12 +114,13 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "samples", required_argument, NULL, 's' },
 		{ "no-lat", no_argument, NULL, 'L' },
 		{ "no-bw", no_argument, NULL, 'B' },
+		{ "put", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, li = 0;
 
-	*o = (struct opts){ 1, 64u << 20, 1000, 100, 64, 0, NULL, NULL, 1, 1 };
+	*o = (struct opts){ 1, 64u << 20, 1000, 100, 64, 0, NULL, NULL, 1, 1, 0 };
 	while ((c = getopt_long(argc, argv, "h", lo, &li)) != -1) {
 		int ok = 1;
 
@@ -116,6 +135,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 's': o->samples = optarg; break;
 		case 'L': o->lat = 0; break;
 		case 'B': o->bw = 0; break;
+		case 'P': o->put = 1; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return 2;
 		}
@@ -218,21 +238,26 @@ static void bw_stream(size_t n, void *sbuf, void *rbuf, int msgs, int w)
 		CALL(hop_send(comm, NULL, 0, peer, TAG_ACK));
 }
 
+/* Messages per streamed size: --bw-msgs, else about 64 MiB, at most
+ * iters / 10 windows' worth, at least 3. */
+static int stream_msgs(const struct opts *o, size_t n)
+{
+	size_t m = (64u << 20) / (n ? n : 1);
+	size_t cap = (size_t)(o->iters / 10 > 10 ? o->iters / 10 : 10) *
+		     (size_t)o->window;
+
+	if (o->bw_msgs)
+		return o->bw_msgs;
+	m = m > cap ? cap : m;
+	return m < 3 ? 3 : (int)m;
+}
+
 static void bandwidth(const struct opts *o, size_t n, void *sbuf, void *rbuf,
 		      struct row *row)
 {
-	int w = o->window, msgs = o->bw_msgs;
+	int w = o->window, msgs = stream_msgs(o, n);
 	double t0;
 
-	if (!msgs) {
-		/* about 64 MiB, at most iters / 10 windows' worth */
-		size_t m = (64u << 20) / (n ? n : 1);
-		size_t cap = (size_t)(o->iters / 10 > 10 ? o->iters / 10 : 10) *
-			     (size_t)w;
-
-		m = m > cap ? cap : m;
-		msgs = m < 3 ? 3 : (int)m;
-	}
 	if (w > msgs)
 		w = msgs;
 	bw_stream(n, sbuf, rbuf, 2, 2);         /* untimed: registration */
@@ -243,6 +268,81 @@ static void bandwidth(const struct opts *o, size_t n, void *sbuf, void *rbuf,
 	row->bw_mbps = (double)n * msgs / (tool_now_us() - t0);
 }
 
+/* Register this rank's buffer; rank 1 sends its key to rank 0. */
+static void put_setup(size_t len, void *sbuf, void *rbuf, struct put_ctx *pc)
+{
+	int peer = 1 - rank;
+
+	memset(pc, 0, sizeof(*pc));
+	if (rank == 0) {
+		CALL(hop_mem_register(comm, sbuf, len, HOP_ACCESS_LOCAL,
+				      &pc->mr));
+		CALL(hop_recv(comm, &pc->rkey, sizeof(pc->rkey), peer, TAG_KEY,
+			      NULL));
+	} else {
+		CALL(hop_mem_register(comm, rbuf, len, HOP_ACCESS_REMOTE_WRITE,
+				      &pc->mr));
+		CALL(hop_mr_rkey(pc->mr, &pc->rkey));
+		CALL(hop_send(comm, &pc->rkey, sizeof(pc->rkey), peer,
+			      TAG_KEY));
+	}
+}
+
+/* @msgs puts of @n bytes, @w in flight; rank 1 takes the immediates (in
+ * order: 0, 1, ...) and acks the last. */
+static void put_stream(size_t n, void *sbuf, struct put_ctx *pc, int msgs,
+		       int w)
+{
+	hop_request_t *req[WINDOW_MAX];
+	int peer = 1 - rank, posted = 0;
+	uint32_t imm;
+
+	if (rank == 1) {
+		for (int i = 0; i < msgs; i++) {
+			CALL(hop_wait_imm(comm, peer, &imm, NULL, NULL));
+			if (imm != (uint32_t)i) {
+				fprintf(stderr, "hop-p2p-bench rank 1: put %d "
+					"delivered immediate %u\n", i, imm);
+				exit(1);
+			}
+		}
+		CALL(hop_send(comm, NULL, 0, peer, TAG_ACK));
+		return;
+	}
+	if (w > msgs)
+		w = msgs;
+	for (; posted < w; posted++)
+		CALL(hop_iput(comm, pc->mr, sbuf, n, &pc->rkey, 0,
+			      (uint32_t)posted, &req[posted]));
+	for (int done = 0; done < msgs; done++) {
+		int k = done % w;
+
+		CALL(hop_wait(&req[k], NULL));
+		if (posted < msgs) {
+			CALL(hop_iput(comm, pc->mr, sbuf, n, &pc->rkey, 0,
+				      (uint32_t)posted, &req[k]));
+			posted++;
+		}
+	}
+	CALL(hop_recv(comm, NULL, 0, peer, TAG_ACK, NULL));
+}
+
+static void put_bandwidth(const struct opts *o, size_t n, void *sbuf,
+			  struct put_ctx *pc, struct row *row)
+{
+	int w = o->window, msgs = stream_msgs(o, n);
+	double t0;
+
+	if (w > msgs)
+		w = msgs;
+	put_stream(n, sbuf, pc, 2, 2);          /* untimed */
+	t0 = tool_now_us();
+	put_stream(n, sbuf, pc, msgs, w);
+	row->window = w;
+	row->bw_msgs = msgs;
+	row->put_mbps = (double)n * msgs / (tool_now_us() - t0);
+}
+
 static void print_row(const struct opts *o, const struct row *r)
 {
 	printf("%12zu", r->bytes);
@@ -251,6 +351,8 @@ static void print_row(const struct opts *o, const struct row *r)
 		       r->lat_p99);
 	if (o->bw)
 		printf(" %12.1f", r->bw_mbps);
+	if (o->put)
+		printf(" %12.1f", r->put_mbps);
 	printf("\n");
 	fflush(stdout);
 }
@@ -276,10 +378,13 @@ static int write_json(const struct opts *o, const struct row *rows, int n)
 				"\"lat_median_us\": %.3f, \"lat_p99_us\": %.3f",
 				r->lat_iters, r->lat_min, r->lat_med,
 				r->lat_p99);
+		if (o->bw || o->put)
+			fprintf(f, ", \"bw_window\": %d, \"bw_msgs\": %d",
+				r->window, r->bw_msgs);
 		if (o->bw)
-			fprintf(f, ", \"bw_window\": %d, \"bw_msgs\": %d, "
-				"\"bw_MBps\": %.1f", r->window, r->bw_msgs,
-				r->bw_mbps);
+			fprintf(f, ", \"bw_MBps\": %.1f", r->bw_mbps);
+		if (o->put)
+			fprintf(f, ", \"put_MBps\": %.1f", r->put_mbps);
 		fprintf(f, "}%s\n", i + 1 < n ? "," : "");
 	}
 	fprintf(f, "  ]\n}\n");
@@ -289,6 +394,7 @@ static int write_json(const struct opts *o, const struct row *rows, int n)
 int main(int argc, char **argv)
 {
 	struct row rows[64];
+	struct put_ctx pc = { NULL, { 0 } };
 	struct opts o;
 	double *samples;
 	void *sbuf, *rbuf;
@@ -328,7 +434,8 @@ int main(int argc, char **argv)
 	}
 	if (rank == 0) {
 		printf("# hop-p2p-bench %s: 2 ranks on %s; latency = half round "
-		       "trip (us), bandwidth = window of %d isends (MB/s = "
+		       "trip (us), bandwidth (put) = window of %d isends "
+		       "(iputs) (MB/s = "
 		       "1e6 B/s)\n", hop_version(), hop_comm_transport(comm),
 		       o.window);
 		printf("%12s", "bytes");
@@ -337,8 +444,12 @@ int main(int argc, char **argv)
 			       "lat_p99_us");
 		if (o.bw)
 			printf(" %12s", "bw_MBps");
+		if (o.put)
+			printf(" %12s", "put_MBps");
 		printf("\n");
 	}
+	if (o.put)
+		put_setup(o.max ? o.max : 1, sbuf, rbuf, &pc);
 	for (size_t n = o.min; n <= o.max && nrows < 64; n = n ? n * 2 : 1) {
 		struct row *r = &rows[nrows++];
 
@@ -348,6 +459,8 @@ int main(int argc, char **argv)
 			latency(&o, n, sbuf, rbuf, samples, r);
 		if (o.bw)
 			bandwidth(&o, n, sbuf, rbuf, r);
+		if (o.put)
+			put_bandwidth(&o, n, sbuf, &pc, r);
 		if (rank == 0)
 			print_row(&o, r);
 	}
@@ -358,6 +471,8 @@ int main(int argc, char **argv)
 			o.samples, strerror(errno));
 		status = 1;
 	}
+	if (pc.mr)
+		CALL(hop_mem_deregister(comm, pc.mr));
 	free(samples);
 	free(sbuf);
 	free(rbuf);

@@ -1,8 +1,8 @@
 /*
  * hop/p2p.h - point-to-point: tag-matched send/recv (blocking and
  * nonblocking, from a named source or any, with a given tag or any),
- * grouped sends and receives, request sets, one-sided put with a 32-bit
- * immediate. docs/p2p.md is the reference.
+ * grouped sends and receives, request sets, one-sided put (blocking or
+ * nonblocking) with a 32-bit immediate. docs/p2p.md is the reference.
  *
  * Ordering: messages between one pair of ranks whose tags a receive
  * matches are taken in the order they were sent (non-overtaking), and a
@@ -16,8 +16,8 @@
  * interpreting them (no reduction, no derived or strided types), so a
  * typed form would only multiply; pass count * hop_dtype_size(dtype).
  *
- * Request life cycle: hop_isend()/hop_irecv()/collective i-calls return a
- * request; hop_test(), hop_wait(), hop_testany(), hop_waitany() or
+ * Request life cycle: hop_isend()/hop_irecv()/hop_iput()/collective i-calls
+ * return a request; hop_test(), hop_wait(), hop_testany(), hop_waitany() or
  * hop_waitall() complete it and free it, setting the caller's pointer to
  * NULL. A request not yet complete is cancelled by hop_comm_destroy().
  */
@@ -141,7 +141,7 @@ HOP_EXPORT int hop_wait(hop_request_t **req, hop_status_t *status);
  * hop_put() - Write @len bytes from @src (inside @local_mr) into the peer's
  * region described by @rkey at @offset, then deliver @imm to the target,
  * which receives it with hop_wait_imm() after the data is in place.
- * Blocks until @src may be reused. The target may be this rank (the data
+ * Blocks until @src may be reused (hop_iput() and a wait for it). The target may be this rank (the data
  * is copied and the immediate queued for this rank's hop_wait_imm()).
  * @comm:     communicator.
  * @local_mr: a region of @comm containing [@src, @src + @len), or NULL to
@@ -160,8 +160,29 @@ HOP_EXPORT int hop_put(hop_comm_t *comm, hop_mr_t *local_mr, const void *src,
 		       uint32_t imm);
 
 /**
+ * hop_iput() - Start the put hop_put() makes and return without waiting
+ * for it: many puts may be in flight to one or several peers, each
+ * delivered (data, then @imm) in the order started per target. The call
+ * returns once the data and the immediate are posted to the transport; it
+ * makes progress only while the transport's queue to the peer is full
+ * (until the comm's deadline: HOP_ERR_TIMEOUT). *@req completes, through
+ * hop_wait(), hop_test() or the set calls, when @src may be reused; until
+ * then @src must not change. A put that fails once posted fails the comm
+ * (its immediate may already be on its way). Arguments as hop_put()'s,
+ * checked the same way, and:
+ * @req: receives the request (NULL on failure); status.source is the
+ *       target, status.tag -1, status.bytes @len.
+ * Return: 0, HOP_ERR_INVALID_ARG, HOP_ERR_OUT_OF_BOUNDS, HOP_ERR_NO_MEMORY,
+ * HOP_ERR_TIMEOUT, HOP_ERR_PEER_FAILED, HOP_ERR_COMM_FAILED,
+ * HOP_ERR_TRANSPORT.
+ */
+HOP_EXPORT int hop_iput(hop_comm_t *comm, hop_mr_t *local_mr,
+			const void *src, size_t len, const hop_rkey_t *rkey,
+			uint64_t offset, uint32_t imm, hop_request_t **req);
+
+/**
  * hop_wait_imm() - Wait for the next immediate delivered by a hop_put()
- * from @peer (or from any peer when @peer is -1).
+ * or hop_iput() from @peer (or from any peer when @peer is -1).
  * @comm:   communicator.
  * @peer:   source rank, or -1.
  * @imm:    receives the immediate.

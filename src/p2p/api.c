@@ -229,33 +229,35 @@ int hop_irecv(hop_comm_t *comm, void *buf, size_t len, int peer, int tag,
 	HOP_ENTERED(comm, "hop_irecv", start(comm, "hop_irecv", 0, buf, len,
 					     peer, tag, req));
 }
-static int put_run(struct hop_comm *comm, hop_mr_t *local_mr,
-		   const void *src, size_t len, const hop_rkey_t *rkey,
-		   uint64_t offset, uint32_t imm)
+/* The checks of hop_put() and hop_iput() (@fn), with messages naming
+ * what is wrong. */
+static int check_put(struct hop_comm *comm, const char *fn,
+		     const hop_mr_t *local_mr, const void *src, size_t len,
+		     const hop_rkey_t *rkey, uint64_t offset)
 {
 	if (hop_comm_derived(comm))
-		return hop_comm_derived_refuse(comm, "hop_put");
+		return hop_comm_derived_refuse(comm, fn);
 	if (!rkey)
 		return hop_set_error(comm, HOP_ERR_INVALID_ARG,
-				     "hop_put: rkey is NULL");
+				     "%s: rkey is NULL", fn);
 	if (!src && len)
 		return hop_set_error(comm, HOP_ERR_INVALID_ARG,
-				     "hop_put: src is NULL with len %zu", len);
+				     "%s: src is NULL with len %zu", fn, len);
 	if (rkey->owner >= (uint32_t)comm->nranks)
 		return hop_set_error(comm, HOP_ERR_INVALID_ARG,
-				     "hop_put: rkey owner rank %u out of range "
-				     "(comm has %d ranks)", rkey->owner,
+				     "%s: rkey owner rank %u out of range "
+				     "(comm has %d ranks)", fn, rkey->owner,
 				     comm->nranks);
 	if (!(rkey->access & HOP_ACCESS_REMOTE_WRITE))
 		return hop_set_error(comm, HOP_ERR_OUT_OF_BOUNDS,
-				     "hop_put: the region of rank %u (key "
-				     "0x%llx) was not registered with "
-				     "HOP_ACCESS_REMOTE_WRITE", rkey->owner,
+				     "%s: the region of rank %u (key 0x%llx) "
+				     "was not registered with "
+				     "HOP_ACCESS_REMOTE_WRITE", fn, rkey->owner,
 				     (unsigned long long)rkey->key);
 	if (offset > rkey->len || len > rkey->len - offset)
 		return hop_set_error(comm, HOP_ERR_OUT_OF_BOUNDS,
-				     "hop_put: offset %llu + len %zu exceeds "
-				     "the %llu B region of rank %u",
+				     "%s: offset %llu + len %zu exceeds the "
+				     "%llu B region of rank %u", fn,
 				     (unsigned long long)offset, len,
 				     (unsigned long long)rkey->len,
 				     rkey->owner);
@@ -264,34 +266,95 @@ static int put_run(struct hop_comm *comm, hop_mr_t *local_mr,
 
 		if (local_mr->magic != HOP_MR_MAGIC || local_mr->comm != comm)
 			return hop_set_error(comm, HOP_ERR_INVALID_ARG,
-					     "hop_put: local_mr is not a live "
-					     "region of this communicator");
+					     "%s: local_mr is not a live region "
+					     "of this communicator", fn);
 		if (len && (a < b || len > local_mr->len ||
 			    a - b > local_mr->len - len))
 			return hop_set_error(comm, HOP_ERR_INVALID_ARG,
-					     "hop_put: source [%p, +%zu) is "
-					     "not inside local_mr [%p, +%zu)",
+					     "%s: source [%p, +%zu) is not "
+					     "inside local_mr [%p, +%zu)", fn,
 					     src, len, local_mr->addr,
 					     local_mr->len);
 	}
 	if (rkey->owner == (uint32_t)comm->rank && len &&
 	    !p2p_mr_find_key(comm->p2p, rkey->key, rkey->addr + offset, len))
 		return hop_set_error(comm, HOP_ERR_OUT_OF_BOUNDS,
-				     "hop_put to self: no live region with key "
-				     "0x%llx holds [0x%llx, +%zu)",
+				     "%s to self: no live region with key "
+				     "0x%llx holds [0x%llx, +%zu)", fn,
 				     (unsigned long long)rkey->key,
 				     (unsigned long long)(rkey->addr + offset),
 				     len);
-	return hop_p2p_put(comm, local_mr ? local_mr->pmr : NULL, src, len,
-			   (int)rkey->owner, rkey->addr + offset, rkey->key,
-			   imm);
+	return 0;
+}
+
+/* Check and start a put; *@out: its request (freed on failure). */
+static int iput_start(struct hop_comm *comm, const char *fn,
+		      hop_mr_t *local_mr, const void *src, size_t len,
+		      const hop_rkey_t *rkey, uint64_t offset, uint32_t imm,
+		      struct hop_request **out)
+{
+	struct hop_request *r;
+	int ret;
+
+	if ((ret = check_put(comm, fn, local_mr, src, len, rkey, offset)))
+		return ret;
+	if (!(r = hop_request_get(comm, HOP_REQ_P2P)))
+		return HOP_ERR_NO_MEMORY;
+	ret = hop_p2p_iput(comm, &r->p2p, local_mr ? local_mr->pmr : NULL,
+			   src, len, (int)rkey->owner, rkey->addr + offset,
+			   rkey->key, imm);
+	if (ret) {
+		hop_request_put(r);
+		return ret;
+	}
+	*out = r;
+	return 0;
+}
+
+static int iput_run(struct hop_comm *comm, hop_mr_t *local_mr,
+		    const void *src, size_t len, const hop_rkey_t *rkey,
+		    uint64_t offset, uint32_t imm, hop_request_t **req)
+{
+	if (!req)
+		return hop_set_error(comm, HOP_ERR_INVALID_ARG,
+				     "hop_iput: req is NULL");
+	return iput_start(comm, "hop_iput", local_mr, src, len, rkey, offset,
+			  imm, req);
+}
+
+int hop_iput(hop_comm_t *comm, hop_mr_t *local_mr, const void *src,
+	     size_t len, const hop_rkey_t *rkey, uint64_t offset, uint32_t imm,
+	     hop_request_t **req)
+{
+	if (req)
+		*req = NULL;
+	HOP_ENTERED(comm, "hop_iput", iput_run(comm, local_mr, src, len, rkey,
+					       offset, imm, req));
+}
+
+/* hop_iput() and a wait for it. */
+static int put_run(struct hop_comm *comm, hop_mr_t *local_mr,
+		   const void *src, size_t len, const hop_rkey_t *rkey,
+		   uint64_t offset, uint32_t imm)
+{
+	struct hop_request *r;
+	int ret;
+
+	if ((ret = iput_start(comm, "hop_put", local_mr, src, len, rkey,
+			      offset, imm, &r)))
+		return ret;
+	ret = hop_p2p_wait(comm, &r->p2p);
+	if (r->p2p.done)
+		ret = r->p2p.status;
+	hop_request_put(r);
+	return ret;
 }
 
 int hop_put(hop_comm_t *comm, hop_mr_t *local_mr, const void *src,
 	    size_t len, const hop_rkey_t *rkey, uint64_t offset, uint32_t imm)
 {
-	HOP_ENTERED(comm, "hop_put", put_run(comm, local_mr, src, len, rkey, offset,
-				   imm));
+	HOP_ENTERED(comm, "hop_put", put_run(comm, local_mr, src, len, rkey,
+					     offset, imm));
 }
 
 static int wait_imm_run(struct hop_comm *comm, int peer, uint32_t *imm,

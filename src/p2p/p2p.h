@@ -146,11 +146,17 @@ int hop_p2p_wait_described(struct hop_comm *comm, int (*done)(void *arg),
 /* Wait for one request (uses hop_p2p_wait_until). */
 int hop_p2p_wait(struct hop_comm *comm, struct hop_p2p_req *req);
 
-/* One-sided put of the public API (hop_put) and its immediate queue. */
+/*
+ * One-sided put of the public API (hop_iput, hop_put) and its immediate
+ * queue. hop_p2p_iput() starts put @req (no callback: the call sets every
+ * field) of @len bytes from @src (inside @lmr, or NULL: registered through
+ * the cache) to @raddr/@rkey of @peer, the PUT note {@imm, @len} behind it;
+ * returns once both are posted. @req is done when @src may be reused.
+ */
 struct hop_prov_mr;
-int hop_p2p_put(struct hop_comm *comm, struct hop_prov_mr *lmr,
-		const void *src, size_t len, int peer, uint64_t raddr,
-		uint64_t rkey, uint32_t imm);
+int hop_p2p_iput(struct hop_comm *comm, struct hop_p2p_req *req,
+		 struct hop_prov_mr *lmr, const void *src, size_t len,
+		 int peer, uint64_t raddr, uint64_t rkey, uint32_t imm);
 int hop_p2p_wait_imm(struct hop_comm *comm, int peer, uint32_t *imm,
 		     int *source, size_t *bytes);
 

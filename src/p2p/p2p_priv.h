@@ -12,7 +12,7 @@
  *     numbers, credits, matching queues, a send queue (messages waiting for
  *     credits or for the provider) and a control queue (control messages
  *     the provider refused with HOP_PROV_AGAIN).
- *   - id tables of rendezvous in flight, the registration cache, the put
+ *   - id tables of rendezvous and puts in flight, the registration cache, the put
  *     notes queue, free lists of public requests.
  *
  * Every message to a peer (eager or RTS) leaves in the order it was
@@ -59,7 +59,7 @@
 #define P2P_DIRECT_SPINS_RDMA 1024u
 
 /* hop_p2p_req.kind */
-enum { P2P_KIND_SEND = 1, P2P_KIND_RECV = 2 };
+enum { P2P_KIND_SEND = 1, P2P_KIND_RECV = 2, P2P_KIND_PUT = 3 };
 
 /* request state, in priv[0] */
 enum p2p_state {
@@ -212,8 +212,6 @@ struct hop_p2p {
 
 	struct p2p_note *notes_head, *notes_tail, *notes_free;
 	size_t nnotes_free;      /* kept up to HOP_UX_KEEP */
-	uint64_t put_seq;        /* id of the blocking put in flight */
-	int put_done, put_status;
 
 	struct hop_regcache rc;
 	struct hop_mr *mrs;      /* live public regions */
@@ -402,6 +400,7 @@ void p2p_adv_free(struct hop_p2p *p);
 int p2p_put_note_arrived(struct hop_p2p *p, int peer,
 			 const struct hop_ctl *m);
 int p2p_note_push(struct hop_p2p *p, int peer, uint32_t imm, uint64_t len);
+int p2p_put_write_done(struct hop_p2p *p, const struct hop_cqe *c);
 void p2p_notes_free(struct hop_p2p *p);
 
 /* group.c */

@@ -192,11 +192,7 @@ static int dispatch_write(struct hop_p2p *p, const struct hop_cqe *c)
 	case WR_RNDV:
 		return p2p_rndv_write_done(p, c);
 	case WR_PUT:
-		if (WR_VAL(c->wr_id) == p->put_seq) {
-			p->put_done = 1;
-			p->put_status = c->status;
-		}
-		return 0;
+		return p2p_put_write_done(p, c);
 	}
 	return hop_comm_fail(p->comm, HOP_ERR_INTERNAL, "p2p: completion of "
 			     "unknown write 0x%llx from rank %d",
@@ -429,9 +425,12 @@ void p2p_describe_req(const struct hop_p2p_req *r, char *buf, size_t len)
 	p2p_tag_str(r->tag, tag, sizeof(tag));
 	if (r->kind == P2P_KIND_RECV && HOP_MATCH_IGNORE(r))
 		snprintf(tag, sizeof(tag), "any");
-	snprintf(buf, len, "%s %s tag %s (%zu B)",
-		 r->kind == P2P_KIND_SEND ? "send to" : "recv from", peer, tag,
-		 r->len);
+	if (r->kind == P2P_KIND_PUT)
+		snprintf(buf, len, "put to %s (%zu B)", peer, r->len);
+	else
+		snprintf(buf, len, "%s %s tag %s (%zu B)",
+			 r->kind == P2P_KIND_SEND ? "send to" : "recv from",
+			 peer, tag, r->len);
 }
 
 /* How long a wait that reached its deadline still listens for the answer

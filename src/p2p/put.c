@@ -4,6 +4,14 @@
  * (contract 1), so when the note arrives the data is in place. The target
  * queues notes for hop_wait_imm(). A put to this rank is a copy plus a
  * note (see hop_put() in api.c).
+ *
+ * Puts stream: hop_p2p_iput() returns once the data and the note are
+ * posted (progressing only while the provider's queue is full), without
+ * waiting for the write. A put from a registered source keeps its request
+ * in p->sids, and its last write asks for a completion (WR_PUT | id) that
+ * completes the request; the provider signals its hardware only every k-th
+ * such write (selective signalling, contract 2). A put small enough to be
+ * posted inline is complete when posted.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,30 +85,131 @@ static void describe_put(void *arg, char *buf, size_t len)
 			 w->len);
 }
 
-static int put_written(void *arg)
-{
-	return ((struct put_wait *)arg)->p->put_done;
-}
-
-static int ctl_drained(void *arg)
-{
-	struct put_wait *w = arg;
-
-	return w->p->peers[w->peer].ctl_head == NULL;
-}
-
-int hop_p2p_put(struct hop_comm *comm, struct hop_prov_mr *lmr,
-		const void *src, size_t len, int peer, uint64_t raddr,
-		uint64_t rkey, uint32_t imm)
+/*
+ * The provider refused a post of put @r (HOP_PROV_AGAIN: its queue to the
+ * peer is full): progress once so completions free room. Fails the comm
+ * once the transport stayed busy until the comm deadline (*@deadline, set
+ * at the first refusal).
+ */
+static int put_busy(struct hop_comm *comm, const struct hop_p2p_req *r,
+		    uint64_t *deadline)
 {
 	struct hop_p2p *p = comm->p2p;
-	struct put_wait w = { p, peer, len, "put to", NULL };
-	struct hop_ctl m = { .type = HOP_MSG_PUT };
-	struct hop_rc_entry *e = NULL;
-	const unsigned char *s = src;
+	int ret;
+
+	if (!*deadline)
+		*deadline = hop_comm_deadline(comm);
+	if (hop_deadline_passed(*deadline)) {
+		ret = hop_comm_fail(comm, HOP_ERR_TIMEOUT, "rank %d: put to "
+				    "rank %d (%zu B): the transport stayed busy "
+				    "for %g s", p->rank, r->peer, r->len,
+				    comm->cfg.timeout_ms / 1000.0);
+		p2p_fail_all(p, ret);
+		return ret;
+	}
+	ret = hop_p2p_progress(comm);
+	return ret < 0 ? ret : 0;
+}
+
+/* Post the data of put @r in writes of at most rndv_chunk bytes, the last
+ * one signalled when the source is registered (id: RQ_ID). */
+static int put_post_data(struct hop_comm *comm, struct hop_p2p_req *r,
+			 struct hop_prov_mr *lmr, uint64_t raddr, uint64_t rkey)
+{
+	struct hop_p2p *p = comm->p2p;
+	const unsigned char *s = r->buf;
 	uint64_t deadline = 0;
 	size_t off = 0;
 	int ret;
+
+	while (off < r->len) {
+		size_t chunk = r->len - off > p->rndv_chunk ? p->rndv_chunk
+							    : r->len - off;
+		unsigned flags = off + chunk == r->len && lmr ? HOP_WR_SIGNALED
+							      : 0;
+
+		ret = p->ops->post_write(p->prov, r->peer, lmr, s + off, chunk,
+					 raddr + off, rkey, 0, flags,
+					 WR_PUT | RQ_ID(r));
+		if (ret == HOP_PROV_AGAIN)
+			ret = put_busy(comm, r, &deadline);
+		else if (ret == 0)
+			off += chunk;
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+/* Hand the PUT note {imm, len} of @r to the provider, behind the control
+ * messages queued before it: the target learns of the put in order. */
+static int put_post_note(struct hop_comm *comm, struct hop_p2p_req *r,
+			 uint32_t imm)
+{
+	struct hop_p2p *p = comm->p2p;
+	struct hop_ctl m = { .type = HOP_MSG_PUT };
+	uint64_t deadline = 0;
+	int ret;
+
+	m.u.put.imm = imm;
+	m.u.put.len = r->len;
+	if ((ret = p2p_ctl_send(p, r->peer, &m)))
+		return ret;
+	while (p->peers[r->peer].ctl_head)
+		if ((ret = put_busy(comm, r, &deadline)))
+			return ret;
+	return 0;
+}
+
+/* @r (on a registered source) is in flight: its id in p->sids, the
+ * registration cache entry it holds in RQ_RCE. */
+static int put_track(struct hop_comm *comm, struct hop_p2p_req *r,
+		     struct hop_prov_mr **lmr)
+{
+	struct hop_p2p *p = comm->p2p;
+	struct hop_rc_entry *e = NULL;
+	uint32_t id;
+	int ret;
+
+	if (!*lmr) {
+		ret = hop_regcache_get(&p->rc, r->buf, r->len, 0, &e);
+		if (ret)
+			return hop_set_error(comm, ret, "put to rank %d: "
+					     "registering the %zu B source %p "
+					     "failed: %s", r->peer, r->len,
+					     r->buf, hop_strerror(ret));
+		*lmr = e->mr;
+		RQ_RCE(r) = (uint64_t)(uintptr_t)e;
+	}
+	if (hop_idtab_alloc(&p->sids, r, &id)) {
+		if (e)
+			hop_regcache_put(&p->rc, e);
+		RQ_RCE(r) = 0;
+		return hop_comm_fail(comm, HOP_ERR_NO_MEMORY, "p2p: out of "
+				     "memory tracking a put to rank %d",
+				     r->peer);
+	}
+	RQ_ID(r) = id;
+	RQ_STATE(r) = ST_RNDV_LAST;
+	return 0;
+}
+
+/* Put @r leaves the table: its id and registration are given back. */
+static void put_untrack(struct hop_p2p *p, struct hop_p2p_req *r)
+{
+	hop_idtab_free(&p->sids, (uint32_t)RQ_ID(r));
+	if (RQ_RCE(r)) {
+		hop_regcache_put(&p->rc, rq_rce(r));
+		RQ_RCE(r) = 0;
+	}
+}
+
+int hop_p2p_iput(struct hop_comm *comm, struct hop_p2p_req *r,
+		 struct hop_prov_mr *lmr, const void *src, size_t len,
+		 int peer, uint64_t raddr, uint64_t rkey, uint32_t imm)
+{
+	struct hop_p2p *p = comm->p2p;
+	int ret, tracked;
 
 	if (!p)
 		return HOP_ERR_INVALID_HANDLE;
@@ -110,79 +219,59 @@ int hop_p2p_put(struct hop_comm *comm, struct hop_prov_mr *lmr,
 		return hop_set_error(comm, HOP_ERR_INVALID_ARG, "p2p: put to "
 				     "rank %d out of range (comm has %d ranks)",
 				     peer, p->nranks);
+	memset(r->priv, 0, sizeof(r->priv));
+	r->kind = P2P_KIND_PUT;
+	r->done = r->status = 0;
+	r->peer = peer;
+	r->tag = 0;
+	r->buf = (void *)(uintptr_t)src;
+	r->len = r->bytes = len;
+	r->sig = 0;
 	if (peer == p->rank) {
 		if (len)
 			memmove((void *)(uintptr_t)raddr, src, len);
-		return p2p_note_push(p, peer, imm, len);
+		if ((ret = p2p_note_push(p, peer, imm, len)))
+			return ret;
+		p2p_complete(p, r, 0);
+		return 0;
 	}
-	if (len <= p->max_inline) {
-		lmr = NULL;     /* copied at post: nothing to wait for */
-	} else if (!lmr) {
-		ret = hop_regcache_get(&p->rc, (void *)(uintptr_t)src, len, 0,
-				       &e);
-		if (ret)
-			return hop_set_error(comm, ret, "put to rank %d: "
-					     "registering the %zu B source %p "
-					     "failed: %s", peer, len, src,
-					     hop_strerror(ret));
-		lmr = e->mr;
+	/* copied at post (inline) or empty: nothing to wait for */
+	tracked = len > p->max_inline;
+	if (!tracked)
+		lmr = NULL;
+	else if ((ret = put_track(comm, r, &lmr)))
+		return ret;
+	ret = put_post_data(comm, r, lmr, raddr, rkey);
+	if (!ret)
+		ret = put_post_note(comm, r, imm);
+	if (ret) {
+		if (tracked && !r->done)
+			put_untrack(p, r);  /* else a failure completed it */
+		return ret;
 	}
-	p->put_seq = (p->put_seq + 1) & ((1ull << 60) - 1);
-	p->put_done = 0;
-	p->put_status = 0;
-	while (off < len) {
-		size_t chunk = len - off > p->rndv_chunk ? p->rndv_chunk
-							 : len - off;
-		unsigned flags = (off + chunk == len && lmr) ? HOP_WR_SIGNALED
-							     : 0;
+	if (!tracked)
+		p2p_complete(p, r, 0);
+	return 0;
+}
 
-		ret = p->ops->post_write(p->prov, peer, lmr, s + off, chunk,
-					 raddr + off, rkey, 0, flags,
-					 WR_PUT | p->put_seq);
-		if (ret == HOP_PROV_AGAIN) {
-			if (!deadline)
-				deadline = hop_comm_deadline(comm);
-			if (hop_deadline_passed(deadline)) {
-				ret = hop_comm_fail(comm, HOP_ERR_TIMEOUT,
-					"rank %d: put to rank %d (%zu B): the "
-					"transport stayed busy for %g s",
-					p->rank, peer, len,
-					comm->cfg.timeout_ms / 1000.0);
-				p2p_fail_all(p, ret);
-				goto out;
-			}
-			if ((ret = hop_p2p_progress(comm)) < 0)
-				goto out;
-			continue;
-		}
-		if (ret < 0)
-			goto out;
-		off += chunk;
-	}
-	if (len && lmr) {
-		if ((ret = p2p_wait_loop(comm, put_written, &w, describe_put,
-					 &w)))
-			goto out;
-		if ((ret = p->put_status)) {
-			hop_set_error(comm, ret, "put to rank %d (%zu B at "
-				      "0x%llx): %s", peer, len,
-				      (unsigned long long)raddr,
-				      hop_strerror(ret));
-			goto out;
-		}
-	}
-	m.u.put.imm = imm;
-	m.u.put.len = len;
-	if ((ret = p2p_ctl_send(p, peer, &m)))
-		goto out;
-	if (p->peers[peer].ctl_head) {
-		w.what = "put notification to";
-		ret = p2p_wait_loop(comm, ctl_drained, &w, describe_put, &w);
-	}
-out:
-	if (e)
-		hop_regcache_put(&p->rc, e);
-	return ret;
+/* The signalled write of a put completed: its source may be reused. A
+ * failed write fails the comm: its note already left for the target. */
+int p2p_put_write_done(struct hop_p2p *p, const struct hop_cqe *c)
+{
+	struct hop_p2p_req *r = hop_idtab_get(&p->sids, WR_VAL(c->wr_id));
+	size_t len;
+
+	/* a put a failure completed already (its id was freed) */
+	if (!r || r->kind != P2P_KIND_PUT || r->peer != c->peer)
+		return 0;
+	len = r->len;
+	put_untrack(p, r);
+	p2p_complete(p, r, c->status);
+	if (c->status)
+		return hop_comm_fail(p->comm, c->status, "p2p: put of %zu B "
+				     "to rank %d failed: %s", len, c->peer,
+				     hop_strerror(c->status));
+	return 0;
 }
 
 static int note_found(void *arg)

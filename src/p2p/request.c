@@ -87,7 +87,9 @@ void p2p_status_of(const struct hop_comm *comm, const struct hop_p2p_req *r,
 {
 	/* never started (kind 0) or not finished: nothing to report */
 	int none = !r->done || !r->kind;
-	int unmatched = r->kind == P2P_KIND_RECV && HOP_MATCH_IGNORE(r);
+	/* a put has no tag */
+	int unmatched = (r->kind == P2P_KIND_RECV && HOP_MATCH_IGNORE(r)) ||
+			r->kind == P2P_KIND_PUT;
 
 	if (!status)
 		return;

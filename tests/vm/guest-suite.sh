@@ -222,12 +222,15 @@ fi
 #              pair must not decide the ratio
 #   bandwidth: N = min(64 MiB / size, 1000) writes / isends, a window of
 #              W = min(128, N) kept full (perftest's -t, hop's --window),
-#              MB/s = 1e6 B/s over the whole stream
+#              MB/s = 1e6 B/s over the whole stream; the same hop-p2p-bench
+#              run then streams N hop_iput()s (--put) the same way
+#              (4 and 16 KiB: the put target's smallest sizes)
 # PERF lines carry the pair's id, the round or round.pair at 2 B:
 # "PERF <tool> lat <bytes> <median> <min> <id>" and
-# "PERF <tool> bw <bytes> <MB/s> <id>"; run.sh pairs them by id.
+# "PERF <tool> bw <bytes> <MB/s> <id>", "PERF hop put <bytes> <MB/s> <id>";
+# run.sh pairs them by id.
 LAT_SIZES="2 8 64 512 4096 16384 65536"
-BW_SIZES="65536 262144 1048576 4194304"
+BW_SIZES="4096 16384 65536 262144 1048576 4194304"
 lat_iters() { [ "$1" -le 2 ] && echo 1000 && return; [ "$1" -le 4096 ] && echo 500 && return; [ "$1" -le 16384 ] && echo 200 && return; echo 100; }
 bw_msgs() { local n=$(( (64 << 20) / $1 )); [ $n -gt 1000 ] && n=1000; echo $n; }
 bw_window() { local n; n=$(bw_msgs "$1"); [ $n -gt 128 ] && n=128; echo $n; }
@@ -274,7 +277,7 @@ hop_bench() { # lat|bw size id: rank 0 turns the row into a PERF line
 	if [ "$kind" = lat ]; then
 		args=(--no-bw --iters "$(lat_iters "$s")" --warmup 20)
 	else
-		args=(--no-lat --bw-msgs "$(bw_msgs "$s")" --window "$(bw_window "$s")")
+		args=(--no-lat --put --bw-msgs "$(bw_msgs "$s")" --window "$(bw_window "$s")")
 	fi
 	step hop-$kind 300 bash -c '"$0" "$@" > '$out' 2>&1; rc=$?; cat '$out'; exit $rc' \
 		"$B/tools/hop-p2p-bench" --min "$s" --max "$s" "${args[@]}"
@@ -282,7 +285,7 @@ hop_bench() { # lat|bw size id: rank 0 turns the row into a PERF line
 	if [ "$kind" = lat ]; then
 		awk -v r="$3" '/^ *[0-9]/{print "PERF hop lat", $1, $3, $2, r}' $out
 	else
-		awk -v r="$3" '/^ *[0-9]/{print "PERF hop bw", $1, $2, r}' $out
+		awk -v r="$3" '/^ *[0-9]/{print "PERF hop bw", $1, $2, r; print "PERF hop put", $1, $3, r}' $out
 	fi
 }
 PAIRNO=0
@@ -321,6 +324,13 @@ if [ "$MODE" = pair ] && [ $PERF = 1 ] && want perf; then
 	# noticed in memory (ib_write_lat's method, and hop's small eager
 	# messages with HOP_EAGER_POLL=1)
 	step prov-lat 120 env HOP_CONNECT=eager HOP_IB_CM=rdmacm "$B/tests/vm/verbs_prov_test" lat latmem
+	# receiver-not-ready NAKs (an immediate or a put's note finding no
+	# posted receive) stall a stream for an RNR timer each, duplicate and
+	# out-of-sequence requests tell of retransmissions: counted
+	RNRD=/sys/class/infiniband/rxe0/ports/1/hw_counters
+	rxc() { local c out=; for c in send_rnr_err rcvd_rnr_err duplicate_request out_of_seq_request; do
+		out="$out $(cat $RNRD/$c 2>/dev/null || echo -)"; done; echo $out; }
+	rxc0=$(rxc)
 	for round in $(seq 1 "${PERF_ROUNDS:-3}"); do
 		for s in $LAT_SIZES; do
 			if [ "$s" = 2 ]; then
@@ -333,6 +343,7 @@ if [ "$MODE" = pair ] && [ $PERF = 1 ] && want perf; then
 			[ "$s" = 1048576 ] || [ "$round" -le "$OTHER_ROUNDS" ] && pair_run bw "$s" "$round"
 		done
 	done
+	echo "PERFINFO rank $R rxe0 send_rnr_err rcvd_rnr_err duplicate_request out_of_seq_request before and after the comparison (- = no such counter): $rxc0 / $(rxc)"
 	# meet again before the next steps: after a failure one rank can be
 	# up to a perftest server's 120 s behind the other, longer than a
 	# bootstrap waits (HOP_TIMEOUT)

@@ -126,6 +126,26 @@ perf_table() { # log
 				}
 			return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
 		}
+		# hop_put beside ib_write_bw of the same pairs (PERF hop put):
+		# its median and the median, range of the pair ratios
+		function putcols(s, n, rs,   r, nu, nq, p, u, q, lo, hi) {
+			nu = nq = 0; lo = hi = ""
+			for (r = 1; r <= n; r++) {
+				p = v["perftest", "bw", s, rs[r]]; u = v["hop", "put", s, rs[r]]
+				if (u != "") ua[++nu] = u
+				if (p > 0 && u > 0) {
+					q = u / p; pq[++nq] = q
+					if (lo == "" || q < lo) lo = q
+					if (hi == "" || q > hi) hi = q
+				}
+			}
+			if (!nu) return ""
+			pratio[s] = nq ? med(pq, nq) : ""
+			if (nq && s >= 4096 && (putmin == "" || pratio[s] < putmin)) { putmin = pratio[s]; putmins = s }
+			return sprintf(" %11.1f %7s %13s", med(ua, nu),
+				nq ? sprintf("%.2f", pratio[s]) : "-",
+				nq ? sprintf("%.2f..%.2f", lo, hi) : "-")
+		}
 		function row(k, s,   r, n, np, nh, nr, p, h, q, lo, hi, mp, mh) {
 			n = split(rounds[k, s], rs, " ")
 			np = nh = nr = 0; lo = hi = ""
@@ -153,9 +173,10 @@ perf_table() { # log
 					nr ? sprintf("%.2f", ratio[k, s]) : "-",
 					nr ? sprintf("%.2f..%.2f", lo, hi) : "-", nr
 			else
-				printf "  %9s %11s %11s %7s %13s %3d\n", s, mp, mh,
+				printf "  %9s %11s %11s %7s %13s %3d%s\n", s, mp, mh,
 					nr ? sprintf("%.2f", ratio[k, s]) : "-",
-					nr ? sprintf("%.2f..%.2f", lo, hi) : "-", nr
+					nr ? sprintf("%.2f..%.2f", lo, hi) : "-", nr,
+					putcols(s, n, rs)
 		}
 		$1 == "provider" { prov = sprintf("median %s, min %s (%s B write+imm, busy poll)", $4, $5, $3); next }
 		{
@@ -178,8 +199,11 @@ perf_table() { # log
 			if (prov != "")
 				print "  hop provider alone (tests/vm/verbs_prov_test lat): " prov
 			print "  bandwidth (MB/s = 1e6 B/s): ib_write_bw average beside hop-p2p-bench"
-			print "  streaming, same message count and window; medians over the pairs as above"
-			printf "  %9s %11s %11s %7s %13s %3s\n", "bytes", "ib_write_bw", "hop", "hop/pt", "range", "n"
+			print "  streaming, same message count and window; medians over the pairs as above;"
+			print "  hop_put = hop-p2p-bench --put (hop_iput()s into a registered region, same"
+			print "  run as hop), put/pt its ratio to ib_write_bw of the same pair"
+			printf "  %9s %11s %11s %7s %13s %3s %11s %7s %13s\n", "bytes", "ib_write_bw", "hop",
+				"hop/pt", "range", "n", "hop_put", "put/pt", "range"
 			ns = split(sizes["bw"], bs, " ")
 			for (i = 1; i <= ns; i++) row("bw", bs[i])
 			if (ratio["lat", 2] != "")
@@ -188,6 +212,9 @@ perf_table() { # log
 			if (ratio["bw", 1048576] != "")
 				printf "  target: hop 1 MiB bandwidth >= 0.90 x ib_write_bw: %.2f x (%s)\n",
 					ratio["bw", 1048576], (ratio["bw", 1048576] >= 0.90) ? "met" : "missed"
+			if (putmin != "")
+				printf "  target: hop_put >= 0.95 x ib_write_bw at every size >= 4 KiB: lowest %.2f x at %s B (%s)\n",
+					putmin, putmins, (putmin >= 0.95) ? "met" : "missed"
 		}' <<< "$d"
 }
 
@@ -199,7 +226,7 @@ if [ -z "$ONLY" ] || [ "$ONLY" = pair ]; then
 	if [ $PERF = 1 ]; then
 		echo "== perftest comparison (2 VMs, same run; TCG: compare ratios, not absolute numbers) =="
 		perf_table "$LOGS/pair.log"
-		sed -n 's/^\[n0 r0\] \(PERFINFO\|LAT provider\) /  /p' "$LOGS/pair.log"
+		sed -n 's/^\[n[01] r[01]\] \(PERFINFO\|LAT provider\) /  /p' "$LOGS/pair.log"
 	fi
 	if grep -qE '^\[n0 r0\] PROBE ' "$LOGS/pair.log"; then
 		echo "== hop-probe over verbs (2 VMs; TCG: the split, not the absolute times) =="
