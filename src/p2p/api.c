@@ -344,8 +344,9 @@ static int put_run(struct hop_comm *comm, hop_mr_t *local_mr,
 			      offset, imm, &r)))
 		return ret;
 	ret = hop_p2p_wait(comm, &r->p2p);
-	if (r->p2p.done)
-		ret = r->p2p.status;
+	if (!r->p2p.done)
+		return ret;     /* cannot happen: failures complete requests */
+	ret = r->p2p.status;
 	hop_request_put(r);
 	return ret;
 }
