@@ -457,11 +457,34 @@ static int closed_quiet(struct hop_p2p *p, int ret, int *rounds)
 			     "message from it", q, p->rank);
 }
 
+/* How long the next provider wait may block: P2P_WAIT_US, longer once
+ * *@quiet waits in a row brought nothing and the provider wakes its
+ * waiter; never past the deadline, @left_ms away. @gone: a waited peer
+ * closed, whose quiet rounds closed_quiet() counts. */
+static int wait_us(const struct hop_p2p *p, unsigned *quiet, int gone,
+		   int left_ms)
+{
+	int64_t us = P2P_WAIT_US;
+
+	if (left_ms < 1)
+		return 100;
+	if (gone || p->ll_on || !hop_prov_has(p->ops, HOP_PROV_CAP_WAKES))
+		*quiet = 0;
+	else if (++*quiet > P2P_WAIT_GROW_AFTER)
+		us = *quiet - P2P_WAIT_GROW_AFTER >= 7 ? P2P_WAIT_MAX_US :
+		     (int64_t)P2P_WAIT_US << (*quiet - P2P_WAIT_GROW_AFTER);
+	if (us > P2P_WAIT_MAX_US)
+		us = P2P_WAIT_MAX_US;
+	if (us > (int64_t)left_ms * 1000)
+		us = (int64_t)left_ms * 1000;
+	return (int)us;
+}
+
 int p2p_wait_loop(struct hop_comm *comm, int (*done)(void *), void *arg,
 		  p2p_describe_fn describe, void *darg)
 {
 	struct hop_p2p *p = comm->p2p;
-	unsigned spins = 0, iter = 0, spin_max;
+	unsigned spins = 0, iter = 0, spin_max, quiet_waits = 0;
 	uint64_t deadline, sweep, yield_ns, quiet_since = 0;
 	char what[256];
 	int ret, probed = 0, gone = 0, swept = 0;
@@ -485,6 +508,7 @@ int p2p_wait_loop(struct hop_comm *comm, int (*done)(void *), void *arg,
 		if (ret > 0) {
 			spins = 0;
 			quiet_since = 0;
+			quiet_waits = 0;
 		}
 		if ((++iter & 1023) == 0 || spins >= spin_max) {
 			if (closed_quiet(p, ret, &gone))
@@ -532,8 +556,8 @@ int p2p_wait_loop(struct hop_comm *comm, int (*done)(void *), void *arg,
 				continue;
 			}
 		}
-		int left = hop_deadline_ms_left(deadline);
-		p->ops->wait(p->prov, left >= 1 ? P2P_WAIT_US : 100);
+		p->ops->wait(p->prov, wait_us(p, &quiet_waits, gone,
+					      hop_deadline_ms_left(deadline)));
 	}
 	describe(darg, what, sizeof(what));
 	ret = hop_comm_fail(comm, HOP_ERR_TIMEOUT, "rank %d: %s not completed "
