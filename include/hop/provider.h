@@ -235,6 +235,10 @@ enum {
 	 * host shares: the collectives may meet in a shared region of their
 	 * own (the fast boxes) */
 	HOP_PROV_CAP_HOST_MEMORY = 1u << 2,
+	/* wait() returns as soon as poll() has something to report, a
+	 * write that landed or a peer that closed included: a quiet waiter
+	 * may block for longer than a millisecond at a time */
+	HOP_PROV_CAP_WAKES = 1u << 3,
 };
 
 /**

@@ -45,6 +45,24 @@ static int usable_cores(void)
 }
 
 #define SPIN_MIN_NS 1000000ull    /* 1 ms */
+#define YIELD_US 10000            /* oversubscribed up to YIELD_FULL_OVER */
+#define YIELD_FULL_OVER 4
+
+/*
+ * HOP_YIELD_US auto when oversubscribed: 10 ms up to 4 ranks per core;
+ * beyond, 40 ms divided by the ranks per core. Every yielding waiter
+ * stays runnable, so with 512 ranks per core the rank that has work
+ * shared its core with hundreds of yielders (a 1024-rank AllReduce took
+ * 10 ms per ring step), while a sleeping one costs nothing until woken.
+ */
+static int auto_yield_us(const struct hop_comm *comm)
+{
+	int per_core = (comm->local_ranks + comm->usable_cores - 1) /
+		       comm->usable_cores;
+
+	return per_core <= YIELD_FULL_OVER ? YIELD_US
+					   : YIELD_US * YIELD_FULL_OVER / per_core;
+}
 
 /*
  * Resolve HOP_SPIN/HOP_YIELD_US "auto" (-1). A rank that spins while the
@@ -72,7 +90,7 @@ static void resolve_wait_policy(struct hop_comm *comm)
 	if (comm->cfg.spin_count < 0)
 		comm->cfg.spin_count = over ? 0 : 2000;
 	if (comm->cfg.yield_us < 0)
-		comm->cfg.yield_us = over ? 10000 : 0;
+		comm->cfg.yield_us = over ? auto_yield_us(comm) : 0;
 	HOP_INFO("%d ranks on this host, %d usable cores%s: a waiter spins "
 		 "%d polls and at least %d us, yields for %d us, then sleeps",
 		 comm->local_ranks, comm->usable_cores,

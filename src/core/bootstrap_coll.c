@@ -1,9 +1,10 @@
 /*
  * bootstrap_coll.c - the entry of allgather and barrier over the bootstrap
- * star: every rank tells rank 0 which operation it entered (and the
- * allgather's length), rank 0 checks each header (type, rank, operation
- * number, length) and each length, then releases every rank: a barrier is
- * then done, an allgather's blocks go around the ring (bootstrap_ring.c).
+ * star: every rank tells rank 0 which operation it entered (with its
+ * allgather block), rank 0 checks each header (type, rank, operation
+ * number, length), then releases every rank: a barrier is then done, an
+ * allgather's table (every block, gathered by rank 0) goes around the ring
+ * (bootstrap_ring.c).
  * Any failure at rank 0 is broadcast as ABORT with its reason, so every
  * rank reports the same cause.
  */
@@ -53,27 +54,15 @@ static int root_check_hdr(struct hop_bootstrap *bs, int r, uint16_t type,
 		return hop_bs_root_abort(bs, HOP_ERR_MISMATCH, "rank %d is at "
 					 "bootstrap operation #%u, rank 0 at #%u",
 					 r, (unsigned)h.flags, (unsigned)bs->seq);
+	if (h.len != len && type == HOP_BS_GATHER)
+		return hop_bs_root_abort(bs, HOP_ERR_MISMATCH, "bootstrap "
+					 "allgather: rank %d contributed %u "
+					 "bytes, rank 0 %zu (every rank must "
+					 "pass the same len)", r, h.len, len);
 	if (h.len != len)
 		return hop_bs_root_abort(bs, HOP_ERR_PROTOCOL, "bootstrap %s: "
 					 "rank %d sent %u bytes, not %zu",
 					 op_name(type), r, h.len, len);
-	return 0;
-}
-
-/* Every rank announced the allgather's length: is it rank 0's? */
-static int root_check_lens(struct hop_bootstrap *bs, const uint8_t *lens,
-			   size_t len)
-{
-	for (int r = 1; r < bs->nranks; r++) {
-		uint32_t l = hop_get_be32(lens + 4 * (size_t)r);
-
-		if (l != len)
-			return hop_bs_root_abort(bs, HOP_ERR_MISMATCH, "bootstrap "
-						 "allgather: rank %d contributed "
-						 "%u bytes, rank 0 %zu (every rank "
-						 "must pass the same len)", r, l,
-						 len);
-	}
 	return 0;
 }
 
@@ -194,15 +183,13 @@ static int root_release(struct hop_bootstrap *bs, uint16_t type,
 	return 0;
 }
 
-/* Rank 0: wait for every rank to enter @type (announcing @ann bytes each
- * into @anns), then release them all. */
-static int root_enter(struct hop_bootstrap *bs, uint16_t type, uint8_t *anns,
-		      size_t ann, size_t len, uint64_t deadline)
+/* Rank 0: wait for every rank to enter @type (with its @len-byte block,
+ * into @all), then release them all. */
+static int root_enter(struct hop_bootstrap *bs, uint16_t type, uint8_t *all,
+		      size_t len, uint64_t deadline)
 {
-	int ret = root_collect(bs, type, anns, ann, deadline);
+	int ret = root_collect(bs, type, all, len, deadline);
 
-	if (!ret && type == HOP_BS_GATHER)
-		ret = root_check_lens(bs, anns, len);
 	return ret ? ret : root_release(bs, type, NULL, 0, deadline);
 }
 
@@ -235,29 +222,16 @@ static int peer_enter(struct hop_bootstrap *bs, uint16_t type,
 	return ret;
 }
 
-static int bs_enter(struct hop_bootstrap *bs, uint16_t type, size_t len,
-		    uint64_t deadline)
+static int bs_enter(struct hop_bootstrap *bs, uint16_t type, uint8_t *all,
+		    size_t len, uint64_t deadline)
 {
-	uint8_t ann[4];
-	uint8_t *anns;
-	size_t alen = type == HOP_BS_GATHER ? sizeof(ann) : 0;
-	int ret;
-
 	if (bs->nranks == 1)
 		return 0;
-	if (bs->rank) {
-		/* rank 0 is the judge of deadlines: wait a bit past ours */
-		hop_put_be32(ann, (uint32_t)len);
-		return peer_enter(bs, type, ann, alen,
+	if (bs->rank)   /* rank 0 is the judge of deadlines: wait a bit past ours */
+		return peer_enter(bs, type, len ? all + (size_t)bs->rank * len
+					  : NULL, len,
 				  deadline + HOP_BS_GRACE_MS * 1000000ull);
-	}
-	if (!(anns = calloc((size_t)bs->nranks, sizeof(ann))))
-		return hop_bs_root_abort(bs, HOP_ERR_NO_MEMORY, "bootstrap %s: "
-					 "out of memory for %d ranks",
-					 op_name(type), bs->nranks);
-	ret = root_enter(bs, type, anns, alen, len, deadline);
-	free(anns);
-	return ret;
+	return root_enter(bs, type, all, len, deadline);
 }
 
 static int bs_gather(struct hop_bootstrap *bs, uint16_t type, const void *mine,
@@ -282,9 +256,10 @@ static int bs_gather(struct hop_bootstrap *bs, uint16_t type, const void *mine,
 	}
 	if (len)
 		memmove((uint8_t *)all + (size_t)bs->rank * len, mine, len);
-	ret = bs_enter(bs, type, len, deadline);
+	ret = bs_enter(bs, type, all, len, deadline);
 	if (!ret && type == HOP_BS_GATHER && bs->nranks > 1)
-		ret = hop_bs_ring_allgather(bs, all, len, deadline);
+		ret = hop_bs_ring_bcast(bs, all, len * (size_t)bs->nranks,
+					deadline);
 	if (!ret)
 		bs->seq++;
 	return ret;

@@ -1,8 +1,8 @@
 /*
  * bootstrap_ring.c - the ring the bootstrap allgather's data travel on:
- * rank r sends to rank r + 1 and receives from rank r - 1 (mod n), so each
- * rank, rank 0 included, sends (n - 1) blocks per allgather where a star
- * through rank 0 made rank 0 send n blocks to each of n ranks.
+ * rank r sends to rank r + 1 and receives from rank r - 1 (mod n). Rank 0
+ * sends the table it gathered once, to rank 1, where a star would send it
+ * to each of n ranks; each rank passes n * len bytes on.
  *
  * The links are made once, at the end of the rendezvous: every rank
  * listens on its bootstrap address (the port travels in its HELLO), rank 0
@@ -292,21 +292,23 @@ int hop_bs_root_failmsg(struct hop_bootstrap *bs, int r,
 	return hop_bs_root_abort(bs, code, "%s", reason);
 }
 
-/* One allgather's progress around the ring. */
+/* One allgather's table on the ring (one BLOCK of n * len bytes): each
+ * rank passes bytes on as they arrive, so it wakes once per segment, not
+ * once per rank's block; rank n - 1's copy comes back to rank 0, which
+ * compares it with what it sent: once back, every rank has it. */
 struct ring {
 	uint8_t *all;
-	size_t len;
-	int ntx, nrx;           /* blocks sent / received */
-	size_t txoff, rxoff;    /* within the current block's message */
+	size_t total;           /* payload bytes: n * len */
+	size_t txoff, rxoff;    /* message bytes (header included) */
 	uint8_t txh[HOP_BS_HDR_LEN], rxh[HOP_BS_HDR_LEN];
 	int closed;             /* rank 0: a rank whose connection closed */
 	int code;               /* this rank's failure */
 	char why[HOP_BS_REASON_MAX];
 };
 
-static int origin(const struct hop_bootstrap *bs, int k)
+static size_t msg_len(const struct ring *g)
 {
-	return (int)(((long)bs->rank - k + bs->nranks) % bs->nranks);
+	return HOP_BS_HDR_LEN + g->total;
 }
 
 static void ring_err(struct ring *g, int code, const char *fmt, ...)
@@ -321,20 +323,26 @@ static void ring_err(struct ring *g, int code, const char *fmt, ...)
 	g->code = code;
 }
 
-/* Forward every block already here that the successor has not had. */
+/* Message bytes this rank may pass on: rank 0 holds them all, another
+ * rank what it received (once the header proved right). */
+static size_t ring_avail(const struct hop_bootstrap *bs, const struct ring *g)
+{
+	if (!bs->rank)
+		return msg_len(g);
+	return g->rxoff < HOP_BS_HDR_LEN ? 0 : g->rxoff;
+}
+
+/* Send the successor what is here and it has not had. */
 static void ring_send(struct hop_bootstrap *bs, struct ring *g)
 {
 	int right = (bs->rank + 1) % bs->nranks;
+	const uint8_t *hdr = bs->rank ? g->rxh : g->txh;
 
-	while (g->ntx < bs->nranks - 1 && g->ntx <= g->nrx) {
-		int o = origin(bs, g->ntx);
-		ssize_t n;
+	while (!g->code && g->txoff < ring_avail(bs, g)) {
+		ssize_t n = hop_bs_sendv(bs->right, hdr, g->all,
+					 ring_avail(bs, g) - HOP_BS_HDR_LEN,
+					 g->txoff);
 
-		if (g->txoff == 0)
-			hop_bs_hdr_pack(g->txh, HOP_BS_BLOCK, bs->seq,
-					(uint32_t)o, (uint32_t)g->len);
-		n = hop_bs_sendv(bs->right, g->txh, g->all + (size_t)o * g->len,
-				 g->len, g->txoff);
 		if (n < 0) {
 			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
 				ring_err(g, HOP_ERR_BOOTSTRAP, "rank %d: bootstrap "
@@ -345,44 +353,55 @@ static void ring_send(struct hop_bootstrap *bs, struct ring *g)
 		}
 		bs->tx_bytes += (size_t)n;
 		g->txoff += (size_t)n;
-		if (g->txoff == HOP_BS_HDR_LEN + g->len) {
-			g->txoff = 0;
-			g->ntx++;
-		}
 	}
 }
 
-/* The header of the next block from the predecessor is in: is it it? */
+/* The header from the predecessor is in: is it this operation's table? */
 static void ring_check(struct hop_bootstrap *bs, struct ring *g, int left)
 {
 	struct hop_bs_hdr h;
 	char msg[200];
-	int o = origin(bs, g->nrx + 1);
 
 	if (hop_bs_hdr_parse(g->rxh, HOP_BS_HDR_LEN, HOP_BS_MAX_MSG, &h, msg,
 			     sizeof(msg)))
 		ring_err(g, HOP_ERR_PROTOCOL, "rank %d: bootstrap allgather: "
 			 "from rank %d: %s", bs->rank, left, msg);
-	else if (h.type != HOP_BS_BLOCK || h.flags != bs->seq ||
-		 h.rank != (uint32_t)o || h.len != g->len)
+	else if (h.type != HOP_BS_BLOCK || h.flags != bs->seq || h.rank != 0 ||
+		 h.len != g->total)
 		ring_err(g, HOP_ERR_PROTOCOL, "rank %d: bootstrap allgather: "
-			 "rank %d sent %s #%u of rank %u, %u bytes; expected "
-			 "BLOCK #%u of rank %d, %zu bytes", bs->rank, left,
+			 "rank %d sent %s #%u from rank %u, %u bytes; expected "
+			 "BLOCK #%u from rank 0, %zu bytes", bs->rank, left,
 			 hop_bs_type_name(h.type), (unsigned)h.flags, h.rank,
-			 h.len, (unsigned)bs->seq, o, g->len);
+			 h.len, (unsigned)bs->seq, g->total);
+}
+
+/* Where the next received bytes go: the table, or (rank 0, whose table
+ * comes back) @scratch, compared afterwards. */
+static uint8_t *ring_dst(struct hop_bootstrap *bs, struct ring *g,
+			 uint8_t *scratch, size_t *want)
+{
+	size_t off = g->rxoff - HOP_BS_HDR_LEN;
+
+	if (g->rxoff < HOP_BS_HDR_LEN) {
+		*want = HOP_BS_HDR_LEN - g->rxoff;
+		return g->rxh + g->rxoff;
+	}
+	*want = g->total - off;
+	if (bs->rank)
+		return g->all + off;
+	if (*want > HOP_BS_SCRATCH)
+		*want = HOP_BS_SCRATCH;
+	return scratch;
 }
 
 static void ring_recv(struct hop_bootstrap *bs, struct ring *g)
 {
 	int left = (bs->rank + bs->nranks - 1) % bs->nranks;
-	size_t msg = HOP_BS_HDR_LEN + g->len;
+	uint8_t scratch[HOP_BS_SCRATCH];
 
-	while (g->nrx < bs->nranks - 1 && !g->code) {
-		uint8_t *dst = g->rxoff < HOP_BS_HDR_LEN ? g->rxh + g->rxoff :
-			g->all + (size_t)origin(bs, g->nrx + 1) * g->len +
-			(g->rxoff - HOP_BS_HDR_LEN);
-		size_t want = g->rxoff < HOP_BS_HDR_LEN ?
-			      HOP_BS_HDR_LEN - g->rxoff : msg - g->rxoff;
+	while (g->rxoff < msg_len(g) && !g->code) {
+		size_t want, off = g->rxoff - HOP_BS_HDR_LEN;
+		uint8_t *dst = ring_dst(bs, g, scratch, &want);
 		ssize_t n = recv(bs->left, dst, want, 0);
 
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK ||
@@ -395,13 +414,15 @@ static void ring_recv(struct hop_bootstrap *bs, struct ring *g)
 				 "exited or failed?");
 			return;
 		}
+		if (!bs->rank && dst == scratch &&
+		    memcmp(scratch, g->all + off, (size_t)n))
+			ring_err(g, HOP_ERR_PROTOCOL, "rank 0: bootstrap "
+				 "allgather: the table came back from rank %d "
+				 "changed within bytes %zu-%zu", left, off,
+				 off + (size_t)n - 1);
 		g->rxoff += (size_t)n;
 		if (g->rxoff == HOP_BS_HDR_LEN)
 			ring_check(bs, g, left);
-		if (g->rxoff == msg) {
-			g->rxoff = 0;
-			g->nrx++;
-		}
 	}
 }
 
@@ -506,20 +527,22 @@ static void ring_timeout(struct hop_bootstrap *bs, struct ring *g)
 {
 	int left = (bs->rank + bs->nranks - 1) % bs->nranks;
 	char secs[32], note[64] = "";
+	size_t got = g->rxoff < HOP_BS_HDR_LEN ? 0 : g->rxoff - HOP_BS_HDR_LEN;
 
 	hop_bs_secs(bs->timeout_ms, secs, sizeof(secs));
 	if (g->closed)
 		snprintf(note, sizeof(note), "; rank %d closed its connection",
 			 g->closed);
 	ring_err(g, HOP_ERR_TIMEOUT, "rank %d: bootstrap allgather: the ring "
-		 "stalled: no block from rank %d within %s s (%d of %d blocks "
-		 "here%s)", bs->rank, left, secs, g->nrx + 1, bs->nranks, note);
+		 "stalled: rank %d did not pass the table on within %s s (%zu "
+		 "of %zu bytes here%s)", bs->rank, left, secs, got, g->total,
+		 note);
 }
 
-int hop_bs_ring_allgather(struct hop_bootstrap *bs, uint8_t *all, size_t len,
-			  uint64_t deadline)
+int hop_bs_ring_bcast(struct hop_bootstrap *bs, uint8_t *all, size_t total,
+		      uint64_t deadline)
 {
-	struct ring g = { .all = all, .len = len };
+	struct ring g = { .all = all, .total = total };
 	/* rank 0 judges the deadline; the others wait for its verdict */
 	uint64_t until = bs->rank ? deadline + HOP_BS_GRACE_MS * 1000000ull
 				  : deadline;
@@ -528,11 +551,13 @@ int hop_bs_ring_allgather(struct hop_bootstrap *bs, uint8_t *all, size_t len,
 
 	if (!bs->rank && ep < 0)
 		return ep;
-	while ((g.ntx < bs->nranks - 1 || g.nrx < bs->nranks - 1) && !g.code) {
-		int sending = g.ntx < bs->nranks - 1 && g.ntx <= g.nrx;
+	hop_bs_hdr_pack(g.txh, HOP_BS_BLOCK, bs->seq, 0, (uint32_t)total);
+	ring_send(bs, &g);
+	while ((g.txoff < msg_len(&g) || g.rxoff < msg_len(&g)) && !g.code) {
+		int sending = g.txoff < ring_avail(bs, &g);
 		struct pollfd pfd[3] = {
 			{ .fd = watch, .events = POLLIN },
-			{ .fd = g.nrx < bs->nranks - 1 ? bs->left : -1,
+			{ .fd = g.rxoff < msg_len(&g) ? bs->left : -1,
 			  .events = POLLIN },
 			{ .fd = sending ? bs->right : -1, .events = POLLOUT },
 		};
@@ -556,10 +581,10 @@ int hop_bs_ring_allgather(struct hop_bootstrap *bs, uint8_t *all, size_t len,
 		} else if (pfd[0].revents && (ret = root_heard(bs, &g, ep))) {
 			goto out;
 		}
-		if (pfd[2].revents)
-			ring_send(bs, &g);
+		/* what arrived leaves in the same wake-up */
 		if (pfd[1].revents && !g.code)
 			ring_recv(bs, &g);
+		ring_send(bs, &g);
 	}
 	if (g.code)
 		ret = bs->rank ? peer_fail(bs, &g, until)

@@ -12,13 +12,14 @@
  *   0 -> peer  READY   {ipv4, port of rank r + 1's ring listener} once
  *                      every rank arrived, or REJECT {code, reason}
  *   r -> r+1   LINK    {version, nranks, secret[16]}: opens the ring link
- *   peer -> 0  GATHER  {u32 len}       |  BARRIER {}
+ *   peer -> 0  GATHER  {its len bytes} |  BARRIER {}
  *   0 -> peer  START   {}              |  RELEASE {}
- *   r -> r+1   BLOCK   {len bytes of rank hdr.rank}, n - 1 per allgather
+ *   r -> r+1   BLOCK   {n * len bytes: every rank's}, from rank 0 round
+ *                      the ring back to it, once per allgather
  *   peer -> 0  FAIL    {code, reason}: the ring broke here
  *   0 -> peer  ABORT   {code, reason}  instead of any reply when failing
- * Rank 0 thus sends and receives O(n) bytes per operation (plus its own
- * ring traffic, (n - 1) len), where every rank sends (n - 1) len.
+ * Rank 0 thus sends and receives O(n) bytes per operation (its ring
+ * traffic included: n len each way), as every rank sends n len.
  */
 #ifndef HOP_CORE_BS_INT_H
 #define HOP_CORE_BS_INT_H
@@ -32,12 +33,14 @@
 #include "core.h"
 
 #define HOP_BS_MAGIC 0x484f5042u   /* "HOPB" */
-#define HOP_BS_VERSION 2u
+#define HOP_BS_VERSION 3u
 #define HOP_BS_HDR_LEN 16
 #define HOP_BS_HELLO_LEN 32
 #define HOP_BS_READY_LEN 8
 #define HOP_BS_LINK_LEN 24
 #define HOP_BS_REASON_MAX 400       /* text of REJECT / ABORT */
+#define HOP_BS_SCRATCH 16384       /* rank 0 reads the table back in
+				       pieces this large */
 #define HOP_BS_GRACE_MS 2000        /* peers wait this much past their
 				       deadline for rank 0's verdict */
 #ifndef HOP_BS_MAX_PENDING           /* a test builds a small one */
@@ -72,7 +75,7 @@ struct hop_bs_peer {
 	uint32_t pid;                   /* from its HELLO, for messages */
 	uint16_t ring_port;             /* its ring listener, from its HELLO */
 	int tx_broken;                  /* a send stopped mid-message */
-	size_t got;                     /* gather: bytes received */
+	size_t got;                     /* entry: message bytes received */
 	uint8_t hdr[HOP_BS_HDR_LEN];
 };
 
@@ -156,11 +159,12 @@ int hop_bs_root_open(struct hop_bootstrap *bs, const struct hop_id_info *info,
 int hop_bs_ring_listen(struct hop_bootstrap *bs);
 int hop_bs_ring_link(struct hop_bootstrap *bs, uint64_t deadline_ns);
 
-/* Pass every rank's @len-byte block around the ring into @all (this
- * rank's already in place) once rank 0 said START. A broken ring is
- * reported to rank 0, whose verdict every rank reports. */
-int hop_bs_ring_allgather(struct hop_bootstrap *bs, uint8_t *all, size_t len,
-			  uint64_t deadline_ns);
+/* Pass rank 0's @total-byte table @all around the ring (every rank's
+ * block, gathered by rank 0) once rank 0 said START; the other ranks
+ * receive it into @all. A broken ring is reported to rank 0, whose
+ * verdict every rank reports. */
+int hop_bs_ring_bcast(struct hop_bootstrap *bs, uint8_t *all, size_t total,
+		      uint64_t deadline_ns);
 
 /* Rank 0: rank @r sent FAIL (header @h): read its reason and abort every
  * rank with it. */

@@ -53,7 +53,7 @@ static const struct cfg_var cfg_vars[] = {
 	{ "HOP_SPIN", CFG_INT, "-1", -1, 100000000, NULL, FIELD(spin_count),
 	  "polls a waiter spins before it yields or blocks; -1: 2000 polls and at least 1 ms, or 0 when this host runs more ranks than the process may use cores (oversubscribed)" },
 	{ "HOP_YIELD_US", CFG_INT, "-1", -1, 1000000000, NULL, FIELD(yield_us),
-	  "microseconds a waiter then polls with sched_yield() between polls before it blocks in the provider; -1: 10000 when oversubscribed, else 0" },
+	  "microseconds a waiter then polls with sched_yield() between polls before it blocks in the provider; -1: 10000 when oversubscribed up to 4 ranks per core, 40000 / (ranks per core) beyond, else 0" },
 	/* p2p */
 	{ "HOP_EAGER_SIZE", CFG_SIZE, "auto", 64, 1 * MIB, "auto", FIELD(eager_size),
 	  "largest payload sent eagerly (bytes per pre-registered slot); larger messages use rendezvous; auto: 8 KiB on tcp and shm; on verbs the largest of 64, 32, 16 and 8 KiB whose registered slots ((ranks + 2) x HOP_EAGER_SLOTS) take at most 16 MiB and, without CAP_IPC_LOCK, a quarter of RLIMIT_MEMLOCK; the smallest of every rank's choice, agreed at init" },

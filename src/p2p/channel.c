@@ -220,8 +220,9 @@ int hop_p2p_init(struct hop_comm *comm)
 	hop_memmon_attach(&p->rc, &comm->cfg);
 	p->peers = calloc((size_t)p->nranks, sizeof(*p->peers));
 	p->backlog = calloc((size_t)p->nranks, sizeof(*p->backlog));
+	p->waited = calloc((size_t)p->nranks, sizeof(*p->waited));
 	p->inl = malloc(p->inl_len ? p->inl_len : 1);
-	if (!p->peers || !p->backlog || !p->inl)
+	if (!p->peers || !p->backlog || !p->waited || !p->inl)
 		return hop_comm_fail(comm, HOP_ERR_NO_MEMORY,
 				     "p2p: out of memory");
 	for (int q = 0; q < p->nranks; q++) {
@@ -344,6 +345,7 @@ void hop_p2p_fini(struct hop_comm *comm)
 	free(p->hot);
 	free(p->peers);
 	free(p->backlog);
+	free(p->waited);
 	free(p);
 	comm->p2p = NULL;
 }
@@ -529,6 +531,14 @@ const char *p2p_tag_str(uint64_t tag, char *buf, size_t len)
 	return buf;
 }
 
+void p2p_waited_add(struct hop_p2p *p, int peer)
+{
+	if (p->peers[peer].in_waited || peer == p->rank)
+		return;
+	p->peers[peer].in_waited = 1;
+	p->waited[p->nwaited++] = peer;
+}
+
 /*
  * A wait that has gone quiet: a peer that closed its comm in order while
  * a receive from it is posted (-1: none). Once what it sent before
@@ -540,10 +550,20 @@ const char *p2p_tag_str(uint64_t tag, char *buf, size_t len)
  */
 int p2p_closed_waited(struct hop_p2p *p)
 {
-	for (int q = 0; q < p->nranks; q++)
-		if (p->peers[q].mq.posted.head && q != p->rank &&
-		    p2p_peer_closed(p, q))
+	/* the peers a receive was posted from, not all of them: a wait of
+	 * a 1024-rank job wakes often and waits on one or two */
+	for (int i = 0; i < p->nwaited;) {
+		int q = p->waited[i];
+
+		if (!p->peers[q].mq.posted.head) {
+			p->peers[q].in_waited = 0;
+			p->waited[i] = p->waited[--p->nwaited];
+			continue;
+		}
+		if (p2p_peer_closed(p, q))
 			return q;
+		i++;
+	}
 	return -1;
 }
 

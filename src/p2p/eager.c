@@ -219,6 +219,8 @@ int hop_p2p_irecv_match(struct hop_comm *comm, struct hop_p2p_req *r,
 			hop_match_post_any(&p->any, r);
 		else
 			hop_match_post(&p->peers[peer].mq, r);
+		if (peer != HOP_MATCH_ANY_PEER)
+			p2p_waited_add(p, peer);
 		/* waiting on @peer: with connections made on first use it
 		 * is connected, and so watched, from now (a failure is the
 		 * comm's, which the wait reports) */

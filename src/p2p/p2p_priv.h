@@ -38,6 +38,12 @@
 
 #define P2P_POLL_BATCH 32
 #define P2P_WAIT_US 1000        /* longest single provider wait() */
+/* A provider that wakes its waiter (HOP_PROV_CAP_WAKES): after this many
+ * quiet waits in a row, each wait doubles, up to P2P_WAIT_MAX_US. A job
+ * of 1024 ranks on 2 cores otherwise wakes each rank 1000 times a
+ * second, and the wake-ups take the cores from the rank that has work. */
+#define P2P_WAIT_GROW_AFTER 16
+#define P2P_WAIT_MAX_US 100000
 /* quiet rounds of a wait on a peer that closed before it fails (about
  * as many ms: what the peer sent before closing is taken by then) */
 #define P2P_CLOSED_ROUNDS 16
@@ -126,6 +132,7 @@ struct p2p_peer {
 	int in_backlog;
 	int dirty;               /* we posted to this peer (flushed at fini) */
 	int in_hot;              /* in hop_p2p.hot (eager_ll.c) */
+	int in_waited;           /* in hop_p2p.waited */
 	uint64_t last_send_ns;   /* LL on: when we last posted to the peer */
 	uint64_t last_recv_ns;   /* LL on: when its last message arrived */
 	/* messages (eager, RTS, direct) sent to the peer, and from it
@@ -205,6 +212,10 @@ struct hop_p2p {
 	struct p2p_group *group;    /* hop_group_start() queue (group.c) */
 	int *backlog;            /* peers with queued sends or control msgs */
 	int nbacklog;
+	/* peers a receive was posted from since the last look (a superset
+	 * of those with one posted): what p2p_closed_waited() looks at */
+	int *waited;
+	int nwaited;
 	struct hop_rlist rndv_active;
 	struct hop_idtab sids, rids;
 	struct hop_ux_pool uxpool;
@@ -264,6 +275,8 @@ int p2p_flush_backlog(struct hop_p2p *p);
 void p2p_credit_freed(struct hop_p2p *p, int peer);
 int p2p_grant(struct hop_p2p *p, int peer, uint32_t n);
 const char *p2p_tag_str(uint64_t tag, char *buf, size_t len);
+/* A receive from @peer was posted: note it for p2p_closed_waited() */
+void p2p_waited_add(struct hop_p2p *p, int peer);
 /* A peer that closed while a receive from it is posted, or -1 */
 int p2p_closed_waited(struct hop_p2p *p);
 /* A wait at its deadline: connect every rank, so any dead one is named;
@@ -291,6 +304,8 @@ static inline int p2p_failed(const struct hop_comm *comm)
 		return p2p_failed_recording(comm);
 	return 0;
 }
+
+/* wait.c */
 typedef hop_p2p_describe_fn p2p_describe_fn;
 int p2p_wait_loop(struct hop_comm *comm, int (*done)(void *), void *arg,
 		  p2p_describe_fn describe, void *darg);

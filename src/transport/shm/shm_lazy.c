@@ -94,8 +94,10 @@ void shm_lazy_close(struct hop_prov *prov)
 	for (int i = 0; i < prov->nact; i++) {
 		struct shm_peer *p = &prov->peers[prov->act[i]];
 
-		if (p->seg && p->seg != prov->seg)
+		if (p->seg && p->seg != prov->seg) {
 			shm_bit_set(p->seg, SHM_LEFT, prov->rank);
+			shm_ring_bell(p->seg); /* a waiter on us learns it */
+		}
 	}
 	close(L->fd);
 	free(L->all);

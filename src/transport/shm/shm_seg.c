@@ -500,6 +500,13 @@ void shm_close(struct hop_prov *prov)
 	shm_mr_retire_all(prov);
 	/* peers now treat our exit as orderly and refuse new posts to us */
 	atomic_store_explicit(&prov->seg->closed, 1, memory_order_release);
+	/* a peer blocked waiting on us learns it now (HOP_PROV_CAP_WAKES) */
+	for (int i = 0; i < prov->nact; i++) {
+		struct shm_peer *p = &prov->peers[prov->act[i]];
+
+		if (p->seg && p->seg != prov->seg)
+			shm_ring_bell(p->seg);
+	}
 	shm_free(prov);
 }
 
@@ -534,7 +541,7 @@ static int shm_connect(struct hop_prov *prov, int peer)
 
 static const struct hop_prov_caps shm_caps = {
 	.size = sizeof(struct hop_prov_caps),
-	.flags = HOP_PROV_CAP_HOST_MEMORY,
+	.flags = HOP_PROV_CAP_HOST_MEMORY | HOP_PROV_CAP_WAKES,
 	.eager_size = 8192,
 	.alpha = 1.0e-6,
 	.beta = 6.0e9,

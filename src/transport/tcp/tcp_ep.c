@@ -384,7 +384,7 @@ static int tcp_connect(struct hop_prov *prov, int peer)
 
 static const struct hop_prov_caps tcp_caps = {
 	.size = sizeof(struct hop_prov_caps),
-	.flags = 0,
+	.flags = HOP_PROV_CAP_WAKES,
 	.eager_size = 8192,
 	.alpha = 17.0e-6,
 	.beta = 1.5e9,
