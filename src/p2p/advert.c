@@ -93,6 +93,10 @@ void p2p_adv_post(struct hop_p2p *p, struct hop_p2p_req *r)
 	 * would fail the receive for its connect, not for the receive */
 	if (!pp->dirty && !pp->msg_recv)
 		return;
+	/* a peer that sent its last message and closed needs no advert:
+	 * posting one would fail the comm (its message waits in the ring) */
+	if (p2p_peer_closed(p, r->peer))
+		return;
 	if (!in || in->used == UINT64_MAX || !adv_order_known(p, pp, r, &ahead))
 		return;
 	if (hop_regcache_get(&p->rc, r->buf, r->len, HOP_PROV_REMOTE_WRITE,
