@@ -41,7 +41,7 @@ struct cfg_var {
 static const struct cfg_var cfg_vars[] = {
 	/* core */
 	{ "HOP_TIMEOUT", CFG_SECONDS, "60", 1, 2000000000ll, NULL, FIELD(timeout_ms),
-	  "deadline of every blocking wait, in seconds, e.g. 60 or 0.5; with HOP_CONNECT=lazy a wait that reaches it with ranks it never reached goes on up to 2.5 s while it dials them (docs/connect.md)" },
+	  "deadline of every blocking wait, in seconds, e.g. 60 or 0.5" },
 	{ "HOP_TRANSPORT", CFG_STR, "auto", 0, 47, NULL, FIELD(transport),
 	  "provider: auto picks per pair of ranks: shm inside a host, between hosts verbs if every rank has an active device, else tcp (docs/providers.md); verbs, tcp, shm or NAME of a plugin libhop-provider-NAME.so for every pair; or per class, e.g. intra:shm,inter:tcp (built-in names or auto)" },
 	{ "HOP_PLUGIN_PATH", CFG_STR, "", 0, 255, NULL, FIELD(plugin_path),
