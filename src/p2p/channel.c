@@ -568,30 +568,14 @@ int p2p_closed_waited(struct hop_p2p *p)
 }
 
 /*
- * A wait that reached its deadline: connect every rank (a no-op on an eager
- * mesh), so a death anywhere in the comm, which may be what holds the live
- * ranks this one waits on, fails the wait naming the dead rank instead of a
- * timeout naming a live one. Not earlier: a rank that closed its
- * communicator in order and exited refuses a dial as a dead one does, and
- * would fail a wait whose message was still coming from a slow sender.
- * Return: ms the wait should go on for the dials to end (providers give up
- * a refused dial after at most 2 s), 0 when no peer was left to dial.
+ * A wait quiet for a quarter of HOP_TIMEOUT: connect every rank (a no-op
+ * on an eager mesh), so a death anywhere in the comm, which may be what
+ * holds the live ranks this one waits on, fails the wait naming the dead
+ * rank instead of a timeout naming a live one. Only slow waits pay it.
  */
-int p2p_connect_all(struct hop_p2p *p)
+void p2p_connect_all(struct hop_p2p *p)
 {
-	int64_t grace = p->comm->cfg.timeout_ms * 3 / 4;
-	int dialled = 0;
-
-	if (strcmp(p->comm->cfg.connect, "lazy"))
-		return 0;
-	for (int q = 0; q < p->nranks; q++) {
-		if (q == p->rank || p->peers[q].dirty || p->peers[q].msg_recv)
-			continue;
-		if (hop_prov_connect(p->ops, p->prov, q) < 0)
-			return 1;       /* failed: the next progress says why */
-		dialled = 1;
-	}
-	if (grace > P2P_SWEEP_GRACE_MS)
-		grace = P2P_SWEEP_GRACE_MS;
-	return dialled ? (int)grace : 0;
+	for (int q = 0; q < p->nranks; q++)
+		if (q != p->rank && hop_prov_connect(p->ops, p->prov, q) < 0)
+			return;
 }

@@ -47,9 +47,6 @@
 /* quiet rounds of a wait on a peer that closed before it fails (about
  * as many ms: what the peer sent before closing is taken by then) */
 #define P2P_CLOSED_ROUNDS 16
-/* a wait that reached its deadline connects every rank and goes on this
- * long for the dials (the providers give up a refused one after 2 s) */
-#define P2P_SWEEP_GRACE_MS 2500
 #define P2P_FLUSH_QUIET_MS 20   /* fini: longest grace for provider queues */
 /* LL eager messages (eager_ll.c): a rank polls the slots of the peers it
  * posted to within the window and does not block while it is open; a
@@ -279,9 +276,8 @@ const char *p2p_tag_str(uint64_t tag, char *buf, size_t len);
 void p2p_waited_add(struct hop_p2p *p, int peer);
 /* A peer that closed while a receive from it is posted, or -1 */
 int p2p_closed_waited(struct hop_p2p *p);
-/* A wait at its deadline: connect every rank, so any dead one is named;
- * returns the ms to go on for the dials */
-int p2p_connect_all(struct hop_p2p *p);
+/* A slow wait: connect every rank, so any dead one is seen */
+void p2p_connect_all(struct hop_p2p *p);
 
 /* progress.c */
 void p2p_complete(struct hop_p2p *p, struct hop_p2p_req *r, int status);

@@ -1,9 +1,9 @@
 /*
  * wait.c - the waiting loop every blocking call goes through: progress,
  * spin, yield, then bounded provider waits until the comm deadline; a
- * wait on a peer that closed fails naming it, a wait at its deadline
- * dials the ranks never reached and probes for a mismatch before it times
- * out naming what was pending.
+ * wait on a peer that closed fails naming it, a wait quiet for a quarter
+ * of HOP_TIMEOUT dials every rank, and a wait at its deadline probes for
+ * a mismatch before it times out naming what was pending.
  */
 #include <sched.h>
 #include <stdio.h>
@@ -87,7 +87,7 @@ int p2p_wait_loop(struct hop_comm *comm, int (*done)(void *), void *arg,
 {
 	struct hop_p2p *p = comm->p2p;
 	unsigned spins = 0, iter = 0, spin_max, quiet_waits = 0;
-	uint64_t deadline, yield_ns, quiet_since = 0;
+	uint64_t deadline, sweep, yield_ns, quiet_since = 0;
 	char what[256];
 	int ret, probed = 0, gone = 0, swept = 0;
 
@@ -100,6 +100,7 @@ int p2p_wait_loop(struct hop_comm *comm, int (*done)(void *), void *arg,
 	yield_ns = comm->cfg.yield_us > 0 ? (uint64_t)comm->cfg.yield_us * 1000u
 					  : 0;
 	deadline = hop_comm_deadline(comm);
+	sweep = hop_deadline_after((int)(comm->cfg.timeout_ms / 4));
 	for (;;) {
 		ret = hop_p2p_progress(comm);
 		if (ret < 0)
@@ -114,15 +115,12 @@ int p2p_wait_loop(struct hop_comm *comm, int (*done)(void *), void *arg,
 		if ((++iter & 1023) == 0 || spins >= spin_max) {
 			if (closed_quiet(p, ret, &gone))
 				continue; /* the next progress reports it */
+			if (!swept && hop_deadline_passed(sweep) && ++swept)
+				p2p_connect_all(p);
 			if (hop_deadline_passed(deadline)) {
-				int grace = swept++ ? 0 : p2p_connect_all(p);
-
-				if (!probed++ && p2p_collsig_probe(p) &&
-				    grace < probe_grace_ms(comm))
-					grace = probe_grace_ms(comm);
-				if (!grace)
+				if (probed++ || !p2p_collsig_probe(p))
 					break;
-				deadline = hop_deadline_after(grace);
+				deadline = hop_deadline_after(probe_grace_ms(comm));
 			}
 		}
 		if (spins < spin_max) {

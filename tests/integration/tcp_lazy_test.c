@@ -31,19 +31,6 @@
  *                             run a ring allreduce: each fails with
  *                             HOP_ERR_PEER_FAILED within HOP_TIMEOUT, the
  *                             dead rank's successor naming it
- *   tcp_lazy_test left        rank 1 destroys its comm at once and exits;
- *                             the last rank sends to rank 0 after 0.8 x
- *                             HOP_TIMEOUT: rank 0's receive outlasts the
- *                             quarter of HOP_TIMEOUT after which a quiet
- *                             wait connects every rank, and must still
- *                             succeed (a rank that left in order is no
- *                             failure)
- *   tcp_lazy_test deadfar     the last rank exits after init; rank 1 stays
- *                             outside hop past rank 0's deadline; rank 0's
- *                             receive from rank 1 must fail with
- *                             HOP_ERR_PEER_FAILED naming the exited rank
- *                             (dialled once the wait reached its deadline),
- *                             not before HOP_TIMEOUT and within 3 s after it
  *
  * $TCP_LAZY_DIR: an empty folder for file_barrier(). Prints
  * "tcp_lazy_test: rank R passed" on success.
@@ -401,54 +388,6 @@ static void t_dead_wait(int coll)
 	}
 }
 
-/* Rank 1 leaves in order; rank 0 waits long for the last rank. */
-static void t_left(void)
-{
-	const char *to = getenv("HOP_TIMEOUT");
-	double late = (to ? atof(to) : 60) * 1e3 * 0.8;
-	uint64_t v = 0, want = 0x0123456789abcdefull;
-
-	if (size < 3)
-		FAIL("left needs 3 ranks or more");
-	if (rank == size - 1) {
-		usleep((useconds_t)(late * 1e3));
-		OK(hop_send(comm, &want, sizeof(want), 0, 8));
-	} else if (rank == 0) {
-		OK(hop_recv(comm, &v, sizeof(v), size - 1, 8, NULL));
-		if (v != want)
-			FAIL("received 0x%016llx, expected 0x%016llx",
-			     (unsigned long long)v, (unsigned long long)want);
-	}
-}
-
-/* Rank 0 waits on a live, silent rank 1; the last rank is gone. */
-static void t_deadfar(void)
-{
-	const char *to = getenv("HOP_TIMEOUT");
-	double limit = (to ? atof(to) : 60) * 1e3, t0, dt;
-	int dead = size - 1, ret;
-	char c;
-
-	if (size < 3)
-		FAIL("deadfar needs 3 ranks or more");
-	if (rank == dead)
-		_exit(0);
-	if (rank == 1) {
-		usleep((useconds_t)((limit + 4000) * 1e3));
-		return;
-	}
-	if (rank != 0)
-		return;
-	t0 = now_ms();
-	ret = hop_recv(comm, &c, 1, 1, 9, NULL);
-	dt = now_ms() - t0;
-	check_dead_error("a receive from a live, silent rank", ret, dead, 1, t0,
-			 limit + 3000);
-	if (dt < limit * 0.9)
-		FAIL("the receive failed after %.0f ms, before its deadline "
-		     "(HOP_TIMEOUT %.0f ms)", dt, limit);
-}
-
 /*
  * Progress for a moment before counting: a dial that lost a simultaneous
  * connect may sit accepted, unread, until this rank's next progress pass
@@ -528,13 +467,9 @@ int main(int argc, char **argv)
 		t_dead_wait(0);
 	else if (!strcmp(mode, "deadcoll"))
 		t_dead_wait(1);
-	else if (!strcmp(mode, "left"))
-		t_left();
-	else if (!strcmp(mode, "deadfar"))
-		t_deadfar();
 	else
 		FAIL("usage: %s pairs SEED|all|rndv|ring|rss|last|dead|"
-		     "deadrecv|deadcoll|left|deadfar", argv[0]);
+		     "deadrecv|deadcoll", argv[0]);
 	if (peers >= 0) {
 		file_barrier("done");
 		settle();
