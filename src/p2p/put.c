@@ -66,23 +66,21 @@ void p2p_notes_free(struct hop_p2p *p)
 	p->nnotes_free = 0;
 }
 
-struct put_wait {
+/* hop_wait_imm()'s wait: for a note from @peer (-1: any rank). */
+struct imm_wait {
 	struct hop_p2p *p;
 	int peer;
-	size_t len;
-	const char *what;
 	struct p2p_note *found;
 };
 
-static void describe_put(void *arg, char *buf, size_t len)
+static void describe_imm_wait(void *arg, char *buf, size_t len)
 {
-	struct put_wait *w = arg;
+	struct imm_wait *w = arg;
 
 	if (w->peer < 0)
-		snprintf(buf, len, "%s from any rank", w->what);
+		snprintf(buf, len, "put immediate from any rank");
 	else
-		snprintf(buf, len, "%s rank %d (%zu B)", w->what, w->peer,
-			 w->len);
+		snprintf(buf, len, "put immediate from rank %d", w->peer);
 }
 
 /*
@@ -276,7 +274,7 @@ int p2p_put_write_done(struct hop_p2p *p, const struct hop_cqe *c)
 
 static int note_found(void *arg)
 {
-	struct put_wait *w = arg;
+	struct imm_wait *w = arg;
 	struct hop_p2p *p = w->p;
 	struct p2p_note *prev = NULL;
 
@@ -299,13 +297,13 @@ int hop_p2p_wait_imm(struct hop_comm *comm, int peer, uint32_t *imm,
 		     int *source, size_t *bytes)
 {
 	struct hop_p2p *p = comm->p2p;
-	struct put_wait w = { p, peer, 0, "put immediate from", NULL };
+	struct imm_wait w = { p, peer, NULL };
 	struct p2p_note *n;
 	int ret;
 
 	if (!p)
 		return HOP_ERR_INVALID_HANDLE;
-	if ((ret = p2p_wait_loop(comm, note_found, &w, describe_put, &w)))
+	if ((ret = p2p_wait_loop(comm, note_found, &w, describe_imm_wait, &w)))
 		return ret;
 	n = w.found;
 	*imm = n->imm;
