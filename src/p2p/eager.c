@@ -215,19 +215,18 @@ int hop_p2p_irecv_match(struct hop_comm *comm, struct hop_p2p_req *r,
 		p2p_deliver_ux(p, r, ux);
 	} else {
 		RQ_STATE(r) = ST_POSTED;
-		if (peer == HOP_MATCH_ANY_PEER)
+		if (peer == HOP_MATCH_ANY_PEER) {
 			hop_match_post_any(&p->any, r);
-		else
+		} else {
 			hop_match_post(&p->peers[peer].mq, r);
-		if (peer != HOP_MATCH_ANY_PEER)
 			p2p_waited_add(p, peer);
-		/* waiting on @peer: with connections made on first use it
-		 * is connected, and so watched, from now (a failure is the
-		 * comm's, which the wait reports) */
-		if (peer != HOP_MATCH_ANY_PEER && peer != p->rank)
-			(void)hop_prov_connect(p->ops, p->prov, peer);
-		if (peer != HOP_MATCH_ANY_PEER)
+			/* waiting on @peer: with connections made on first
+			 * use it is connected, and so watched, from now (a
+			 * failure is the comm's, which the wait reports) */
+			if (peer != p->rank)
+				(void)hop_prov_connect(p->ops, p->prov, peer);
 			p2p_adv_post(p, r);
+		}
 	}
 	p->post_depth--;
 	return 0;
