@@ -122,17 +122,37 @@ void p2p_adv_post(struct hop_p2p *p, struct hop_p2p_req *r)
 		adv_release(p, r);
 }
 
-/* Forget @r's advert; its registration stays cached. */
-static void adv_release(struct hop_p2p *p, struct hop_p2p_req *r)
+/* Forget @r's advert; the caller owns the reference to its region. */
+static struct hop_rc_entry *adv_forget(struct hop_p2p *p,
+				       struct hop_p2p_req *r)
 {
 	struct p2p_adv_in *in = p->peers[r->peer].adv_in;
 	uint32_t slot = (uint32_t)RQ_ADV(r) - 1;
+	struct hop_rc_entry *e = in->e[slot];
 
-	hop_regcache_put(&p->rc, in->e[slot]);
 	in->r[slot] = NULL;
 	in->e[slot] = NULL;
 	in->used &= ~(1ull << slot);
 	RQ_ADV(r) = 0;
+	return e;
+}
+
+/* Forget @r's advert; its registration stays cached. */
+static void adv_release(struct hop_p2p *p, struct hop_p2p_req *r)
+{
+	hop_regcache_put(&p->rc, adv_forget(p, r));
+}
+
+void p2p_offer_put(struct hop_p2p *p, struct hop_rc_entry *e)
+{
+	/* a peer's failure (p2p_keeps_offers()): on RDMA a region pins its
+	 * pages, so the reference stays until hop_regcache_fini() and a late
+	 * write lands in pages the caller may have unmapped meanwhile, never
+	 * on a refused key; elsewhere a region names addresses only and an
+	 * unmap must end it */
+	if (p2p_keeps_offers(p) && hop_prov_has(p->ops, HOP_PROV_CAP_RDMA))
+		return;
+	hop_regcache_put(&p->rc, e);
 }
 
 void p2p_adv_taken(struct hop_p2p *p, struct hop_p2p_req *r)
@@ -146,14 +166,12 @@ void p2p_adv_retract(struct hop_p2p *p, struct hop_p2p_req *r)
 	struct hop_ctl m = { .type = HOP_MSG_ADVERT };
 
 	m.u.adv.slot = (uint32_t)RQ_ADV(r) - 1;
-	adv_release(p, r);
+	p2p_offer_put(p, adv_forget(p, r));
+	if (p2p_keeps_offers(p))
+		return;
 	/* the sender may still write: kill the key, not the caller's
-	 * memory once it has it back. Not when a peer died: every rank is
-	 * being failed, and a sender still writing would fail on the dead
-	 * key and name it instead of the dead rank (peer_death.sh); the
-	 * registration then stays as a rendezvous receive's does. */
-	if (p->fail_code != HOP_ERR_PEER_FAILED)
-		hop_regcache_invalidate(&p->rc, r->buf, r->len);
+	 * memory once it has it back */
+	hop_regcache_invalidate(&p->rc, r->buf, r->len);
 	/* a cancelled communicator's tags may come back with a new one:
 	 * withdraw the advert (capacity 0) so no later message takes it */
 	if (!p->fail_code && !p->tearing_down)

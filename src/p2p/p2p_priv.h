@@ -262,6 +262,22 @@ static inline int p2p_peer_closed(const struct hop_p2p *p, int peer)
 	       o->peer_closed && o->peer_closed(p->prov, peer);
 }
 
+/*
+ * Was @p failed by a peer (it died, or refused a write)? Every rank is
+ * being failed then, and the memory this rank offered to senders (adverts,
+ * rendezvous CTS) keeps its key: a sender still writing must meet the
+ * peer's failure itself, not a key withdrawn here, or it would name this
+ * rank instead of the cause.
+ */
+static inline int p2p_keeps_offers(const struct hop_p2p *p)
+{
+	return p->fail_code == HOP_ERR_PEER_FAILED ||
+	       p->fail_code == HOP_ERR_OUT_OF_BOUNDS;
+}
+
+/* advert.c: drop a reference to a region offered to a sender */
+void p2p_offer_put(struct hop_p2p *p, struct hop_rc_entry *e);
+
 /* channel.c */
 void p2p_backlog_add(struct hop_p2p *p, int peer);
 int p2p_ctl_send(struct hop_p2p *p, int peer, struct hop_ctl *m);

@@ -43,10 +43,15 @@ static void run_deferred(struct hop_p2p *p)
 	}
 }
 
-static void release_rce(struct hop_p2p *p, struct hop_p2p_req *r)
+/* Drop @r's registration; @offered: a rendezvous receive's, its sender
+ * was told the key (p2p_offer_put()). */
+static void release_rce(struct hop_p2p *p, struct hop_p2p_req *r, int offered)
 {
 	if (RQ_RCE(r)) {
-		hop_regcache_put(&p->rc, rq_rce(r));
+		if (offered)
+			p2p_offer_put(p, rq_rce(r));
+		else
+			hop_regcache_put(&p->rc, rq_rce(r));
 		RQ_RCE(r) = 0;
 	}
 }
@@ -96,14 +101,14 @@ void p2p_fail_all(struct hop_p2p *p, int code)
 	for (uint32_t id = 0; id < p->sids.cap; id++) {
 		if ((r = hop_idtab_get(&p->sids, id))) {
 			hop_idtab_free(&p->sids, id);
-			release_rce(p, r);
+			release_rce(p, r, 0);
 			p2p_complete(p, r, code);
 		}
 	}
 	for (uint32_t id = 0; id < p->rids.cap; id++) {
 		if ((r = hop_idtab_get(&p->rids, id))) {
 			hop_idtab_free(&p->rids, id);
-			release_rce(p, r);
+			release_rce(p, r, 1);
 			p2p_complete(p, r, code);
 		}
 	}

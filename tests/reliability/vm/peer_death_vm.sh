@@ -3,12 +3,15 @@
 # tests/reliability/vm/run.sh through scripts/softroce-cluster, once per
 # rank, in the build directory:
 #
-#   peer_death_vm.sh kill|link RUNS [kill|link RUNS]...
+#   peer_death_vm.sh offer|kill|link RUNS [offer|kill|link RUNS]...
 #
 # The groups run in order in one boot; a link group comes last and has one
 # run (rdma_cm cannot connect a VM again in the boot whose link was cut).
 # Each group starts with a line "PDMODE <mode>" (run.sh sorts the lines of
 # a shared boot by it).
+# offer: tests/reliability/offered_late (3 ranks or more): a rank failed by
+#       a peer's refusal keeps the buffer it offered, so a third rank's
+#       write into it is not refused and blamed on it. RUNS is ignored.
 # kill: per run, a victim rank (the same on every rank, from PD_SEED and the
 #       run number) is SIGKILLed by its own driver after a random delay of
 #       looping over collectives and p2p (tests/reliability/peer_death --env).
@@ -24,7 +27,7 @@
 #   PDRUN <mode> <run> rank <r> victim <v> rc <rc>   (rc 0: named in time)
 # plus peer_death's own "PD ..." line; exits non-zero when any run failed.
 set -u
-[ $# -ge 2 ] && [ $(($# % 2)) = 0 ] || { echo "usage: peer_death_vm.sh kill|link RUNS [kill|link RUNS]..."; exit 2; }
+[ $# -ge 2 ] && [ $(($# % 2)) = 0 ] || { echo "usage: peer_death_vm.sh offer|kill|link RUNS [offer|kill|link RUNS]..."; exit 2; }
 B=$(pwd)
 R=${HOP_RANK:?}
 N=${HOP_SIZE:?}
@@ -104,8 +107,26 @@ group() {
 	done
 }
 
+# the offer check: one run of offered_late on every rank
+offer() {
+	local MODE=offer dir rc
+	GROUP=$((GROUP + 1))
+	dir=$SYNC/offer.$GROUP
+	echo "PDMODE offer"
+	mkdir -p "$dir"
+	barrier "$GROUP.offer" || { fails=$((fails + 1)); return 1; }
+	PORT=$((PORT + 1))
+	HOP_ADDR=$HOST:$((BASE + PORT)) timeout -k 5 $(($(timeout_of offer) + 60)) \
+		"$B/tests/reliability/offered_late" --dir "$dir" --timeout "$(timeout_of offer)"
+	rc=$?
+	echo "PDRUN offer 0 rank $R rc $rc"
+	[ $rc = 0 ] || fails=$((fails + 1))
+	barrier "$GROUP.offer.done" || { fails=$((fails + 1)); return 1; }
+}
+
 while [ $# -ge 2 ]; do
-	case $1 in kill|link) ;; *) echo "PDRUN $1 - rank $R: unknown mode"; exit 2;; esac
+	case $1 in kill|link|offer) ;; *) echo "PDRUN $1 - rank $R: unknown mode"; exit 2;; esac
+	if [ "$1" = offer ]; then offer || break; shift 2; continue; fi
 	group "$1" "$2" || break
 	shift 2
 done

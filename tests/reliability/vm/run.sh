@@ -13,11 +13,13 @@
 # name the victim within HOP_TIMEOUT: PD_TIMEOUT (default 10 s) for kills,
 # PD_LINK_TIMEOUT (default 20 s) for cuts, which the liveness probe names
 # after HOP_IB_LIVENESS_MS + 8 x HOP_IB_TIMEOUT's 1.07 s = 9.6 s of silence
-# (docs/verbs.md). Prints the counts (runs, survivors that named the victim,
+# (docs/verbs.md). The first boot starts with tests/reliability/offered_late
+# (a rank failed by a peer keeps the memory it offered to a third, whose
+# write into it must succeed). Prints the counts (runs, survivors that named the victim,
 # hangs, wrong messages) and exits non-zero on any failure; 77 (skip)
 # without the verbs provider. BUILD_DIR (default $top_builddir, else .) is
 # a build configured with verbs.
-# Logs: BUILD_DIR/test-logs/vm/peer_death-{kill,link}.log.
+# Logs: BUILD_DIR/test-logs/vm/peer_death-{offer,kill,link}.log.
 set -u
 S=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 NODES=3; KILL=10; LINK=5; TIMEOUT=1500
@@ -37,8 +39,10 @@ if ! grep -q '^#define HOP_HAVE_VERBS 1' "$B/hop_autoconf.h" 2>/dev/null; then
 	echo "SKIP: $B has no verbs provider"
 	exit 77
 fi
-[ -x "$B/tests/reliability/peer_death" ] || make -C "$B" tests/reliability/peer_death > /dev/null ||
-	{ echo "FAIL: could not build tests/reliability/peer_death"; exit 1; }
+for p in peer_death offered_late; do
+	[ -x "$B/tests/reliability/$p" ] || make -C "$B" "tests/reliability/$p" > /dev/null ||
+		{ echo "FAIL: could not build tests/reliability/$p"; exit 1; }
+done
 LOGS=$B/test-logs/vm
 mkdir -p "$LOGS"
 RC=0
@@ -77,14 +81,16 @@ of_mode() { # mode log
 # boot); every further link run boots its own cluster. Boot j gets seed
 # SEED + j.
 KLOG=$LOGS/peer_death-kill.log LLOG=$LOGS/peer_death-link.log
+OLOG=$LOGS/peer_death-offer.log
 KRC=0 LRC=0
-: > "$KLOG"; : > "$LLOG"
-first=()
-[ "$KILL" -gt 0 ] && first=(kill "$KILL")
+: > "$KLOG"; : > "$LLOG"; : > "$OLOG"
+first=(offer 1)
+[ "$KILL" -gt 0 ] && first+=(kill "$KILL")
 [ "$LINK" -gt 0 ] && first+=(link 1)
 echo "== peer death on verbs: $NODES VMs x 1 rank, $KILL kill runs, $LINK link runs, $(( LINK > 1 ? LINK : 1 )) boot(s) (seed $SEED) =="
 if [ ${#first[@]} -gt 0 ]; then
 	boot "$LOGS/peer_death-boot1.log" $((SEED + 1)) "${first[@]}" || { KRC=1; LRC=1; }
+	of_mode offer "$LOGS/peer_death-boot1.log" > "$OLOG"
 	of_mode kill "$LOGS/peer_death-boot1.log" > "$KLOG"
 	of_mode link "$LOGS/peer_death-boot1.log" > "$LLOG"
 	rm -f "$LOGS/peer_death-boot1.log"
@@ -124,6 +130,14 @@ summary() { # mode runs log rc
 		echo "  -- $mode failed; details in $log"
 	fi
 }
+# offer: every rank printed "PDRUN offer 0 rank R rc 0"
+ok=$(grep -c 'PDRUN offer 0 rank [0-9]* rc 0' "$OLOG")
+echo "  offer: $ok of $NODES ranks passed (a write into memory a failed rank offered)"
+grep -E 'OL rank [0-9]+ \(' "$OLOG" | sed 's/^/    /'
+if [ "$ok" != "$NODES" ]; then
+	RC=1
+	echo "  -- offer failed; details in $OLOG"
+fi
 summary kill "$KILL" "$KLOG" $KRC
 summary link "$LINK" "$LLOG" $LRC
 exit $RC
