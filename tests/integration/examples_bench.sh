@@ -1,7 +1,8 @@
 #!/bin/bash
 # The examples and hop-bench --check, end to end through hop-run on shm and
 # tcp: each program verifies what it received and exits non-zero otherwise;
-# this script also checks they printed their result lines.
+# this script also checks they printed their result lines. EXAMPLES_TRANSPORTS
+# overrides the transports ("shm tcp").
 set -u
 b=$top_builddir
 run=$b/tools/hop-run
@@ -16,7 +17,7 @@ check() { # name, expected output pattern, command...
 		fail=1
 	fi
 }
-for t in shm tcp; do
+for t in ${EXAMPLES_TRANSPORTS:-shm tcp}; do
 	check "dp_allreduce $t 4 ranks" 'dp_allreduce: 4 ranks' \
 		env HOP_TRANSPORT=$t "$run" -n 4 --timeout 120 -- "$b/examples/dp_allreduce" --params 100003 --steps 3
 	check "pp_activations $t 3 stages" 'pp_activations: 3 stages' \
