@@ -40,14 +40,16 @@ static int call_err(struct hop_comm *comm, const struct hop_coll_call *c,
 	return hop_set_error(comm, code, "%s: %s", where, what);
 }
 
-/* Checks every argument; fills *@inplace. */
+/* Checks every argument; fills *@inplace and *@per, the bytes of the
+ * count (0 for a barrier). */
 static int check_args(struct hop_comm *comm, const struct hop_coll_call *c,
-		      int *inplace)
+		      int *inplace, size_t *per_out)
 {
 	int n = comm->nranks, r = comm->rank, rooted;
 	size_t es, per, total;
 
 	*inplace = 0;
+	*per_out = 0;
 	if (c->kind == HOP_COLL_BARRIER)
 		return 0;
 	if (!(es = hop_dtype_size(c->dtype)))
@@ -62,19 +64,20 @@ static int check_args(struct hop_comm *comm, const struct hop_coll_call *c,
 	if (rooted && (c->root < 0 || c->root >= n))
 		return call_err(comm, c, HOP_ERR_INVALID_ARG, "root %d out of "
 				"range (comm has %d ranks)", c->root, n);
-	if (c->count > SIZE_MAX / es / (size_t)n)
+	/* multiplied, not divided: two divisions cost a small call's time */
+	if (__builtin_mul_overflow(c->count, es, &per) ||
+	    __builtin_mul_overflow(per, (size_t)n, &total))
 		return call_err(comm, c, HOP_ERR_INVALID_ARG, "count %zu of "
 				"dtype %s (%zu B) times %d ranks overflows "
 				"size_t", c->count, hop_dtype_name(c->dtype),
 				es, n);
-	per = c->count * es;
-	total = per * (size_t)n;
 	if ((uint64_t)total > HOP_COLL_MAX_BYTES)
 		return call_err(comm, c, HOP_ERR_INVALID_ARG, "count %zu of "
 				"dtype %s (%zu B) times %d ranks is %zu B, more "
 				"than the largest collective (2^56 B)",
 				c->count, hop_dtype_name(c->dtype), es, n,
 				total);
+	*per_out = per;
 	if (!c->count)
 		return 0;
 	switch (c->kind) {
@@ -233,20 +236,20 @@ static int coll_run(struct hop_comm *comm, void *ctx, hop_request_t **reqp)
 {
 	const struct hop_coll_call *c = ctx;
 	struct hop_coll_launch l;
+	size_t bytes;
 	int ret, inplace;
 
-	if ((ret = check_args(comm, c, &inplace)))
+	if ((ret = check_args(comm, c, &inplace, &bytes)))
 		return ret;
-	size_t es = c->kind == HOP_COLL_BARRIER ? 1 : hop_dtype_size(c->dtype);
-	if (!reqp && hop_fbox_takes(comm, c->kind, c->count * es)) {
-		log_choice(comm, c->fn, c->kind, HOP_COLL_ALGO_FBOX,
-			   hop_fbox_form(c->count * es),
-			   c->count * es, 1, c->count * es);
-		return hop_fbox_run(comm, c);
+	if (!reqp && hop_fbox_takes(comm, c->kind, bytes)) {
+		if (hop_log_level() >= HOP_LOG_INFO)
+			log_choice(comm, c->fn, c->kind, HOP_COLL_ALGO_FBOX,
+				   hop_fbox_form(bytes), bytes, 1, bytes);
+		return hop_fbox_run(comm, c, bytes);
 	}
 	memset(&l, 0, sizeof(l));
 	l.fn = c->fn;
-	l.bytes = c->count * es;
+	l.bytes = bytes;
 	l.sendbuf = c->sendbuf;
 	l.recvbuf = c->recvbuf;
 	l.a.kind = c->kind;

@@ -86,7 +86,7 @@ static void watch_peer(struct hop_comm *comm, int peer)
  */
 static int fbox_poll(struct hop_comm *comm, struct hop_fbox_wait *w)
 {
-	unsigned every = hop_comm_oversubscribed(comm) ? 1 : 64;
+	unsigned every = hop_comm_oversubscribed(comm) ? 1 : 64; /* 2^k */
 	uint64_t start = hop_now_ns(), now, deadline = hop_comm_deadline(comm);
 	char what[256];
 	int ret, linked = 0;
@@ -94,7 +94,7 @@ static int fbox_poll(struct hop_comm *comm, struct hop_fbox_wait *w)
 	for (unsigned i = 1;; i++) {
 		if (wait_done(w))
 			return 0;
-		if (i % every)
+		if (i & (every - 1))
 			continue;
 		if ((ret = hop_p2p_progress(comm)) < 0)
 			return ret;
@@ -207,32 +207,9 @@ int hop_fbox_wait_readers(struct hop_comm *comm, struct hop_fbox *fb,
 	return 0;
 }
 
-/* Write @bytes of @data into this rank's slot of @seq, flag last. */
-int hop_fbox_publish(struct hop_comm *comm, struct hop_fbox *fb,
-		     const struct hop_coll_call *c, uint64_t seq,
-		     const void *data, size_t bytes)
-{
-	struct hop_fbox_hdr *h = hop_fbox_slot(fb, fb->rank, seq);
-	uint64_t *last = &fb->last_w[seq % HOP_FBOX_DEPTH];
-	int ret;
-
-	if (*last > fb->floor && (ret = hop_fbox_wait_readers(comm, fb, c, *last, seq)))
-		return ret;
-	h->count = c->count;
-	h->root = c->root;
-	h->kind = (uint8_t)c->kind;
-	h->op = (uint8_t)c->op;
-	h->dtype = (uint8_t)c->dtype;
-	if (bytes)
-		memcpy(h->data, data, bytes);
-	atomic_store_explicit(&h->flag, seq + 1, memory_order_release);
-	*last = seq + 1;
-	return 0;
-}
-
 /* Rank @q's payload of @seq once it is there and matches @c; NULL on
  * failure (*@ret set). */
-const uint8_t *hop_fbox_read_slot(struct hop_comm *comm,
+const uint8_t *hop_fbox_read_wait(struct hop_comm *comm,
 				  struct hop_fbox *fb,
 				  const struct hop_coll_call *c,
 				  uint64_t seq, int q, int *ret)
@@ -297,10 +274,10 @@ static int slot_written(const struct hop_fbox *fb, int q, uint64_t seq)
 static int check_successor(struct hop_comm *comm, struct hop_fbox *fb,
 			   const struct hop_coll_call *c, uint64_t seq)
 {
-	int next = (fb->rank + 1) % fb->nranks, ret = 0;
+	int next = fb->rank + 1 < fb->nranks ? fb->rank + 1 : 0, ret = 0;
 
 	if (next == c->root)
-		next = (next + 1) % fb->nranks;
+		next = next + 1 < fb->nranks ? next + 1 : 0;
 	if (next == fb->rank)
 		return 0;
 	if (slot_written(fb, next, seq)) {
@@ -426,15 +403,30 @@ int hop_fbox_takes(struct hop_comm *comm, int kind, size_t bytes)
 	       (c->fbox->cma && cma_wins(comm, kind, bytes));
 }
 
-int hop_fbox_run(struct hop_comm *comm, const struct hop_coll_call *c)
+/* The signature the p2p layer compares for @c: hop_coll_signature() of
+ * the fast call, kept per kind while the calls repeat (fb->sig). */
+static uint32_t call_signature(struct hop_fbox *fb, const struct hop_coll_call *c)
 {
-	struct hop_coll *cl = comm->coll;
-	struct hop_fbox *fb = cl->fbox;
-	size_t bytes = c->count * hop_dtype_size(c->dtype);
+	struct hop_fbox_sig *s = &fb->sig[c->kind];
+
+	if (s->sig && s->count == c->count && s->root == c->root &&
+	    s->dtype == c->dtype && s->op == c->op)
+		return s->sig;
 	struct hop_coll_args a = { .kind = c->kind, .algo = HOP_COLL_ALGO_FBOX,
 				   .nranks = fb->nranks, .root = c->root,
 				   .count = c->count, .dtype = c->dtype,
 				   .op = c->op };
+	*s = (struct hop_fbox_sig){ .count = c->count, .root = c->root,
+				    .dtype = c->dtype, .op = c->op,
+				    .sig = hop_coll_signature(&a) };
+	return s->sig;
+}
+
+int hop_fbox_run(struct hop_comm *comm, const struct hop_coll_call *c,
+		 size_t bytes)
+{
+	struct hop_coll *cl = comm->coll;
+	struct hop_fbox *fb = cl->fbox;
 	uint64_t seq;
 	int ret;
 
@@ -454,7 +446,7 @@ int hop_fbox_run(struct hop_comm *comm, const struct hop_coll_call *c)
 	/* a rank that took the scheduled path under this number sends
 	 * messages p2p compares with this signature */
 	if ((ret = hop_p2p_coll_begin(comm, (uint32_t)seq & 0xffffffu,
-				      hop_coll_signature(&a))))
+				      call_signature(fb, c))))
 		return hop_fbox_failed(fb, ret);
 	ret = bytes > HOP_FBOX_MAX ? hop_fbox_cma_run(comm, fb, c, seq, bytes)
 				   : run_kind(comm, fb, c, seq, bytes);

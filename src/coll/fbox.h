@@ -94,6 +94,16 @@ struct hop_fbox {
 		hop_dtype_t dtype;
 		hop_op_t op;
 	} pend[HOP_FBOX_DEPTH];
+	/* The signature (hop_coll_signature()) of the last call of each kind
+	 * (HOP_COLL_BROADCAST, _REDUCE, _ALLREDUCE), with what it hashes that
+	 * a call varies: a loop of like calls does not hash each one. */
+	struct hop_fbox_sig {
+		size_t count;
+		int root;
+		hop_dtype_t dtype;
+		hop_op_t op;
+		uint32_t sig;   /* 0: none yet */
+	} sig[3];
 	/* CMA form (fbox_cma.c): every rank may read every other rank's
 	 * memory by process_vm_readv (agreed at init) */
 	int cma;
@@ -139,9 +149,11 @@ void hop_fbox_fini(struct hop_comm *comm);
  * on every rank). */
 int hop_fbox_takes(struct hop_comm *comm, int kind, size_t bytes);
 
-/* Run @c through the fast boxes: 0 or the error (comm failed on a
- * mismatch, a timeout, a dead peer, an abort). fbox.c. */
-int hop_fbox_run(struct hop_comm *comm, const struct hop_coll_call *c);
+/* Run @c, moving @bytes per rank (its count times its dtype's size),
+ * through the fast boxes: 0 or the error (comm failed on a mismatch, a
+ * timeout, a dead peer, an abort). fbox.c. */
+int hop_fbox_run(struct hop_comm *comm, const struct hop_coll_call *c,
+		 size_t bytes);
 
 /* Seconds the cost model charges a fast-box call (hop_coll_plan) on
  * @nranks ranks sharing @cores cores (0: unknown). */

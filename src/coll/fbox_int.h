@@ -7,6 +7,9 @@
 #ifndef HOP_COLL_FBOX_INT_H
 #define HOP_COLL_FBOX_INT_H
 
+#include <string.h>
+
+#include "coll/coll_int.h"
 #include "coll/fbox.h"
 
 /* What a wait polls: @word reaching @want, written by rank @peer. */
@@ -36,16 +39,55 @@ int hop_fbox_wait_readers(struct hop_comm *comm, struct hop_fbox *fb,
 			  const struct hop_coll_call *c, uint64_t want,
 			  uint64_t seq);
 
-/* Write @bytes of @data into this rank's slot of @seq, flag last. */
-int hop_fbox_publish(struct hop_comm *comm, struct hop_fbox *fb,
-		     const struct hop_coll_call *c, uint64_t seq,
-		     const void *data, size_t bytes);
+/* Write @bytes of @data into this rank's slot of @seq, flag last; first
+ * wait until every peer read the slot's last collective, unless known. */
+static inline int hop_fbox_publish(struct hop_comm *comm, struct hop_fbox *fb,
+				   const struct hop_coll_call *c, uint64_t seq,
+				   const void *data, size_t bytes)
+{
+	struct hop_fbox_hdr *h = hop_fbox_slot(fb, fb->rank, seq);
+	uint64_t *last = &fb->last_w[seq % HOP_FBOX_DEPTH];
+	int ret;
 
-/* Rank @q's payload of @seq once it is there and matches @c; NULL on
- * failure (*@ret set). */
-const uint8_t *hop_fbox_read_slot(struct hop_comm *comm, struct hop_fbox *fb,
+	if (*last > fb->floor &&
+	    (ret = hop_fbox_wait_readers(comm, fb, c, *last, seq)))
+		return ret;
+	h->count = c->count;
+	h->root = c->root;
+	h->kind = (uint8_t)c->kind;
+	h->op = (uint8_t)c->op;
+	h->dtype = (uint8_t)c->dtype;
+	if (bytes)
+		memcpy(h->data, data, bytes);
+	atomic_store_explicit(&h->flag, seq + 1, memory_order_release);
+	*last = seq + 1;
+	return 0;
+}
+
+/* The slow part of hop_fbox_read_slot(): wait for the flag, check the
+ * header, fail on a mismatch (fbox.c). */
+const uint8_t *hop_fbox_read_wait(struct hop_comm *comm, struct hop_fbox *fb,
 				  const struct hop_coll_call *c,
 				  uint64_t seq, int q, int *ret);
+
+/* Rank @q's payload of @seq once it is there and matches @c; NULL on
+ * failure (*@ret set). A slot already written that matches takes no
+ * call. */
+static inline const uint8_t *hop_fbox_read_slot(struct hop_comm *comm,
+						struct hop_fbox *fb,
+						const struct hop_coll_call *c,
+						uint64_t seq, int q, int *ret)
+{
+	struct hop_fbox_hdr *h = hop_fbox_slot(fb, q, seq);
+
+	if (atomic_load_explicit(&h->flag, memory_order_acquire) < seq + 1 ||
+	    h->kind != c->kind || h->count != c->count ||
+	    h->dtype != (uint8_t)c->dtype ||
+	    (c->kind != HOP_COLL_BROADCAST && h->op != c->op) ||
+	    (c->kind != HOP_COLL_ALLREDUCE && h->root != c->root))
+		return hop_fbox_read_wait(comm, fb, c, seq, q, ret);
+	return h->data;
+}
 
 /* The CMA form of @c (fbox_cma.c): its bytes above HOP_FBOX_MAX. */
 int hop_fbox_cma_run(struct hop_comm *comm, struct hop_fbox *fb,
