@@ -44,8 +44,10 @@ struct hop_coll_call;
 /* Slots per rank: how many collectives a writer may run ahead of a slow
  * reader (a Broadcast root, Reduce senders), so ranks sharing cores do
  * many calls per time slice (4 ranks on 2 cores, 8 B Broadcast: 8 slots
- * 8 us a call, 32 slots 2 us). 35 KiB per rank. */
-#define HOP_FBOX_DEPTH 32
+ * 8 us a call, 32 slots 2-6 us, 256 slots about 1 us, as each switch of
+ * a core between ranks costs several us on a VM). 278 KiB per rank, of
+ * which a small call touches one line a slot. */
+#define HOP_FBOX_DEPTH 256
 
 struct hop_fbox_ctrl {
 	alignas(HOP_FBOX_LINE) _Atomic uint64_t done;

@@ -55,6 +55,7 @@ static int rank, nranks;
 #include "rank_check.h"
 
 #define MAXB 1024
+#define SLOTS 256 /* per rank (HOP_FBOX_DEPTH) */
 /* the large calls' vectors: segments of several CMA chunks (128 KiB) */
 #define BIGB (600u << 10)
 static unsigned long calls;
@@ -255,12 +256,12 @@ static void reuse(void)
 		long late = rank == slow ? 300 : 0;
 
 		/* a slow Reduce root: writers more calls ahead than they
-		 * have slots (32) must wait */
-		for (int i = 0; i < 40; i++)
+		 * have slots must wait */
+		for (int i = 0; i < SLOTS + 8; i++)
 			one(HOP_KIND_REDUCE, 64, HOP_FLOAT32, HOP_SUM, slow, 0,
 			    salt++, late);
 		/* a slow Broadcast reader; the root changes every call */
-		for (int i = 0; i < 40; i++)
+		for (int i = 0; i < SLOTS + 8; i++)
 			one(HOP_KIND_BROADCAST, 100, HOP_UINT8, HOP_SUM,
 			    (slow + 1 + i / 20) % nranks, 0, salt++, late);
 		/* mixed kinds back to back */
