@@ -108,13 +108,15 @@ static int fbox_poll(struct hop_comm *comm, struct hop_fbox_wait *w)
 			continue;
 		}
 		/* a peer that published its failure is not dialled: its
-		 * cause is what the wait reports (hop_fbox_wait()) */
-		if (!linked++ && atomic_load_explicit(&hop_fbox_ctrl(w->fb,
-					w->peer)->failed, memory_order_acquire)) {
+		 * cause is what the wait reports (hop_fbox_wait()). Looked at
+		 * on every nap: a live peer waited on may fail later, when
+		 * another rank's death reaches it first */
+		if (atomic_load_explicit(&hop_fbox_ctrl(w->fb, w->peer)->failed,
+					 memory_order_acquire)) {
 			w->peer_failed = 1;
 			return 0;
 		}
-		if (linked == 1)
+		if (!linked++)
 			watch_peer(comm, w->peer);
 		nanosleep(&(struct timespec){ 0, FBOX_NAP_NS }, NULL);
 	}
