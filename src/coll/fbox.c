@@ -128,6 +128,29 @@ static int fbox_poll(struct hop_comm *comm, struct hop_fbox_wait *w)
 	return ret;
 }
 
+/*
+ * A peer failed for a peer's death it does not name (its provider found
+ * it; only fast-box failures publish a cause): look for the dead rank
+ * here, connecting every rank so the provider watches each, for at most
+ * a fifth of the comm's timeout. Returns the comm's failure when that
+ * found one (its message names the dead rank), else 0.
+ */
+static int find_dead(struct hop_comm *comm)
+{
+	uint64_t end = hop_now_ns() + comm->cfg.timeout_ms * 200000ull;
+	int ret;
+
+	for (int q = 0; q < comm->nranks; q++)
+		if (q != comm->rank)
+			watch_peer(comm, q);
+	while (hop_now_ns() < end && hop_now_ns() < hop_comm_deadline(comm)) {
+		if ((ret = hop_p2p_progress(comm)) < 0)
+			return ret;
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	}
+	return 0;
+}
+
 int hop_fbox_wait(struct hop_comm *comm, struct hop_fbox *fb,
 		  struct hop_fbox_wait *w)
 {
@@ -144,6 +167,9 @@ int hop_fbox_wait(struct hop_comm *comm, struct hop_fbox *fb,
 	char why[64] = "";
 
 	code = atomic_load_explicit(&pc->failed, memory_order_acquire);
+	if (code == HOP_ERR_PEER_FAILED && pc->cause_peer < 0 &&
+	    (ret = find_dead(comm)))
+		return hop_fbox_failed(fb, ret);
 	if (pc->cause_peer >= 0)
 		snprintf(why, sizeof(why), code == HOP_ERR_MISMATCH
 			 ? ": mismatched collectives with rank %d"
