@@ -140,10 +140,12 @@ static int find_dead(struct hop_comm *comm)
 	uint64_t end = hop_now_ns() + comm->cfg.timeout_ms * 200000ull;
 	int ret;
 
+	if (end > hop_comm_deadline(comm))
+		end = hop_comm_deadline(comm);
 	for (int q = 0; q < comm->nranks; q++)
 		if (q != comm->rank)
 			watch_peer(comm, q);
-	while (hop_now_ns() < end && hop_now_ns() < hop_comm_deadline(comm)) {
+	while (hop_now_ns() < end) {
 		if ((ret = hop_p2p_progress(comm)) < 0)
 			return ret;
 		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
@@ -187,12 +189,7 @@ static int check_hdr(struct hop_comm *comm, struct hop_fbox *fb,
 		     const struct hop_coll_call *c,
 		     const struct hop_fbox_hdr *h, int q, uint64_t seq)
 {
-	int reducing = c->kind != HOP_COLL_BROADCAST;
-	int rooted = c->kind != HOP_COLL_ALLREDUCE;
-
-	if (h->kind == c->kind && h->count == c->count &&
-	    h->dtype == (uint8_t)c->dtype && (!reducing || h->op == c->op) &&
-	    (!rooted || h->root == c->root))
+	if (hop_fbox_hdr_matches(h, c))
 		return 0;
 	hop_fbox_ctrl(fb, fb->rank)->cause_peer = q;
 	return hop_fbox_failed(fb, hop_comm_fail(comm, HOP_ERR_MISMATCH,

@@ -33,6 +33,8 @@
 
 #include <hop/hop.h>
 
+#include "coll/kinds.h"
+
 struct hop_comm;
 struct hop_coll_call;
 
@@ -105,7 +107,7 @@ struct hop_fbox {
 		hop_dtype_t dtype;
 		hop_op_t op;
 		uint32_t sig;   /* 0: none yet */
-	} sig[3];
+	} sig[HOP_COLL_ALLREDUCE + 1];
 	/* CMA form (fbox_cma.c): every rank may read every other rank's
 	 * memory by process_vm_readv (agreed at init) */
 	int cma;

@@ -64,6 +64,17 @@ static inline int hop_fbox_publish(struct hop_comm *comm, struct hop_fbox *fb,
 	return 0;
 }
 
+/* Does @h, a peer's slot header, describe the same call as @c? (A
+ * Broadcast has no op, an AllReduce no root.) */
+static inline int hop_fbox_hdr_matches(const struct hop_fbox_hdr *h,
+				       const struct hop_coll_call *c)
+{
+	return h->kind == c->kind && h->count == c->count &&
+	       h->dtype == (uint8_t)c->dtype &&
+	       (c->kind == HOP_COLL_BROADCAST || h->op == c->op) &&
+	       (c->kind == HOP_COLL_ALLREDUCE || h->root == c->root);
+}
+
 /* The slow part of hop_fbox_read_slot(): wait for the flag, check the
  * header, fail on a mismatch (fbox.c). */
 const uint8_t *hop_fbox_read_wait(struct hop_comm *comm, struct hop_fbox *fb,
@@ -81,10 +92,7 @@ static inline const uint8_t *hop_fbox_read_slot(struct hop_comm *comm,
 	struct hop_fbox_hdr *h = hop_fbox_slot(fb, q, seq);
 
 	if (atomic_load_explicit(&h->flag, memory_order_acquire) < seq + 1 ||
-	    h->kind != c->kind || h->count != c->count ||
-	    h->dtype != (uint8_t)c->dtype ||
-	    (c->kind != HOP_COLL_BROADCAST && h->op != c->op) ||
-	    (c->kind != HOP_COLL_ALLREDUCE && h->root != c->root))
+	    !hop_fbox_hdr_matches(h, c))
 		return hop_fbox_read_wait(comm, fb, c, seq, q, ret);
 	return h->data;
 }
