@@ -126,15 +126,17 @@ else
 fi
 
 # 3. the collectives' default matrix: 2 ranks (pair, loopback: every
-# algorithm), and 4 ranks over 2 VMs (quad: ranks on one host and across
-# the link in one ring; counts up to 64 Ki elements, to keep the stage short)
+# algorithm; the big count 262147 elements, 1 MiB of floats, crosses the
+# rendezvous chunk as the default 1000003 does, in a quarter of the time),
+# and 4 ranks over 2 VMs (quad: ranks on one host and across the link in
+# one ring; counts up to 64 Ki elements, to keep the stage short)
 if ! want coll; then
 	:
 elif [ -x "$B/tests/integration/coll_matrix" ]; then
 	if [ "$MODE" = quad ]; then
 		step coll-4 420 "$B/tests/integration/coll_matrix" --max-count 65536
 	else
-		step coll 300 "$B/tests/integration/coll_matrix"
+		step coll 300 "$B/tests/integration/coll_matrix" --big-count 262147
 	fi
 else
 	skip coll "tests/integration/coll_matrix not built"
@@ -210,9 +212,9 @@ fi
 # one second to the next, so both tools are measured the same way, size by
 # size, next to each other: in every round (PERF_ROUNDS, default 3) each
 # size runs ib_write_* and hop-p2p-bench back to back as a pair, perftest
-# first in odd pairs and hop first in even ones (drift cancels). Sizes
-# without a target run in the first PERF_OTHER_ROUNDS (default 2) rounds
-# only. Both tools get the same counts:
+# first in odd pairs and hop first in even ones (drift cancels). The
+# latencies without a target (8, 64, 512 B) run in the first
+# PERF_OTHER_ROUNDS (default 2) rounds only. Both tools get the same counts:
 #   latency:   N ping-pongs (1000 at 2 B, 500 up to 4 KiB, 200 at 16 KiB,
 #              100 at 64 KiB); both report the median half round trip
 #              (perftest's t_typical) and the minimum; hop adds 20 untimed
@@ -230,6 +232,7 @@ fi
 # "PERF <tool> bw <bytes> <MB/s> <id>", "PERF hop put <bytes> <MB/s> <id>";
 # run.sh pairs them by id.
 LAT_SIZES="2 8 64 512 4096 16384 65536"
+LAT_UNTARGETED=" 8 64 512 "
 BW_SIZES="4096 16384 65536 262144 1048576 4194304"
 lat_iters() { [ "$1" -le 2 ] && echo 1000 && return; [ "$1" -le 4096 ] && echo 500 && return; [ "$1" -le 16384 ] && echo 200 && return; echo 100; }
 bw_msgs() { local n=$(( (64 << 20) / $1 )); [ $n -gt 1000 ] && n=1000; echo $n; }
@@ -308,9 +311,9 @@ pair_run() { # lat|bw size id: one pair, the tool first alternating
 	fi
 }
 PERF_STOPPED=0
-# the sizes without a target run in the first PERF_OTHER_ROUNDS rounds only
-# (default 2): each pair costs ~4 s of the CI run, and the two targets
-# (2 B latency, 1 MiB bandwidth) keep every round
+# the latencies without a target run in the first PERF_OTHER_ROUNDS rounds
+# only (default 2): each pair costs ~7 s of the CI run; the targets (2 B
+# and 4-64 KiB latency, every bandwidth size) keep every round
 OTHER_ROUNDS=${PERF_OTHER_ROUNDS:-2}
 if [ "$MODE" = pair ] && [ $PERF = 1 ] && want perf; then
 	havept=1; havehop=1
@@ -335,13 +338,11 @@ if [ "$MODE" = pair ] && [ $PERF = 1 ] && want perf; then
 		for s in $LAT_SIZES; do
 			if [ "$s" = 2 ]; then
 				for j in $(seq 1 "${LAT2_PAIRS:-3}"); do pair_run lat "$s" "$round.$j"; done
-			elif [ "$round" -le "$OTHER_ROUNDS" ]; then
+			elif [ "${LAT_UNTARGETED/ $s /}" = "$LAT_UNTARGETED" ] || [ "$round" -le "$OTHER_ROUNDS" ]; then
 				pair_run lat "$s" "$round"
 			fi
 		done
-		for s in $BW_SIZES; do
-			[ "$s" = 1048576 ] || [ "$round" -le "$OTHER_ROUNDS" ] && pair_run bw "$s" "$round"
-		done
+		for s in $BW_SIZES; do pair_run bw "$s" "$round"; done
 	done
 	echo "PERFINFO rank $R rxe0 send_rnr_err rcvd_rnr_err duplicate_request out_of_seq_request before and after the comparison (- = no such counter): $rxc0 / $(rxc)"
 	# meet again before the next steps: after a failure one rank can be

@@ -29,8 +29,8 @@
 # $top_builddir, else the current directory) is a configured build with the
 # verbs provider; the test programs are built there when missing.
 # --perf-rounds N (default 3): rounds of the perftest comparison (one pair
-# of runs per size, LAT2_PAIRS (default 3) at 2 B; the sizes without a
-# target only in the first PERF_OTHER_ROUNDS (default 2) rounds); the
+# of runs per size, LAT2_PAIRS (default 3) at 2 B; the latencies without
+# a target, 8-512 B, only in the first PERF_OTHER_ROUNDS (default 2) rounds); the
 # table shows medians over the pairs.
 # SUITE_ONLY=perf,... in the environment runs only those groups of
 # tests/vm/guest-suite.sh (debugging, measuring); HOP_EAGER_POLL=0|1 is
