@@ -176,6 +176,8 @@ int hop_fbox_wait(struct hop_comm *comm, struct hop_fbox *fb,
 		snprintf(why, sizeof(why), code == HOP_ERR_MISMATCH
 			 ? ": mismatched collectives with rank %d"
 			 : ": rank %d is gone", (int)pc->cause_peer);
+	else if (code == HOP_ERR_MISMATCH) /* found by p2p's signatures */
+		snprintf(why, sizeof(why), ": mismatched collectives");
 	return hop_fbox_failed(fb, hop_comm_fail(comm, code, "rank %d: %s "
 				"(fast box, collective #%llu): rank %d failed "
 				"(%s%s) while rank %d waited on it %s",

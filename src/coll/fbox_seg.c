@@ -17,8 +17,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "coll/coll_int.h"
-#include "coll/fbox.h"
+#include "coll/fbox_int.h"
 #include "core/bootstrap.h"
 
 #define FBOX_MAGIC 0x31786f6266706f68ull /* "hopfbox1" */
@@ -227,6 +226,14 @@ err_bs:
 			     "%s", n, hop_bootstrap_error(comm->bs));
 }
 
+/* The comm failed outside the fast boxes (a provider found a dead peer,
+ * a deadline, an abort): ranks waiting on this one's slots see it. */
+static void fbox_on_fail(struct hop_comm *comm, int code)
+{
+	if (comm->coll && comm->coll->fbox)
+		hop_fbox_failed(comm->coll->fbox, code);
+}
+
 int hop_fbox_init(struct hop_comm *comm)
 {
 	struct hop_coll *c = comm->coll;
@@ -257,6 +264,7 @@ int hop_fbox_init(struct hop_comm *comm)
 	hop_fbox_ctrl(fb, fb->rank)->pid = (int32_t)getpid();
 	hop_fbox_ctrl(fb, fb->rank)->cause_peer = -1;
 	c->fbox = fb;
+	comm->on_fail = fbox_on_fail;
 	HOP_INFO("rank %d: fast boxes on: blocking AllReduce, Broadcast and "
 		 "Reduce up to %d B among %d ranks (HOP_FBOX=0: off)",
 		 comm->rank, HOP_FBOX_MAX, comm->nranks);
@@ -272,6 +280,7 @@ void hop_fbox_fini(struct hop_comm *comm)
 
 	if (!fb)
 		return;
+	comm->on_fail = NULL;
 	munmap(fb->base, fb->len);
 	free(fb->chunk);
 	free(fb);

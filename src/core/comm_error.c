@@ -54,6 +54,8 @@ static int comm_fail_v(struct hop_comm *comm, int code, int set_last,
 		memcpy(comm->fail_msg, msg, sizeof(msg));
 		atomic_store_explicit(&comm->failed, code, memory_order_release);
 		HOP_WARN("communicator failed: %s", msg);
+		if (comm->on_fail)
+			comm->on_fail(comm, code);
 	} else {
 		/* first cause kept; later ones only at info */
 		HOP_INFO("after failure: %s", msg);

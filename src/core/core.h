@@ -95,6 +95,10 @@ struct hop_comm {
 	atomic_int aborted;             /* set by hop_comm_abort() */
 	char fail_msg[HOP_MSG_LEN];     /* first cause, kept */
 	char last_error[HOP_MSG_LEN];   /* last error of any call */
+	/* called once, by the call that records the failure (any thread):
+	 * ranks that wait on this one in shared memory, where no provider
+	 * reports it, learn of it (src/coll's fast boxes set it) */
+	void (*on_fail)(struct hop_comm *comm, int code);
 };
 
 /* Store "msg" as @comm's last error, log it at info, return @code. */

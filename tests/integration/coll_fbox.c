@@ -24,6 +24,10 @@
  *             1 KiB (they schedule it): caught by p2p's signature check.
  *   coll_fbox kill      the last rank dies; the others' AllReduce fails
  *             within the deadline (the script bounds the time).
+ *   coll_fbox kill-cause  3 ranks: rank 2 dies, rank 1 meets the death
+ *             in a receive from it, rank 0 in a Broadcast from rank 1,
+ *             which fails without writing its slot: rank 0 must name
+ *             rank 2, the dead rank, not rank 1, well inside the deadline.
  *   coll_fbox large 0|1  above 1 KiB: the CMA form where the model
  *             picks it (1: at some size of every kind) or never (0,
  *             HOP_SHM_CMA=0 or CMA refused on some rank), as the plan
@@ -491,6 +495,43 @@ static int kill_last(void)
 	return 0;
 }
 
+/* Does @msg name rank @r as a whole word ("rank 2", "rank 2:")? */
+static int names_rank(const char *msg, int r)
+{
+	char pat[32];
+	size_t n = (size_t)snprintf(pat, sizeof(pat), "rank %d", r);
+
+	for (const char *p = msg; (p = strstr(p, pat)); p += n)
+		if (!(p[n] >= '0' && p[n] <= '9'))
+			return 1;
+	return 0;
+}
+
+/* Rank 2 dies; rank 1 fails in a receive from it, and rank 0, waiting on
+ * rank 1's slot, learns only that rank 1 failed: it must still name 2. */
+static int kill_cause(void)
+{
+	int in = rank, out = 0, v = 0, rc;
+
+	if (nranks != 3)
+		FAIL("kill-cause runs on 3 ranks, not %d", nranks);
+	OK(hop_allreduce(comm, &in, &out, 1, HOP_INT32, HOP_SUM));
+	if (rank == 2)
+		abort();
+	if (rank == 1)
+		rc = hop_recv(comm, &v, sizeof(v), 2, 7, NULL);
+	else
+		rc = hop_broadcast(comm, &v, 1, HOP_INT32, 1);
+	if (rc != HOP_ERR_PEER_FAILED)
+		FAIL("expected HOP_ERR_PEER_FAILED, got %s", hop_err_name(rc));
+	if (!names_rank(hop_comm_last_error(comm), 2))
+		FAIL("the failure does not name the dead rank 2");
+	printf("coll_fbox: rank %d named the dead rank 2: %s\n", rank,
+	       hop_comm_last_error(comm));
+	hop_comm_destroy(comm);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "--expect";
@@ -507,6 +548,8 @@ int main(int argc, char **argv)
 		return mismatch(1);
 	if (!strcmp(mode, "kill"))
 		return kill_last();
+	if (!strcmp(mode, "kill-cause"))
+		return kill_cause();
 	if (!strcmp(mode, "late"))
 		return late();
 	if (!strcmp(mode, "root-mismatch"))

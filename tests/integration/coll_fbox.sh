@@ -4,7 +4,8 @@
 # late ranks, an i-collective in flight), the plan with HOP_FBOX=0,
 # mismatched counts, and a rank that dies: launched without hop-run
 # (which would stop the others), the survivors must fail within
-# HOP_TIMEOUT, and nothing of the job may stay in /dev/shm; ranks that
+# HOP_TIMEOUT, and nothing of the job may stay in /dev/shm; a rank waiting
+# on a rank that failed because of the death names the dead one; ranks that
 # disagree on a small Broadcast's root all fail, some with a mismatch.
 # Above 1 KiB (coll_fbox large): the CMA form at 2 and 4 ranks, and the
 # scheduled path it falls back to with HOP_SHM_CMA=0 on one rank of 3.
@@ -68,8 +69,10 @@ check "HOP_FBOX=0" 2 "coll_fbox: rank [0-9]* passed" "$out" $?
 
 # a dead rank: ranks started here, rank 0 listening on a loopback port
 # (a port another process holds, as tests running beside this one may,
-# makes rank 0's listen fail: that launch is repeated on another port)
-for n in ${FBOX_LONG:+2} 3; do
+# makes rank 0's listen fail: that launch is repeated on another port).
+# Sets out, rc (failed ranks), secs and left (the job's /dev/shm entries).
+dead_job() { # ranks mode
+	local n=$1 mode=$2 attempt port secret pids p r start
 	for attempt in 1 2 3; do
 		port=$((20000 + RANDOM % 30000))
 		secret=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
@@ -79,7 +82,7 @@ for n in ${FBOX_LONG:+2} 3; do
 		for r in $(seq 0 $((n - 1))); do
 			HOP_RANK=$r HOP_SIZE=$n HOP_ADDR=127.0.0.1:$port \
 			HOP_SECRET=$secret HOP_TIMEOUT=10 HOP_TRANSPORT=shm \
-				"$prog" kill > "$tmp/out.$r" 2>&1 &
+				"$prog" "$mode" > "$tmp/out.$r" 2>&1 &
 			pids="$pids $!"
 		done
 		rc=0
@@ -91,10 +94,19 @@ for n in ${FBOX_LONG:+2} 3; do
 	out=$(cat "$tmp"/out.*)
 	left=
 	for p in $pids; do left="$left$(ls /dev/shm 2>/dev/null | grep "^hop-$p-")"; done
-	# the dead rank's exit is the one failure; survivors well inside
-	# HOP_TIMEOUT (10 s): the provider's liveness check, not the deadline
+}
+# the dead rank's exit is the one failure; survivors well inside
+# HOP_TIMEOUT (10 s): the provider's liveness check, not the deadline
+for n in ${FBOX_LONG:+2} 3; do
+	dead_job $n kill
 	if [ $rc = 1 ] && [ $secs -lt 8 ] && [ -z "$left" ]; then rc=0; fi
 	check "dead rank, $n ranks (${secs}s${left:+, left in /dev/shm: $left})" \
 		$((n - 1)) "survived a dead peer" "$out" $rc
 done
+# a rank that failed because of the death, without naming it, is not
+# named by the rank waiting on it: the dead one is
+dead_job 3 kill-cause
+if [ $rc = 1 ] && [ $secs -lt 8 ] && [ -z "$left" ]; then rc=0; fi
+check "the dead rank named through a failed one (${secs}s${left:+, left in /dev/shm: $left})" \
+	2 "named the dead rank 2" "$out" $rc
 exit $fail
