@@ -61,6 +61,9 @@ static int rank, nranks;
 #define SLOTS 256 /* per rank (HOP_FBOX_DEPTH) */
 /* the large calls' vectors: segments of several CMA chunks (128 KiB) */
 #define BIGB (600u << 10)
+/* a call's buffers: up to 3x the smallest CMA size, which the wide form
+ * (to 256 KiB) puts at 512 KiB */
+#define BUFB (2u << 20)
 static unsigned long calls;
 
 static void nap_us(long us)
@@ -173,7 +176,7 @@ static void same(const char *got, const char *want, size_t bytes,
 static void one(int kind, size_t count, hop_dtype_t dt, hop_op_t op,
 		int root, int inplace, uint64_t salt, long late)
 {
-	static char in[BIGB], out[BIGB], want[BIGB];
+	static char in[BUFB], out[BUFB], want[BUFB];
 	size_t bytes = count * hop_dtype_size(dt);
 
 	inputs(in, count, dt, op, rank, salt);
@@ -352,6 +355,8 @@ static void matrix_large(int cma)
 		FAIL("the CMA form is %s at every size, expected %s",
 		     from ? "on" : "off", cma ? "on" : "off");
 	from = from ? from : 64u << 10;
+	if (3 * from > BUFB)
+		FAIL("the CMA form starts at %zu B, beyond the buffers", from);
 	for (int dt = 0; dt < HOP_DTYPE_COUNT; dt++) {
 		size_t es = hop_dtype_size(dt);
 		const size_t counts[] = { from / es + 1, 3 * from / es - 3 };
