@@ -531,7 +531,8 @@ int hop_fbox_run(struct hop_comm *comm, const struct hop_coll_call *c,
 		return hop_fbox_failed(fb, ret);
 	ret = form == HOP_FBOX_FORM_CMA
 		      ? hop_fbox_cma_run(comm, fb, c, seq, bytes)
-		      : run_kind(comm, fb, c, seq, bytes, form == HOP_FBOX_FORM_WIDE);
+		      : run_kind(comm, fb, c, seq, bytes,
+				 form == HOP_FBOX_FORM_WIDE);
 	if (ret)
 		return ret;
 	publish_done(fb, seq + 1);
