@@ -237,15 +237,15 @@ static int coll_run(struct hop_comm *comm, void *ctx, hop_request_t **reqp)
 	const struct hop_coll_call *c = ctx;
 	struct hop_coll_launch l;
 	size_t bytes;
-	int ret, inplace;
+	int ret, inplace, form;
 
 	if ((ret = check_args(comm, c, &inplace, &bytes)))
 		return ret;
-	if (!reqp && hop_fbox_takes(comm, c->kind, bytes)) {
+	if (!reqp && (form = hop_fbox_takes(comm, c->kind, bytes))) {
 		if (hop_log_level() >= HOP_LOG_INFO)
 			log_choice(comm, c->fn, c->kind, HOP_COLL_ALGO_FBOX,
-				   hop_fbox_form(bytes), bytes, 1, bytes);
-		return hop_fbox_run(comm, c, bytes);
+				   hop_fbox_form(form), bytes, 1, bytes);
+		return hop_fbox_run(comm, c, bytes, form);
 	}
 	memset(&l, 0, sizeof(l));
 	l.fn = c->fn;

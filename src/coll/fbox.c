@@ -252,17 +252,27 @@ const uint8_t *hop_fbox_read_wait(struct hop_comm *comm,
 	return h->data;
 }
 
+/* Rank @q's data of @seq: in its slot, or with @wide in its wide area. */
+static const uint8_t *read_data(struct hop_comm *comm, struct hop_fbox *fb,
+				const struct hop_coll_call *c, uint64_t seq,
+				int q, size_t bytes, int wide, int *ret)
+{
+	return wide ? hop_fbox_wide_read(comm, fb, c, seq, q, bytes, ret)
+		    : hop_fbox_read_slot(comm, fb, c, seq, q, ret);
+}
+
 /* recvbuf = slot 0 op slot 1 op ... op slot N-1 (@own for this rank). */
 static int reduce_all(struct hop_comm *comm, struct hop_fbox *fb,
 		      const struct hop_coll_call *c, uint64_t seq,
-		      const void *own, size_t bytes)
+		      const void *own, size_t bytes, int wide)
 {
 	const void *src;
 	int ret = 0;
 
 	for (int q = 0; q < fb->nranks; q++) {
 		src = q == fb->rank ? own
-				     : hop_fbox_read_slot(comm, fb, c, seq, q, &ret);
+				    : read_data(comm, fb, c, seq, q, bytes,
+						wide, &ret);
 		if (!src)
 			return ret;
 		if (!bytes) /* recvbuf may be NULL */
@@ -359,8 +369,31 @@ static int check_pending(struct hop_comm *comm, struct hop_fbox *fb, int all,
 	return 0;
 }
 
+/* A Reduce in the wide area: the root's own data is its send buffer,
+ * copied to its ring only in place off rank 0 (rank 0's data lands in
+ * the receive buffer first). */
+static int wide_reduce(struct hop_comm *comm, struct hop_fbox *fb,
+		       const struct hop_coll_call *c, uint64_t seq,
+		       size_t bytes)
+{
+	const void *own = c->sendbuf;
+	int ret, keep = c->sendbuf == c->recvbuf && fb->rank;
+
+	if (fb->rank != c->root)
+		return hop_fbox_wide_publish(comm, fb, c, seq, c->sendbuf,
+					     bytes);
+	if ((ret = hop_fbox_wide_publish(comm, fb, c, seq, c->sendbuf,
+					 keep ? bytes : 0)))
+		return ret;
+	if (keep && !(own = hop_fbox_wide_read(comm, fb, c, seq, fb->rank,
+					       bytes, &ret)))
+		return ret;
+	return reduce_all(comm, fb, c, seq, own, bytes, 1);
+}
+
 static int run_kind(struct hop_comm *comm, struct hop_fbox *fb,
-		    const struct hop_coll_call *c, uint64_t seq, size_t bytes)
+		    const struct hop_coll_call *c, uint64_t seq, size_t bytes,
+		    int wide)
 {
 	int me = fb->rank, ret = 0;
 	const uint8_t *src;
@@ -371,8 +404,10 @@ static int run_kind(struct hop_comm *comm, struct hop_fbox *fb,
 					    bytes)))
 			return ret;
 		return reduce_all(comm, fb, c, seq,
-				  hop_fbox_slot(fb, me, seq)->data, bytes);
+				  hop_fbox_slot(fb, me, seq)->data, bytes, 0);
 	case HOP_COLL_REDUCE:
+		if (wide)
+			return wide_reduce(comm, fb, c, seq, bytes);
 		/* the root too: its slot keeps its input when recvbuf is
 		 * sendbuf (in place) */
 		if ((ret = hop_fbox_publish(comm, fb, c, seq, c->sendbuf,
@@ -381,13 +416,16 @@ static int run_kind(struct hop_comm *comm, struct hop_fbox *fb,
 		if (me != c->root)
 			return 0;
 		return reduce_all(comm, fb, c, seq,
-				  hop_fbox_slot(fb, me, seq)->data, bytes);
+				  hop_fbox_slot(fb, me, seq)->data, bytes, 0);
 	default: /* HOP_COLL_BROADCAST */
-		if ((ret = hop_fbox_publish(comm, fb, c, seq, c->recvbuf,
-					    me == c->root ? bytes : 0)) ||
-		    me == c->root)
+		ret = wide ? hop_fbox_wide_publish(comm, fb, c, seq, c->recvbuf,
+						   me == c->root ? bytes : 0)
+			   : hop_fbox_publish(comm, fb, c, seq, c->recvbuf,
+					      me == c->root ? bytes : 0);
+		if (ret || me == c->root)
 			return ret;
-		if (!(src = hop_fbox_read_slot(comm, fb, c, seq, c->root, &ret)))
+		if (!(src = read_data(comm, fb, c, seq, c->root, bytes, wide,
+				      &ret)))
 			return ret;
 		if (bytes)
 			memcpy(c->recvbuf, src, bytes);
@@ -407,27 +445,44 @@ static int finish_started(struct hop_comm *comm)
 	return 0;
 }
 
-/* The CMA form beats the schedule the model would run? Priced without
- * the cores (a rank's own count), so every rank decides alike. */
-static int cma_wins(struct hop_comm *comm, int kind, size_t bytes)
+/* The wide or CMA form, whichever the model prices lowest, when that is
+ * at or below the schedule it would run, else HOP_FBOX_FORM_NONE. Priced
+ * without the cores (a rank's own count), so every rank decides alike. */
+static int large_form(struct hop_comm *comm, int kind, size_t bytes)
 {
 	struct hop_coll_choice ch;
+	int n = comm->nranks, form = HOP_FBOX_FORM_NONE;
+	double t, best;
 
 	hop_coll_choose_bytes(comm, kind, bytes, &ch);
-	return hop_model_fbox_cma(kind, (double)bytes, comm->nranks, 0) <=
-	       ch.predicted;
+	best = ch.predicted;
+	if (kind != HOP_COLL_ALLREDUCE && bytes <= HOP_FBOX_WIDE_MAX &&
+	    (t = hop_model_fbox_wide(kind, (double)bytes, n, 0)) <= best) {
+		form = HOP_FBOX_FORM_WIDE;
+		best = t;
+	}
+	if (comm->coll->fbox->cma &&
+	    hop_model_fbox_cma(kind, (double)bytes, n, 0) <= best)
+		form = HOP_FBOX_FORM_CMA;
+	return form;
 }
 
 int hop_fbox_takes(struct hop_comm *comm, int kind, size_t bytes)
 {
 	const struct hop_coll *c = comm->coll;
+	struct hop_fbox_memo *m;
 
 	if (!c || !c->fbox || c->tune.forced[kind] != HOP_ALGO_AUTO ||
 	    (kind != HOP_COLL_ALLREDUCE && kind != HOP_COLL_BROADCAST &&
 	     kind != HOP_COLL_REDUCE))
-		return 0;
-	return bytes <= HOP_FBOX_MAX ||
-	       (c->fbox->cma && cma_wins(comm, kind, bytes));
+		return HOP_FBOX_FORM_NONE;
+	if (bytes <= HOP_FBOX_MAX)
+		return HOP_FBOX_FORM_SLOT;
+	m = &c->fbox->memo[kind];
+	if (!m->form || m->bytes != bytes)
+		*m = (struct hop_fbox_memo){ .bytes = bytes,
+			.form = large_form(comm, kind, bytes) + 1 };
+	return m->form - 1;
 }
 
 /* The signature the p2p layer compares for @c: hop_coll_signature() of
@@ -450,7 +505,7 @@ static uint32_t call_signature(struct hop_fbox *fb, const struct hop_coll_call *
 }
 
 int hop_fbox_run(struct hop_comm *comm, const struct hop_coll_call *c,
-		 size_t bytes)
+		 size_t bytes, int form)
 {
 	struct hop_coll *cl = comm->coll;
 	struct hop_fbox *fb = cl->fbox;
@@ -464,39 +519,48 @@ int hop_fbox_run(struct hop_comm *comm, const struct hop_coll_call *c,
 	fb->seq += (uint32_t)(cl->seq - (uint32_t)fb->seq);
 	seq = fb->seq;
 	cl->seq++;
-	/* only a small Broadcast leaves checks pending: every other call
-	 * (the CMA form's root too) may wait for this rank's done word */
+	/* only a Broadcast in the slots or the wide area leaves checks
+	 * pending: every other call (the CMA form's root too) may wait for
+	 * this rank's done word */
 	if (fb->pend_lo < fb->pend_hi &&
 	    (ret = check_pending(comm, fb, c->kind != HOP_COLL_BROADCAST ||
-					   bytes > HOP_FBOX_MAX, seq)))
+					   form == HOP_FBOX_FORM_CMA, seq)))
 		return hop_fbox_failed(fb, ret);
 	/* a rank that took the scheduled path under this number sends
 	 * messages p2p compares with this signature */
 	if ((ret = hop_p2p_coll_begin(comm, (uint32_t)seq & 0xffffffu,
 				      call_signature(fb, c))))
 		return hop_fbox_failed(fb, ret);
-	ret = bytes > HOP_FBOX_MAX ? hop_fbox_cma_run(comm, fb, c, seq, bytes)
-				   : run_kind(comm, fb, c, seq, bytes);
+	ret = form == HOP_FBOX_FORM_CMA
+		      ? hop_fbox_cma_run(comm, fb, c, seq, bytes)
+		      : run_kind(comm, fb, c, seq, bytes,
+				 form == HOP_FBOX_FORM_WIDE);
 	if (ret)
 		return ret;
 	publish_done(fb, seq + 1);
+	atomic_store_explicit(&hop_fbox_ctrl(fb, fb->rank)->wread, seq + 1,
+			      memory_order_release);
 	return 0;
 }
 
 /* Measured on shm (docs/results/2026-12-05-shm-fastbox.md): a call, one
  * line per peer read, the payload copied and reduced once per rank;
- * above the slot, the model's CMA form. */
-double hop_fbox_predict(int kind, size_t bytes, int nranks, int cores)
+ * above the slot, the model's wide or CMA form. */
+double hop_fbox_predict(int form, int kind, size_t bytes, int nranks,
+			int cores)
 {
 	/* Broadcast: the root's slot and another reader's header */
 	int reads = kind == HOP_COLL_BROADCAST ? (nranks > 2 ? 2 : 1) : nranks - 1;
 
-	if (bytes > HOP_FBOX_MAX)
+	if (form == HOP_FBOX_FORM_WIDE)
+		return hop_model_fbox_wide(kind, (double)bytes, nranks, cores);
+	if (form == HOP_FBOX_FORM_CMA)
 		return hop_model_fbox_cma(kind, (double)bytes, nranks, cores);
 	return 0.15e-6 + reads * (0.1e-6 + (double)bytes / 5e9);
 }
 
-const char *hop_fbox_form(size_t bytes)
+const char *hop_fbox_form(int form)
 {
-	return bytes > HOP_FBOX_MAX ? "fbox-cma" : "fbox";
+	return form == HOP_FBOX_FORM_CMA ? "fbox-cma"
+	       : form == HOP_FBOX_FORM_WIDE ? "fbox-wide" : "fbox";
 }

@@ -22,6 +22,11 @@
  * Sequence numbers are the comm's collective sequence (struct hop_coll
  * seq), so the fast and scheduled collectives of a comm interleave in the
  * one order every rank calls them.
+ *
+ * After every rank's slots, each rank has a wide area of
+ * HOP_FBOX_WIDE_RING bytes (fbox_wide.c): a Broadcast or Reduce of up to
+ * HOP_FBOX_WIDE_MAX bytes copies its data there, into a ring, and its
+ * slot carries the offset.
  */
 #ifndef HOP_COLL_FBOX_H
 #define HOP_COLL_FBOX_H
@@ -61,6 +66,9 @@ struct hop_fbox_ctrl {
 	/* CMA form: the collective + 1 whose segment this rank reduced and
 	 * wrote to the peers */
 	_Atomic uint64_t reduced;
+	/* the last collective + 1 this rank finished (pending checks of
+	 * Broadcast headers aside): it reads no peer's wide data of it */
+	_Atomic uint64_t wread;
 };
 
 struct hop_fbox_hdr {
@@ -77,6 +85,24 @@ _Static_assert(offsetof(struct hop_fbox_hdr, data) == HOP_FBOX_HDR,
 	((HOP_FBOX_HDR + HOP_FBOX_MAX + HOP_FBOX_LINE - 1) &                  \
 	 ~(size_t)(HOP_FBOX_LINE - 1))
 #define HOP_FBOX_STRIDE (HOP_FBOX_LINE + HOP_FBOX_DEPTH * HOP_FBOX_SLOT)
+
+/* The wide area of a rank: a ring its Broadcasts and Reduces of up to
+ * HOP_FBOX_WIDE_MAX bytes copy their data into (at least two in
+ * flight); a call of b bytes cycles through at most
+ * HOP_FBOX_WIDE_AHEAD x b of it, so small calls stay in cache */
+#define HOP_FBOX_WIDE_RING (512u << 10)
+#define HOP_FBOX_WIDE_MAX (HOP_FBOX_WIDE_RING / 2)
+#define HOP_FBOX_WIDE_AHEAD 8
+/* ring entries not yet known to be read: each at least a slot's size */
+#define HOP_FBOX_WIDE_ENTRIES (HOP_FBOX_WIDE_RING / HOP_FBOX_MAX)
+
+/* The form of a call (hop_fbox_takes()) */
+enum {
+	HOP_FBOX_FORM_NONE,     /* the scheduled path */
+	HOP_FBOX_FORM_SLOT,     /* the payload in the slot */
+	HOP_FBOX_FORM_WIDE,     /* the payload in the wide area */
+	HOP_FBOX_FORM_CMA,      /* the peers' buffers by CMA */
+};
 
 struct hop_fbox {
 	uint8_t *base;          /* the mapped region */
@@ -111,6 +137,22 @@ struct hop_fbox {
 	/* CMA form (fbox_cma.c): every rank may read every other rank's
 	 * memory by process_vm_readv (agreed at init) */
 	int cma;
+	/* The wide ring (fbox_wide.c): where the next entry may start, and
+	 * the entries written and not yet known to be read by every peer,
+	 * oldest first (circular, @whead the oldest) */
+	size_t wide_off;        /* the wide areas' offset in the region */
+	size_t wpos;
+	unsigned whead, wcount;
+	uint64_t wfloor;        /* every peer's wread is at least this */
+	struct hop_fbox_went {
+		uint32_t off, len;
+		uint64_t flag;
+	} went[HOP_FBOX_WIDE_ENTRIES];
+	/* the last form chosen per kind, for its bytes */
+	struct hop_fbox_memo {
+		size_t bytes;
+		int form;       /* 0: none yet */
+	} memo[HOP_COLL_ALLREDUCE + 1];
 	/* 3 chunks: a peer's, this rank's own, a Reduce's result off the
 	 * root */
 	uint8_t *chunk;
@@ -146,24 +188,27 @@ static inline struct hop_fbox_hdr *hop_fbox_slot(const struct hop_fbox *fb,
 int hop_fbox_init(struct hop_comm *comm);
 void hop_fbox_fini(struct hop_comm *comm);
 
-/* 1 when a call of @kind moving @bytes per rank on @comm goes through
- * the fast boxes: up to HOP_FBOX_MAX in the slots; larger by CMA when
- * every rank can reach its peers and the model prices that form below
- * the scheduled algorithm it would choose (blocking calls only; the same
- * on every rank). */
+/* The form (HOP_FBOX_FORM_SLOT ..) a call of @kind moving @bytes per rank on
+ * @comm takes, or HOP_FBOX_FORM_NONE (0): up to HOP_FBOX_MAX in the slots;
+ * larger in the wide area (a Broadcast or Reduce of up to
+ * HOP_FBOX_WIDE_MAX) or by CMA (when every rank can reach its peers),
+ * whichever the model prices lowest, when that is at or below the
+ * scheduled algorithm it would choose (blocking calls only; the same on
+ * every rank). */
 int hop_fbox_takes(struct hop_comm *comm, int kind, size_t bytes);
 
 /* Run @c, moving @bytes per rank (its count times its dtype's size),
- * through the fast boxes: 0 or the error (comm failed on a mismatch, a
- * timeout, a dead peer, an abort). fbox.c. */
+ * through the fast boxes in @form: 0 or the error (comm failed on a
+ * mismatch, a timeout, a dead peer, an abort). fbox.c. */
 int hop_fbox_run(struct hop_comm *comm, const struct hop_coll_call *c,
-		 size_t bytes);
+		 size_t bytes, int form);
 
-/* Seconds the cost model charges a fast-box call (hop_coll_plan) on
- * @nranks ranks sharing @cores cores (0: unknown). */
-double hop_fbox_predict(int kind, size_t bytes, int nranks, int cores);
+/* Seconds the cost model charges a fast-box call of @form (hop_coll_plan)
+ * on @nranks ranks sharing @cores cores (0: unknown). */
+double hop_fbox_predict(int form, int kind, size_t bytes, int nranks,
+			int cores);
 
-/* "fbox" or "fbox-cma": the form a call of @bytes takes. */
-const char *hop_fbox_form(size_t bytes);
+/* "fbox", "fbox-wide" or "fbox-cma": the name of @form. */
+const char *hop_fbox_form(int form);
 
 #endif /* HOP_COLL_FBOX_H */

@@ -97,6 +97,19 @@ static inline const uint8_t *hop_fbox_read_slot(struct hop_comm *comm,
 	return h->data;
 }
 
+/* Wide form (fbox_wide.c): copy @bytes of @data (none when @bytes is 0)
+ * into this rank's wide ring, then publish @seq's slot with its offset;
+ * first wait until every peer read the ring entries it overwrites. */
+int hop_fbox_wide_publish(struct hop_comm *comm, struct hop_fbox *fb,
+			  const struct hop_coll_call *c, uint64_t seq,
+			  const void *data, size_t bytes);
+
+/* Rank @q's @bytes of @seq in its wide ring, once its slot is there and
+ * matches @c; NULL on failure (*@ret set). */
+const uint8_t *hop_fbox_wide_read(struct hop_comm *comm, struct hop_fbox *fb,
+				  const struct hop_coll_call *c, uint64_t seq,
+				  int q, size_t bytes, int *ret);
+
 /* The CMA form of @c (fbox_cma.c): its bytes above HOP_FBOX_MAX. */
 int hop_fbox_cma_run(struct hop_comm *comm, struct hop_fbox *fb,
 		     const struct hop_coll_call *c, uint64_t seq, size_t bytes);

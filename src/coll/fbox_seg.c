@@ -58,13 +58,25 @@ static int fbox_cma_probe(const struct hop_comm *comm,
 	return 1;
 }
 
-static size_t fbox_len(int nranks)
+static size_t fbox_page(void)
 {
 	long ps = sysconf(_SC_PAGESIZE);
-	size_t pg = ps > 0 ? (size_t)ps : 4096;
-	size_t len = HOP_FBOX_LINE + (size_t)nranks * HOP_FBOX_STRIDE;
 
-	return (len + pg - 1) & ~(pg - 1);
+	return ps > 0 ? (size_t)ps : 4096;
+}
+
+/* Where the wide areas start: after every rank's slots, on a page */
+static size_t fbox_wide_off(int nranks)
+{
+	size_t pg = fbox_page();
+
+	return (HOP_FBOX_LINE + (size_t)nranks * HOP_FBOX_STRIDE + pg - 1) &
+	       ~(pg - 1);
+}
+
+static size_t fbox_len(int nranks)
+{
+	return fbox_wide_off(nranks) + (size_t)nranks * HOP_FBOX_WIDE_RING;
 }
 
 /* Its pages now: a first touch in a collective is a page fault. */
@@ -261,13 +273,15 @@ int hop_fbox_init(struct hop_comm *comm)
 	fb->nranks = comm->nranks;
 	fb->seq = c->seq;
 	fb->cma = cma;
+	fb->wide_off = fbox_wide_off(comm->nranks);
 	hop_fbox_ctrl(fb, fb->rank)->pid = (int32_t)getpid();
 	hop_fbox_ctrl(fb, fb->rank)->cause_peer = -1;
 	c->fbox = fb;
 	comm->on_fail = fbox_on_fail;
 	HOP_INFO("rank %d: fast boxes on: blocking AllReduce, Broadcast and "
-		 "Reduce up to %d B among %d ranks (HOP_FBOX=0: off)",
-		 comm->rank, HOP_FBOX_MAX, comm->nranks);
+		 "Reduce up to %d B among %d ranks, Broadcast and Reduce up "
+		 "to %u B in the wide area (HOP_FBOX=0: off)", comm->rank,
+		 HOP_FBOX_MAX, comm->nranks, HOP_FBOX_WIDE_MAX);
 	if (cma)
 		HOP_INFO("rank %d: fast boxes by CMA above %d B (HOP_SHM_CMA=0: "
 			 "off)", comm->rank, HOP_FBOX_MAX);

@@ -28,6 +28,7 @@ static int plan_run(struct hop_comm *comm, int kind, size_t count,
 {
 	struct hop_coll_choice ch;
 	size_t es;
+	int form;
 
 	if (!plan)
 		return hop_set_error(comm, HOP_ERR_INVALID_ARG,
@@ -61,12 +62,12 @@ static int plan_run(struct hop_comm *comm, int kind, size_t count,
 	plan->forced = comm->coll->tune.forced[kind] != HOP_ALGO_AUTO;
 	plan->sub_algo[0] = hop_coll_algo_name(ch.sub_algo[0]);
 	plan->sub_algo[1] = hop_coll_algo_name(ch.sub_algo[1]);
-	if (hop_fbox_takes(comm, kind, count * es)) {
+	if ((form = hop_fbox_takes(comm, kind, count * es))) {
 		/* what the blocking call runs (the i-forms: the above) */
-		plan->algo = hop_fbox_form(count * es);
+		plan->algo = hop_fbox_form(form);
 		plan->chunk_bytes = count * es;
 		plan->depth = 1;
-		plan->predicted_us = hop_fbox_predict(kind, count * es,
+		plan->predicted_us = hop_fbox_predict(form, kind, count * es,
 						      comm->nranks,
 						      comm->usable_cores) * 1e6;
 	}

@@ -193,6 +193,15 @@ int hop_model_pipelined(int kind, int algo);
 double hop_model_fbox_cma(int kind, double bytes, int nranks, int cores);
 
 /*
+ * hop_model_fbox_wide() - Seconds of a blocking Broadcast or Reduce
+ * (@kind) of @bytes per rank through the fast boxes' wide form
+ * (src/coll/fbox_wide.c: copied into a shared ring, read there) among
+ * @nranks ranks of one host with @cores cores (0: unknown, no sharing).
+ * model_fbox.c.
+ */
+double hop_model_fbox_wide(int kind, double bytes, int nranks, int cores);
+
+/*
  * hop_model_predict() - Predicted time of one collective.
  * @chunks: pipelining chunk count (>= 1; ignored by algorithms that are
  *          not pipelined).

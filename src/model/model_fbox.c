@@ -18,6 +18,14 @@
 #define CMA_BW 8e9          /* its copy, B/s */
 #define CMA_REDUCE 0.15e-9  /* s/B of a local reduction of one operand */
 #define CMA_CHUNK 131072.0  /* HOP_FBOX_CMA_CHUNK */
+/* The wide form, fitted to the time per call of a loop of 2-rank calls
+ * (4 KiB-256 KiB, docs/results/2026-12-06-shm-mid-rooted.md), where a
+ * writer's copy into its ring overlaps the readers' work on the call
+ * before: a call, a reader's copy out of a peer's ring, and a reduction
+ * of a peer's ring data into the receive buffer */
+#define WIDE_CALL 0.25e-6
+#define WIDE_READ 31e-12    /* s/B */
+#define WIDE_REDUCE 66e-12  /* s/B */
 
 /* @bytes read or written by one rank, as chunks of @chunk bytes */
 static double cma_read(double bytes, double chunk)
@@ -49,4 +57,17 @@ double hop_model_fbox_cma(int kind, double bytes, int nranks, int cores)
 					      seg * CMA_REDUCE);
 		return t * share;
 	}
+}
+
+double hop_model_fbox_wide(int kind, double bytes, int nranks, int cores)
+{
+	double n = nranks;
+	/* the ranks that work at once, beyond the cores, take turns */
+	double busy = kind == HOP_COLL_BROADCAST ? n - 1 : n;
+	double share = cores > 0 && busy > cores ? busy / cores : 1;
+
+	if (kind == HOP_COLL_BROADCAST) /* each reader copies it out */
+		return WIDE_CALL + bytes * WIDE_READ * share;
+	/* the root reduces N-1 peers' data, one after the other */
+	return WIDE_CALL + (n - 1) * bytes * WIDE_REDUCE * share;
 }

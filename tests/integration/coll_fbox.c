@@ -37,6 +37,9 @@
  *             rank late in turn; bit for bit (off the CMA form, floats
  *             from 3 ranks on are left out: the scheduled path
  *             associates differently).
+ *   coll_fbox wide  Broadcast and Reduce above 1 KiB in the wide area
+ *             (a 4 KiB Reduce takes it), as the plan says, bit for bit
+ *             (wide()); the script runs it with HOP_UNEXPECTED_MAX=4M.
  *   coll_fbox nocma  as large 0 with CMA refused: the last rank is not
  *             dumpable and no rank may ptrace (CAP_SYS_PTRACE dropped).
  */
@@ -62,6 +65,9 @@ static int rank, nranks;
 #define SLOTS 256 /* per rank (HOP_FBOX_DEPTH) */
 /* the large calls' vectors: segments of several CMA chunks (128 KiB) */
 #define BIGB (600u << 10)
+/* a call's buffers: up to 3x the smallest CMA size, which the wide form
+ * (to 256 KiB) puts at 512 KiB */
+#define BUFB (2u << 20)
 static unsigned long calls;
 
 static void nap_us(long us)
@@ -174,7 +180,7 @@ static void same(const char *got, const char *want, size_t bytes,
 static void one(int kind, size_t count, hop_dtype_t dt, hop_op_t op,
 		int root, int inplace, uint64_t salt, long late)
 {
-	static char in[BIGB], out[BIGB], want[BIGB];
+	static char in[BUFB], out[BUFB], want[BUFB];
 	size_t bytes = count * hop_dtype_size(dt);
 
 	inputs(in, count, dt, op, rank, salt);
@@ -288,14 +294,15 @@ static void reuse(void)
 	}
 }
 
-/* Does the plan of this call name the CMA form? */
-static int takes_cma(int kind, size_t count, hop_dtype_t dt)
+/* Does the plan of this call name @form? */
+static int takes(int kind, size_t count, hop_dtype_t dt, const char *form)
 {
 	hop_coll_plan_t p;
 
 	OK(hop_coll_plan(comm, kind, count, dt, &p));
-	return !strcmp(p.algo, "fbox-cma");
+	return !strcmp(p.algo, form);
 }
+#define takes_cma(kind, count, dt) takes(kind, count, dt, "fbox-cma")
 
 static const int large_kinds[] = { HOP_KIND_ALLREDUCE, HOP_KIND_REDUCE,
 				   HOP_KIND_BROADCAST };
@@ -313,9 +320,9 @@ static size_t cma_from(void)
 }
 
 /*
- * Every kind of @count elements, each root, in place or not. Off the CMA
- * form, from 3 ranks on, the scheduled path's float results associate
- * by its schedule, not in rank order: those are not compared.
+ * Every kind of @count elements, each root, in place or not. Off the
+ * fast boxes, from 3 ranks on, the scheduled path's float results
+ * associate by its schedule, not in rank order: those are not compared.
  */
 static void kinds_at(size_t count, hop_dtype_t dt, hop_op_t op,
 		     uint64_t *salt, long late)
@@ -325,6 +332,7 @@ static void kinds_at(size_t count, hop_dtype_t dt, hop_op_t op,
 
 		cma_calls[k] += (unsigned long)cma;
 		if (kind != HOP_KIND_BROADCAST && !cma && nranks > 2 &&
+		    !takes(kind, count, dt, "fbox-wide") &&
 		    ref_is_float(dt))
 			continue;
 		if (kind == HOP_KIND_ALLREDUCE) {
@@ -351,6 +359,8 @@ static void matrix_large(int cma)
 		FAIL("the CMA form is %s at every size, expected %s",
 		     from ? "on" : "off", cma ? "on" : "off");
 	from = from ? from : 64u << 10;
+	if (3 * from > BUFB)
+		FAIL("the CMA form starts at %zu B, beyond the buffers", from);
 	for (int dt = 0; dt < HOP_DTYPE_COUNT; dt++) {
 		size_t es = hop_dtype_size(dt);
 		const size_t counts[] = { from / es + 1, 3 * from / es - 3 };
@@ -394,6 +404,59 @@ static int large(int cma)
 	matrix_large(cma);
 	OK(hop_comm_destroy(comm));
 	printf("coll_fbox: rank %d passed %lu large calls\n", rank, calls);
+	return 0;
+}
+
+/*
+ * The wide form (fbox_wide.c), at the sizes whose plan names it: every
+ * dtype, op and root at the first and the last, in place or not; sizes
+ * mixed, so the ring starts again at every offset; each rank late in
+ * turn over more calls than a ring holds; then 2000 Reduces of 4 KiB
+ * whose root naps 20 us a call, where writers may run only a ring
+ * ahead (the script lowers HOP_UNEXPECTED_MAX, which 4 MiB of eager
+ * messages held unexpected would pass).
+ */
+static int wide(void)
+{
+	static float in[1024], out[1024];
+	uint64_t salt = 1ull << 50;
+	size_t lo = 0, hi = 0;
+
+	for (size_t b = 2048; b <= (256u << 10); b *= 2)
+		if (takes(HOP_KIND_REDUCE, b / 4, HOP_FLOAT32, "fbox-wide") ||
+		    takes(HOP_KIND_BROADCAST, b / 4, HOP_FLOAT32, "fbox-wide"))
+			hi = b, lo = lo ? lo : b;
+	if (!lo || !takes(HOP_KIND_REDUCE, 1024, HOP_FLOAT32, "fbox-wide"))
+		FAIL("a 4 KiB Reduce does not take the wide form");
+	for (int dt = 0; dt < HOP_DTYPE_COUNT; dt++) {
+		size_t es = hop_dtype_size(dt);
+		const size_t counts[] = { lo / es, hi / es - 1 };
+
+		for (size_t c = 0; c < 2; c++)
+			for (int op = 0; op < (c ? 1 : HOP_OP_COUNT); op++)
+				kinds_at(counts[c], dt, op, &salt, 0);
+	}
+	for (size_t i = 0; i < 300; i++)
+		one(i & 1 ? HOP_KIND_REDUCE : HOP_KIND_BROADCAST,
+		    (lo + i * 7919 % (hi - lo + 64)) / 4, HOP_INT32, HOP_SUM,
+		    (int)(i % (size_t)nranks), i % 3 == 0, salt++, 0);
+	for (int slow = 0; slow < nranks; slow++)
+		for (int i = 0; i < 40; i++)
+			one(i & 1 ? HOP_KIND_REDUCE : HOP_KIND_BROADCAST,
+			    lo / 4 + 1, HOP_INT32, HOP_SUM, (slow + i) % nranks,
+			    0, salt++, rank == slow ? 300 : 0);
+	for (int i = 0; i < 1024; i++)
+		in[i] = (float)(rank + i);
+	for (int i = 0; i < 2000; i++) {
+		if (rank == 0)
+			nap_us(20);
+		OK(hop_reduce(comm, in, out, 1024, HOP_FLOAT32, HOP_SUM, 0));
+	}
+	for (int i = 0; rank == 0 && i < 1024; i++)
+		if (out[i] != (float)(nranks * i + nranks * (nranks - 1) / 2))
+			FAIL("reduce of 4 KiB: element %d is %g", i, out[i]);
+	OK(hop_comm_destroy(comm));
+	printf("coll_fbox: rank %d passed %lu wide calls\n", rank, calls);
 	return 0;
 }
 
@@ -554,6 +617,8 @@ int main(int argc, char **argv)
 		return late();
 	if (!strcmp(mode, "root-mismatch"))
 		return root_mismatch(argc > 2 && !strcmp(argv[2], "late"));
+	if (!strcmp(mode, "wide"))
+		return wide();
 	if (!strcmp(mode, "large") || !strcmp(mode, "nocma"))
 		return large(strcmp(mode, "nocma") ? on : 0);
 	plan(on);

@@ -8,7 +8,8 @@
 # on a rank that failed because of the death names the dead one; ranks that
 # disagree on a small Broadcast's root all fail, some with a mismatch.
 # Above 1 KiB (coll_fbox large): the CMA form at 2 and 4 ranks, and the
-# scheduled path it falls back to with HOP_SHM_CMA=0 on one rank of 3.
+# scheduled path it falls back to with HOP_SHM_CMA=0 on one rank of 3;
+# the wide form (coll_fbox wide) at 2 and 4 ranks.
 # FBOX_LONG=1 adds the mismatch at 3 ranks, the dead rank at 2, the CMA
 # form at 3, HOP_SHM_CMA=0 on every rank and CMA refused by the kernel
 # (nocma: a rank not dumpable, no rank with CAP_SYS_PTRACE).
@@ -40,6 +41,10 @@ done
 for n in 2 ${FBOX_LONG:+3} 4; do
 	out=$(HOP_TRANSPORT=shm "$run" -n $n --timeout 60 -- "$prog" large 1 2>&1)
 	check "CMA form, $n ranks" $n "coll_fbox: rank [0-9]* passed" "$out" $?
+done
+for n in 2 ${FBOX_LONG:+3} 4; do
+	out=$(HOP_UNEXPECTED_MAX=4M HOP_TRANSPORT=shm "$run" -n $n --timeout 60 -- "$prog" wide 2>&1)
+	check "wide form, $n ranks" $n "coll_fbox: rank [0-9]* passed" "$out" $?
 done
 if [ -n "${FBOX_LONG:-}" ]; then
 	out=$(HOP_SHM_CMA=0 HOP_TRANSPORT=shm "$run" -n 2 --timeout 60 -- "$prog" large 0 2>&1)

@@ -515,6 +515,41 @@ static void test_fbox_cma(void **state)
 		    hop_model_fbox_cma(HOP_COLL_ALLREDUCE, 1 << 24, 2, 2));
 }
 
+/* The fast boxes' wide form: dearer with the size and with ranks beyond
+ * the cores; on shm's built-in link a 2-rank Reduce or Broadcast of 4
+ * and 16 KiB is priced below the schedule the model would choose (whose
+ * sender's eager messages the root holds unexpected, each copied once
+ * more), and a Broadcast below the CMA form up to the largest size. */
+static void test_fbox_wide(void **state)
+{
+	const struct hop_model_link shm = { 1e-6, 6e9, 1e-10, 1.2, 4096, 8192,
+					    HOP_MODEL_MAX_CHUNK };
+	const int kinds[] = { HOP_COLL_REDUCE, HOP_COLL_BROADCAST };
+	int algo;
+	long k;
+	double t;
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		double last = 0;
+
+		for (double m = 2048; m <= 256 << 10; m *= 2) {
+			t = hop_model_fbox_wide(kinds[i], m, 2, 0);
+			assert_true(t > last);
+			last = t;
+			assert_true(hop_model_fbox_wide(kinds[i], m, 4, 2) >
+				    hop_model_fbox_wide(kinds[i], m, 4, 4));
+		}
+		for (double m = 4096; m <= 16384; m *= 4) {
+			assert_int_equal(hop_model_choose(kinds[i], m, 2, &shm,
+							  &algo, &k, &t), 0);
+			assert_true(hop_model_fbox_wide(kinds[i], m, 2, 0) < t);
+		}
+	}
+	assert_true(hop_model_fbox_wide(HOP_COLL_BROADCAST, 256 << 10, 2, 0) <
+		    hop_model_fbox_cma(HOP_COLL_BROADCAST, 256 << 10, 2, 0));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -533,6 +568,7 @@ int main(void)
 		cmocka_unit_test(test_choose_known),
 		cmocka_unit_test(test_max_chunk),
 		cmocka_unit_test(test_fbox_cma),
+		cmocka_unit_test(test_fbox_wide),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
