@@ -303,8 +303,11 @@ static int slot_written(const struct hop_fbox *fb, int q, uint64_t seq)
  * (the root with the payload), and every non-root also checks the next
  * rank after it that is not its root: the checks chain around the ring
  * past the root, so ranks that disagree fail unless every one of them
- * took itself for the root. The root checks nobody and keeps running
- * ahead of slow readers. A header not written yet is not waited for:
+ * took itself for the root. In the slots the root checks nobody and
+ * keeps running ahead of slow readers; in the wide area it checks its
+ * successor too, as p2p's signatures did for the schedule that sizes
+ * above a slot took before, so ranks that each took themselves for the
+ * root fail there as well. A header not written yet is not waited for:
  * readers waiting on each other ran 4 ranks on 2 cores in lockstep, tens
  * of us a call instead of 2-3. It is checked at a later call
  * (check_pending()). */
@@ -422,8 +425,10 @@ static int run_kind(struct hop_comm *comm, struct hop_fbox *fb,
 						   me == c->root ? bytes : 0)
 			   : hop_fbox_publish(comm, fb, c, seq, c->recvbuf,
 					      me == c->root ? bytes : 0);
-		if (ret || me == c->root)
+		if (ret)
 			return ret;
+		if (me == c->root)
+			return wide ? check_successor(comm, fb, c, seq) : 0;
 		if (!(src = read_data(comm, fb, c, seq, c->root, bytes, wide,
 				      &ret)))
 			return ret;
