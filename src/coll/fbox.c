@@ -12,6 +12,7 @@
  * instead of waiting out their deadline.
  */
 #include <sched.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -205,33 +206,43 @@ static int check_hdr(struct hop_comm *comm, struct hop_fbox *fb,
 		hop_op_name((hop_op_t)h->op), h->root));
 }
 
-/* Wait until every peer finished the collective whose flag is @want
- * (its last read of the slot about to be rewritten). */
-int hop_fbox_wait_readers(struct hop_comm *comm, struct hop_fbox *fb,
-			  const struct hop_coll_call *c, uint64_t want,
-			  uint64_t seq)
+int hop_fbox_wait_peers(struct hop_comm *comm, struct hop_fbox *fb,
+			const struct hop_coll_call *c, size_t word,
+			uint64_t want, uint64_t seq, const char *what,
+			uint64_t *floor)
 {
 	uint64_t low = UINT64_MAX;
 	int ret;
 
 	for (int q = 0; q < fb->nranks; q++) {
-		struct hop_fbox_ctrl *k = hop_fbox_ctrl(fb, q);
-		struct hop_fbox_wait w = { .c = c, .word = &k->done, .want = want,
-				       .seq = seq, .peer = q,
-				       .what = "to read this rank's slot of an "
-					       "earlier collective" };
+		_Atomic uint64_t *k = (_Atomic uint64_t *)
+			((uint8_t *)hop_fbox_ctrl(fb, q) + word);
+		struct hop_fbox_wait w = { .c = c, .word = k, .want = want,
+				       .seq = seq, .peer = q, .what = what };
 		uint64_t d;
 
 		if (q == fb->rank)
 			continue;
 		if ((ret = hop_fbox_wait(comm, fb, &w)))
 			return ret;
-		d = atomic_load_explicit(&k->done, memory_order_acquire);
+		d = atomic_load_explicit(k, memory_order_acquire);
 		low = d < low ? d : low;
 	}
-	if (low != UINT64_MAX && low > fb->floor)
-		fb->floor = low;
+	if (low != UINT64_MAX && low > *floor)
+		*floor = low;
 	return 0;
+}
+
+/* Wait until every peer finished the collective whose flag is @want
+ * (its last read of the slot about to be rewritten). */
+int hop_fbox_wait_readers(struct hop_comm *comm, struct hop_fbox *fb,
+			  const struct hop_coll_call *c, uint64_t want,
+			  uint64_t seq)
+{
+	return hop_fbox_wait_peers(comm, fb, c,
+				   offsetof(struct hop_fbox_ctrl, done), want,
+				   seq, "to read this rank's slot of an "
+				   "earlier collective", &fb->floor);
 }
 
 /* Rank @q's payload of @seq once it is there and matches @c; NULL on

@@ -33,6 +33,14 @@ int hop_fbox_wait(struct hop_comm *comm, struct hop_fbox *fb,
  * returns @code. */
 int hop_fbox_failed(struct hop_fbox *fb, int code);
 
+/* Every peer's control word at offset @word of struct hop_fbox_ctrl
+ * (done, wread) at @want or beyond, @what saying what a timeout waited
+ * for; *@floor rises to the lowest such word seen. */
+int hop_fbox_wait_peers(struct hop_comm *comm, struct hop_fbox *fb,
+			const struct hop_coll_call *c, size_t word,
+			uint64_t want, uint64_t seq, const char *what,
+			uint64_t *floor);
+
 /* Every peer's done word at @want or beyond (they finished the
  * collective whose flag is @want). */
 int hop_fbox_wait_readers(struct hop_comm *comm, struct hop_fbox *fb,

@@ -16,6 +16,7 @@
  * oldest first, and those a new entry covers are exactly the oldest
  * (those at or past the writing position, in ring order).
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -36,27 +37,10 @@ static uint8_t *wide_area(const struct hop_fbox *fb, int r)
 static int wait_read(struct hop_comm *comm, struct hop_fbox *fb,
 		     const struct hop_coll_call *c, uint64_t want, uint64_t seq)
 {
-	uint64_t low = UINT64_MAX;
-	int ret;
-
-	for (int q = 0; q < fb->nranks; q++) {
-		struct hop_fbox_ctrl *k = hop_fbox_ctrl(fb, q);
-		struct hop_fbox_wait w = { .c = c, .word = &k->wread,
-				       .want = want, .seq = seq, .peer = q,
-				       .what = "to read this rank's wide data "
-					       "of an earlier collective" };
-		uint64_t d;
-
-		if (q == fb->rank)
-			continue;
-		if ((ret = hop_fbox_wait(comm, fb, &w)))
-			return ret;
-		d = atomic_load_explicit(&k->wread, memory_order_acquire);
-		low = d < low ? d : low;
-	}
-	if (low != UINT64_MAX && low > fb->wfloor)
-		fb->wfloor = low;
-	return 0;
+	return hop_fbox_wait_peers(comm, fb, c,
+				   offsetof(struct hop_fbox_ctrl, wread), want,
+				   seq, "to read this rank's wide data of an "
+				   "earlier collective", &fb->wfloor);
 }
 
 /* Drop the oldest entry once every peer has read it. */
