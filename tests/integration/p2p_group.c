@@ -492,6 +492,11 @@ int main(int argc, char **argv)
 	size = hop_comm_size(comm);
 	if (timeout_case) {
 		test_timeout();
+		/* stay past the peer's deadline too: a rank that closed first
+		 * ends the other's wait with HOP_ERR_PEER_FAILED (it left),
+		 * not the timeout under test, when their deadlines differ by
+		 * their start */
+		sleep(2);
 		hop_comm_destroy(comm);
 		return 0;
 	}
