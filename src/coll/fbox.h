@@ -145,7 +145,7 @@ struct hop_fbox {
 	unsigned whead, wcount;
 	uint64_t wfloor;        /* every peer's wread is at least this */
 	struct hop_fbox_went {
-		uint32_t off, len;
+		uint32_t off;
 		uint64_t flag;
 	} went[HOP_FBOX_WIDE_ENTRIES];
 	/* the last form chosen per kind, for its bytes */

@@ -82,7 +82,7 @@ static int wide_alloc(struct hop_comm *comm, struct hop_fbox *fb,
 	*off = fb->wpos;
 	fb->went[(fb->whead + fb->wcount++) % HOP_FBOX_WIDE_ENTRIES] =
 		(struct hop_fbox_went){ .off = (uint32_t)fb->wpos,
-					.len = (uint32_t)len, .flag = seq + 1 };
+					.flag = seq + 1 };
 	fb->wpos += len;
 	return 0;
 }
