@@ -35,6 +35,7 @@ static hop_comm_t *comm;
 static int rank, nranks;
 #include "rank_check.h"
 #include "coll_fbox.h"
+#include "../reliability/rel.h"
 
 /* Rank 0 passes a count the others do not: every rank fails. With
  * @across, the others' count is above the fast boxes' 1 KiB, so they
@@ -134,18 +135,6 @@ static int kill_last(void)
 	return 0;
 }
 
-/* Does @msg name rank @r as a whole word ("rank 2", "rank 2:")? */
-static int names_rank(const char *msg, int r)
-{
-	char pat[32];
-	size_t n = (size_t)snprintf(pat, sizeof(pat), "rank %d", r);
-
-	for (const char *p = msg; (p = strstr(p, pat)); p += n)
-		if (!(p[n] >= '0' && p[n] <= '9'))
-			return 1;
-	return 0;
-}
-
 /* Rank 2 dies; rank 1 fails in a receive from it, and rank 0, waiting on
  * rank 1's slot, learns only that rank 1 failed: it must still name 2. */
 static int kill_cause(void)
@@ -166,7 +155,7 @@ static int kill_cause(void)
 	if (rc != HOP_ERR_PEER_FAILED && rc != HOP_ERR_COMM_FAILED)
 		FAIL("expected HOP_ERR_PEER_FAILED or HOP_ERR_COMM_FAILED, "
 		     "got %s", hop_err_name(rc));
-	if (!names_rank(hop_comm_last_error(comm), 2))
+	if (!rel_names_rank(hop_comm_last_error(comm), 2))
 		FAIL("the failure does not name the dead rank 2");
 	printf("coll_fbox: rank %d named the dead rank 2: %s\n", rank,
 	       hop_comm_last_error(comm));
