@@ -199,7 +199,8 @@ static void kill_all(int sig)
 }
 
 static void child_exec(int rank, int lfd, const char *idstr, const char *transport,
-		       const char *timeout, char **argv, int fds[2][2])
+		       const char *timeout, char **argv, int fds[2][2],
+		       const sigset_t *saved_mask)
 {
 	char buf[256];
 	pid_t parent = getppid();
@@ -213,6 +214,9 @@ static void child_exec(int rank, int lfd, const char *idstr, const char *transpo
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
+	/* a SIGTERM sent since the fork was held back (spawn() blocked it):
+	 * it arrives now, with the default action, and ends this rank */
+	sigprocmask(SIG_SETMASK, saved_mask, NULL);
 	if (hosts.nhosts && run_hosts_enter(hosts.pids[hosts.host_of[rank]],
 					    CLONE_NEWNET | CLONE_NEWUTS | CLONE_NEWNS,
 					    buf, sizeof(buf))) {
@@ -257,8 +261,8 @@ static int spawn(int rank, int lfd, const char *idstr, const char *transport,
 		 const char *timeout, char **argv)
 {
 	int fds[2][2];
+	sigset_t block, saved;
 	pid_t pid;
-
 	int e;
 
 	if (pipe2(fds[0], O_CLOEXEC) < 0)
@@ -271,7 +275,20 @@ static int spawn(int rank, int lfd, const char *idstr, const char *transport,
 		return -1;
 	}
 	fflush(NULL);
-	if ((pid = fork()) < 0) {
+	/* Until the child has reset its handlers it still runs hop-run's
+	 * on_signal(), which would swallow a SIGTERM from kill_all() and leave
+	 * the rank to SIGKILL TERM_GRACE_MS later: hold the signals back. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGCHLD);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigprocmask(SIG_BLOCK, &block, &saved);
+	pid = fork();
+	if (pid == 0)
+		child_exec(rank, lfd, idstr, transport, timeout, argv, fds, &saved);
+	sigprocmask(SIG_SETMASK, &saved, NULL);
+	if (pid < 0) {
 		e = errno;
 		for (int i = 0; i < 2; i++) {
 			close(fds[i][0]);
@@ -280,8 +297,6 @@ static int spawn(int rank, int lfd, const char *idstr, const char *transport,
 		errno = e;
 		return -1;
 	}
-	if (pid == 0)
-		child_exec(rank, lfd, idstr, transport, timeout, argv, fds);
 	setpgid(pid, pid); /* also in the child: whichever runs first */
 	for (int i = 0; i < 2; i++) {
 		close(fds[i][1]);

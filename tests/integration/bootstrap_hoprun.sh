@@ -117,6 +117,18 @@ if go fractional-timeout 124 -n 1 --timeout 0.3 -- sleep 30 && [ "$ms" -lt 3000 
 else
 	bad "--timeout 0.3 (${ms:-?} ms)"
 fi
+# A SIGTERM that reaches a rank between fork and exec must end it, not
+# leave it to the SIGKILL escalation (it did in about 1 of 3 runs).
+r=ok
+for i in 1 2 3 4 5 6 7 8 9 10; do
+	go "timeout at spawn $i" 124 -n 4 --timeout 0.001 -- sleep 30 || { r=; break; }
+	if has err "sending SIGKILL"; then
+		bad "SIGTERM at spawn, run $i: a rank needed SIGKILL (${ms} ms)"
+		r=
+		break
+	fi
+done
+[ -n "$r" ] && ok "SIGTERM right after spawn ends every rank, 10 runs"
 
 # 6. a program that cannot run; usage errors
 if go exec-failure 127 -n 2 -- /nonexistent/prog; then
