@@ -60,16 +60,21 @@ int hop_build_allgather_bruck(struct hop_sched *s)
  * and a send that skips them lets the receiver leave before those ranks
  * entered (at N >= 6, where the rounds' ranges do not nest).
  */
-int hop_build_barrier(struct hop_sched *s)
+void hop_sched_add_barrier(struct hop_sched *s, uint32_t tag0)
 {
 	int n = s->args.nranks, r = s->args.rank, heard = -1;
 
 	for (int k = 0, d = 1; d < n; k++, d *= 2) {
-		hop_s_send(s, (r + d) % n, (uint32_t)k, HOP_BUF_NONE, 0, 0,
-			   heard, -1, -1);
-		int got = hop_s_recv(s, hop_mod(r - d, n), (uint32_t)k,
+		hop_s_send(s, (r + d) % n, tag0 + (uint32_t)k, HOP_BUF_NONE, 0,
+			   0, heard, -1, -1);
+		int got = hop_s_recv(s, hop_mod(r - d, n), tag0 + (uint32_t)k,
 				     HOP_BUF_NONE, 0, 0, -1, -1, -1);
 		heard = heard < 0 ? got : hop_s_nop(s, heard, got, -1);
 	}
+}
+
+int hop_build_barrier(struct hop_sched *s)
+{
+	hop_sched_add_barrier(s, 0);
 	return 0;
 }

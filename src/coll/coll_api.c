@@ -185,6 +185,40 @@ static const struct hop_req_ops coll_req_ops = {
 	.release = coll_req_release,
 };
 
+/*
+ * In a Broadcast, Reduce, Gather or Scatter some ranks only send: they
+ * finish each call as soon as their messages are out (eager messages
+ * free their slot once copied out at the receiver), so a loop of them
+ * outruns a slower receiver, whose unexpected messages grow until
+ * HOP_UNEXPECTED_MAX fails the comm. Every HOP_ROOTED_SYNC calls, or once
+ * the calls could have left a quarter of HOP_UNEXPECTED_MAX at one rank,
+ * the call ends with a barrier: no rank finishes it before every rank
+ * started it. Every rank counts the same calls and bytes, so all agree
+ * on which call it is (its signature includes it).
+ */
+static int rooted_sync_due(struct hop_comm *comm, const struct hop_coll_launch *l)
+{
+	struct hop_coll *c = comm->coll;
+	int k = l->a.kind, every = comm->cfg.rooted_sync;
+	uint64_t held;
+
+	if (!every || comm->nranks < 2 ||
+	    (k != HOP_COLL_BROADCAST && k != HOP_COLL_REDUCE &&
+	     k != HOP_COLL_GATHER && k != HOP_COLL_SCATTER))
+		return 0;
+	/* a Reduce's or Gather's root may hold a message from every rank, a
+	 * tree Scatter's inner rank its subtree's blocks */
+	held = (uint64_t)l->bytes *
+	       (k == HOP_COLL_BROADCAST ? 1 : (uint64_t)comm->nranks - 1);
+	c->rooted_bytes += held;
+	if (++c->rooted_calls < every &&
+	    c->rooted_bytes < comm->cfg.unexpected_max / 4)
+		return 0;
+	c->rooted_calls = 0;
+	c->rooted_bytes = 0;
+	return 1;
+}
+
 int hop_coll_launch(struct hop_comm *comm, struct hop_coll_launch *l,
 		    hop_request_t **reqp)
 {
@@ -206,6 +240,7 @@ int hop_coll_launch(struct hop_comm *comm, struct hop_coll_launch *l,
 	a->hsig = comm->coll->hsig;
 	a->chunk_bytes = ch.chunk_bytes;
 	a->depth = ch.depth;
+	a->sync = rooted_sync_due(comm, l);
 
 	if (reqp && !(r = hop_request_get(comm, HOP_REQ_OP)))
 		return comm->last_error[0] ? HOP_ERR_NO_MEMORY

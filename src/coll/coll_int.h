@@ -86,6 +86,11 @@ struct hop_coll_tune {
 
 struct hop_coll {
 	uint32_t seq;                   /* collectives started on this comm */
+	/* rooted collectives run as schedules since the last closing
+	 * barrier, and the bytes they may have left unexpected at a rank
+	 * (hop_coll_launch()) */
+	int rooted_calls;
+	uint64_t rooted_bytes;
 	/* the placement every schedule is built for (hop_coll_args.hosts):
 	 * the host of each rank, hosts renumbered 0.. by their lowest rank
 	 * in this comm; NULL when all ranks share one host */

@@ -210,7 +210,7 @@ struct hop_coll_op *hop_coll_op_get(struct hop_comm *comm,
 			pick = p;
 		if ((*p)->sched.built && b->kind == a->kind &&
 		    b->algo == a->algo && b->count == a->count &&
-		    b->dtype == a->dtype) {
+		    b->dtype == a->dtype && b->sync == a->sync) {
 			pick = p;
 			break;
 		}
@@ -354,16 +354,17 @@ uint32_t hop_coll_signature(const struct hop_coll_args *a)
 {
 	/* a hierarchical one's phases too: ranks forcing other ones
 	 * would build schedules that do not match */
-	const uint64_t v[10] = { (uint64_t)a->kind, (uint64_t)a->algo,
+	const uint64_t v[11] = { (uint64_t)a->kind, (uint64_t)a->algo,
 				 a->count, (uint64_t)a->dtype, (uint64_t)a->op,
 				 (uint64_t)a->root, (uint64_t)a->nranks,
 				 a->chunk_bytes, a->vsig,
 				 a->algo == HOP_ALGO_HIER
 					 ? (uint64_t)(a->sub_algo[0] * 64 +
-						      a->sub_algo[1]) : 0 };
+						      a->sub_algo[1]) : 0,
+				 (uint64_t)a->sync };
 	uint64_t h = 0x9e3779b97f4a7c15ull;
 
-	for (int i = 0; i < 10; i++) {
+	for (int i = 0; i < 11; i++) {
 		h = (h ^ v[i]) * 0xbf58476d1ce4e5b9ull;
 		h ^= h >> 31;
 	}

@@ -202,7 +202,7 @@ static int args_equal(const struct hop_coll_args *a,
 	       a->inplace == b->inplace && a->chunk_bytes == b->chunk_bytes &&
 	       a->depth == b->depth && a->timing_only == b->timing_only &&
 	       a->hsig == b->hsig && a->sub_algo[0] == b->sub_algo[0] &&
-	       a->sub_algo[1] == b->sub_algo[1];
+	       a->sub_algo[1] == b->sub_algo[1] && a->sync == b->sync;
 }
 
 int hop_sched_dispatch(struct hop_sched *s)
@@ -286,6 +286,10 @@ int hop_sched_build(struct hop_sched *s, const struct hop_coll_args *a)
 	    s->esize == 0 || a->chunk_bytes == 0)
 		return HOP_ERR_INTERNAL;
 	int ret = hop_sched_dispatch(s);
+	/* Its steps wait on nothing of the collective's: entering the call
+	 * is what the other ranks must see (flow control, not ordering). */
+	if (!ret && a->sync)
+		hop_sched_add_barrier(s, HOP_SYNC_TAG);
 	/* the caller's, not kept */
 	s->args.counts = s->args.displs = NULL;
 	s->args.hosts = NULL;

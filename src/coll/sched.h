@@ -101,7 +101,13 @@ struct hop_coll_args {
 	 * order their ranks by host; HOP_ALGO_HIER builds on it. */
 	const int *hosts;
 	uint64_t hsig;
+	/* end with a barrier (tags from HOP_SYNC_TAG): the flow control of
+	 * rooted collectives (hop_coll_launch()) */
+	int sync;
 };
+
+/* Tags of the closing barrier, above every builder's (tags < 2^31). */
+#define HOP_SYNC_TAG 0x80000000u
 
 struct hop_sched {
 	/* built */
@@ -293,6 +299,8 @@ int hop_build_ring(struct hop_sched *s);         /* ring.c */
 int hop_build_recursive(struct hop_sched *s);    /* recursive.c */
 int hop_build_allgather_bruck(struct hop_sched *s); /* bruck.c */
 int hop_build_barrier(struct hop_sched *s);      /* bruck.c */
+/* A dissemination barrier's steps, tags from @tag0, waiting on nothing. */
+void hop_sched_add_barrier(struct hop_sched *s, uint32_t tag0); /* bruck.c */
 int hop_build_alltoall_pairwise(struct hop_sched *s); /* alltoall.c */
 int hop_build_alltoall_bruck(struct hop_sched *s);    /* alltoall.c */
 int hop_build_gather_scatter(struct hop_sched *s); /* gather_scatter.c */

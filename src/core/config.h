@@ -37,6 +37,7 @@ struct hop_config {
 	int pipeline_chunks;            /* HOP_PIPELINE_CHUNKS multi-hop k override, default 0 = model */
 	char profile[HOP_CFG_STR];      /* HOP_PROFILE hop-probe link profile path, default "" */
 	char topo[HOP_CFG_STR];         /* HOP_TOPO topology file path, default "" */
+	int rooted_sync;                /* HOP_ROOTED_SYNC calls between a rooted collective's closing barriers, 0 = none */
 	int fbox;                       /* HOP_FBOX small collectives on one host through fast boxes: 1 (default) or 0 */
 	/* shm */
 	int shm_cma;                    /* HOP_SHM_CMA large writes by process_vm_writev: 1 (default) or 0 */

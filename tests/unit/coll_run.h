@@ -36,6 +36,9 @@ struct run {
 	int sub[2];
 };
 
+/* Build every schedule with its closing barrier (hop_coll_args.sync). */
+static int coll_run_sync;
+
 static inline int rooted(int kind)
 {
 	return kind == HOP_COLL_BROADCAST || kind == HOP_COLL_REDUCE;
@@ -185,7 +188,8 @@ static void run_one(const struct run *R)
 		struct hop_coll_args a = { R->kind, R->algo, r, n, R->root, cnt, R->dt,
 					   R->op, R->inplace, R->chunk, R->depth, 0,
 					   NULL, NULL, 0, { R->sub[0], R->sub[1] },
-					   R->hosts, hop_hosts_sig(R->hosts, n) };
+					   R->hosts, hop_hosts_sig(R->hosts, n),
+					   coll_run_sync };
 		int root_or_all = !(R->kind == HOP_COLL_REDUCE && r != R->root);
 		void *base[HOP_BUF_COUNT] = { NULL };
 

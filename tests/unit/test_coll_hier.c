@@ -153,7 +153,7 @@ static void test_shape(void **state)
 				struct hop_coll_args a = { kinds[ki], HOP_ALGO_HIER, r, P->n, 0,
 							   1000, HOP_INT32, HOP_SUM, 0, 1024,
 							   2, 0, NULL, NULL, 0, { 0, 0 },
-							   P->hosts, hop_hosts_sig(P->hosts, P->n) };
+							   P->hosts, hop_hosts_sig(P->hosts, P->n), 0 };
 				int across[8] = { 0 }, inside[8] = { 0 }, phases = 0, alone = 1;
 				int lead = 1;
 				for (int q = 0; q < P->n; q++) {
@@ -205,7 +205,7 @@ static void test_ring_by_host(void **state)
 				struct hop_coll_args a = { ring_kinds[ki], HOP_ALGO_RING, r, n,
 							   0, 60, HOP_INT32, HOP_SUM, 0, 1024,
 							   2, 0, NULL, NULL, 0, { 0, 0 },
-							   P->hosts, hop_hosts_sig(P->hosts, n) };
+							   P->hosts, hop_hosts_sig(P->hosts, n), 0 };
 				int to = -1;
 				hop_sched_init(&s);
 				assert_int_equal(hop_sched_build(&s, &a), 0);
