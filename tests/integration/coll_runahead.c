@@ -2,7 +2,7 @@
  * coll_runahead.c - loops of rooted collectives whose receivers are slow:
  * the ranks that only send must not run ahead without limit (coll_api.c,
  * HOP_ROOTED_SYNC), so the receivers' unexpected messages stay within
- * HOP_UNEXPECTED_MAX (coll_runahead.sh sets its minimum, 4M).
+ * HOP_UNEXPECTED_MAX (ux_flood.sh sets its minimum, 4M).
  *
  *   bounded   CALLS calls of 4 KiB each of Reduce (sum to root 0),
  *             Broadcast (from the last rank), Gather (to root 0),
