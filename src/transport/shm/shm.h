@@ -194,6 +194,9 @@ static inline uint64_t shm_coarse_ns(void)
  * the coarse clock: at least one tick, 1-4 ms): a write into the ring of a
  * dead peer would otherwise succeed. */
 #define SHM_POST_LIVE_NS 1000000ull
+/* How long a write that found its key retired waits for the peer's closed
+ * flag before it reports the stale key (shm_post.c) */
+#define SHM_CLOSE_GRACE_NS 200000000ull
 
 enum shm_sq_kind { SHM_SQ_WRITE = 1, SHM_SQ_SEND };
 

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "transport/shm/shm.h"
@@ -112,6 +113,28 @@ static int shm_cma(struct hop_prov *prov, struct shm_peer *p,
 	return 0;
 }
 
+/*
+ * Has @p closed its communicator, or does it within SHM_CLOSE_GRACE_NS?
+ * A closing rank deregisters its p2p ring before its provider sets the
+ * closed flag, so a write to it may find the ring's key retired first:
+ * only a failed check waits (an error either way), and it names the
+ * close instead of a stale key.
+ */
+static int shm_peer_closing(const struct shm_peer *p)
+{
+	uint64_t until = shm_coarse_ns() + SHM_CLOSE_GRACE_NS;
+	struct timespec nap = { 0, 100000 };
+
+	for (;;) {
+		if (p->gone || (p->seg && atomic_load_explicit(
+				&p->seg->closed, memory_order_acquire)))
+			return 1;
+		if (shm_coarse_ns() >= until)
+			return 0;
+		nanosleep(&nap, NULL);
+	}
+}
+
 /* Is [raddr, +len) inside @p's published region @rkey, writable? */
 static int shm_check_key(struct hop_prov *prov, struct shm_peer *p,
 			 uint64_t rkey, uint64_t raddr, size_t len)
@@ -121,6 +144,11 @@ static int shm_check_key(struct hop_prov *prov, struct shm_peer *p,
 	if (!hop_mrtab_check(p->mrtab, rkey, raddr, len, HOP_PROV_REMOTE_WRITE,
 			     why, sizeof(why)))
 		return 0;
+	if (shm_peer_closing(p))
+		return prov->ctx->fail_comm(prov->ctx, HOP_ERR_PEER_FAILED,
+				     "shm: write of %zu bytes to rank %d, "
+				     "which has closed its communicator", len,
+				     p->rank);
 	return prov->ctx->fail_comm(prov->ctx, HOP_ERR_OUT_OF_BOUNDS,
 			     "shm: write of %zu bytes to rank %d rejected: %s",
 			     len, p->rank, why);

@@ -496,10 +496,12 @@ void shm_close(struct hop_prov *prov)
 {
 	if (!prov)
 		return;
-	/* retire every key first, so a peer's check fails from now on */
-	shm_mr_retire_all(prov);
-	/* peers now treat our exit as orderly and refuse new posts to us */
+	/* peers now treat our exit as orderly and refuse new posts to us;
+	 * set before the keys go, so a peer whose queued write finds its key
+	 * retired also finds why (shm_check_key()) */
 	atomic_store_explicit(&prov->seg->closed, 1, memory_order_release);
+	/* retire every key, so a peer's check fails from now on */
+	shm_mr_retire_all(prov);
 	/* a peer blocked waiting on us learns it now (HOP_PROV_CAP_WAKES) */
 	for (int i = 0; i < prov->nact; i++) {
 		struct shm_peer *p = &prov->peers[prov->act[i]];
