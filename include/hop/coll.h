@@ -64,6 +64,11 @@ HOP_EXPORT int hop_allreduce(hop_comm_t *comm, const void *sendbuf,
  * @buf.
  * @buf:  data on @root, destination elsewhere.
  * @root: 0 .. N-1.
+ * The root may return before the others have received. So that a loop
+ * cannot run it ahead of them without limit, every HOP_ROOTED_SYNC calls
+ * of Broadcast, Reduce, Gather and Scatter one waits until every rank has
+ * started it (docs/flow-control.md); the same holds for a Reduce's,
+ * Gather's or Scatter's ranks that only send.
  * Return: as hop_allreduce(), plus HOP_ERR_INVALID_ARG for a bad @root.
  */
 HOP_EXPORT int hop_broadcast(hop_comm_t *comm, void *buf, size_t count,

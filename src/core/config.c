@@ -87,7 +87,7 @@ static const struct cfg_var cfg_vars[] = {
 	{ "HOP_TOPO", CFG_STR, "", 0, 255, NULL, FIELD(topo),
 	  "path of a topology file describing hosts and links; unset: flat" },
 	{ "HOP_ROOTED_SYNC", CFG_INT, "64", 0, 1 << 20, NULL, FIELD(rooted_sync),
-	  "a Broadcast, Reduce, Gather or Scatter run as a schedule ends with a barrier every this many calls, or sooner once such calls moved a quarter of HOP_UNEXPECTED_MAX, so ranks that only send cannot run ahead of a slow receiver without limit (docs/collectives.md); 0: never, and a long enough loop may fail with HOP_ERR_NO_MEMORY" },
+	  "a Broadcast, Reduce, Gather or Scatter run as a schedule ends with a barrier every this many calls, or sooner once such calls moved a quarter of HOP_UNEXPECTED_MAX, so ranks that only send cannot run ahead of a slow receiver without limit (docs/flow-control.md); 0: never, and a long enough loop may fail with HOP_ERR_NO_MEMORY" },
 	{ "HOP_FBOX", CFG_INT, "1", 0, 1, NULL, FIELD(fbox),
 	  "1: blocking AllReduce, Broadcast and Reduce among 2-8 ranks all on one host joined by shm skip the schedule when the model prices it higher: up to 1 KiB per rank through per-rank shared-memory slots, Broadcast and Reduce up to 256 KiB through a shared ring per rank, larger calls by reading the peers' buffers with process_vm_readv (HOP_SHM_CMA) (docs/fastbox.md); 0: always the scheduled algorithms" },
 	/* shm */

@@ -541,12 +541,14 @@ void p2p_waited_add(struct hop_p2p *p, int peer)
 
 /*
  * A wait that has gone quiet: a peer that closed its comm in order while
- * a receive from it is posted (-1: none). Once what it sent before
- * closing is taken (the caller lets some quiet rounds pass: memory-polled
- * messages take more than one), nothing more can come from it, and the
- * receive fails naming it instead of at HOP_TIMEOUT (with connections made
- * on first use, the rank that saw a failure closes, and the ranks waiting
- * on it would otherwise learn nothing).
+ * a receive from it is posted, or a send to it waits for its credits (-1:
+ * none). Once what it sent before closing is taken (the caller lets some
+ * quiet rounds pass: memory-polled messages take more than one), nothing
+ * more can come from it, credits included, and the wait fails naming it
+ * instead of at HOP_TIMEOUT (with connections made on first use, the rank
+ * that saw a failure closes, and the ranks waiting on it would otherwise
+ * learn nothing; a rank that failed with a peer's messages unreceived
+ * leaves that peer's sends waiting for credits).
  */
 int p2p_closed_waited(struct hop_p2p *p)
 {
@@ -555,7 +557,7 @@ int p2p_closed_waited(struct hop_p2p *p)
 	for (int i = 0; i < p->nwaited;) {
 		int q = p->waited[i];
 
-		if (!p->peers[q].mq.posted.head) {
+		if (!p->peers[q].mq.posted.head && !p->peers[q].sendq.head) {
 			p->peers[q].in_waited = 0;
 			p->waited[i] = p->waited[--p->nwaited];
 			continue;

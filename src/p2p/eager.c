@@ -167,6 +167,8 @@ int hop_p2p_isend(struct hop_comm *comm, struct hop_p2p_req *r, int peer,
 		RQ_STATE(r) = ST_SENDQ;
 		hop_rlist_push(&pp->sendq, r);
 		p2p_backlog_add(p, peer);
+		/* waiting for its credits: a close of @peer ends the wait */
+		p2p_waited_add(p, peer);
 		ret = 0;
 	}
 out:

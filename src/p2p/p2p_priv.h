@@ -209,8 +209,9 @@ struct hop_p2p {
 	struct p2p_group *group;    /* hop_group_start() queue (group.c) */
 	int *backlog;            /* peers with queued sends or control msgs */
 	int nbacklog;
-	/* peers a receive was posted from since the last look (a superset
-	 * of those with one posted): what p2p_closed_waited() looks at */
+	/* peers a receive was posted from, or a send queued for credits
+	 * to, since the last look (a superset of those with one still
+	 * there): what p2p_closed_waited() looks at */
 	int *waited;
 	int nwaited;
 	struct hop_rlist rndv_active;
@@ -288,9 +289,11 @@ int p2p_flush_backlog(struct hop_p2p *p);
 void p2p_credit_freed(struct hop_p2p *p, int peer);
 int p2p_grant(struct hop_p2p *p, int peer, uint32_t n);
 const char *p2p_tag_str(uint64_t tag, char *buf, size_t len);
-/* A receive from @peer was posted: note it for p2p_closed_waited() */
+/* A receive from @peer was posted, or a send to it queued for credits:
+ * note it for p2p_closed_waited() */
 void p2p_waited_add(struct hop_p2p *p, int peer);
-/* A peer that closed while a receive from it is posted, or -1 */
+/* A peer that closed while a receive from it is posted or a send to it
+ * waits for credits, or -1 */
 int p2p_closed_waited(struct hop_p2p *p);
 /* A slow wait: connect every rank, so any dead one is seen */
 void p2p_connect_all(struct hop_p2p *p);

@@ -55,8 +55,9 @@ static int closed_quiet(struct hop_p2p *p, int ret, int *rounds)
 	if (*rounds < P2P_CLOSED_ROUNDS)
 		return 0;
 	return hop_comm_fail(p->comm, HOP_ERR_PEER_FAILED, "p2p: rank %d closed "
-			     "its communicator while rank %d waits for a "
-			     "message from it", q, p->rank);
+			     "its communicator while rank %d waits for %s",
+			     q, p->rank, p->peers[q].mq.posted.head
+			     ? "a message from it" : "credits to send to it");
 }
 
 /* How long the next provider wait may block: P2P_WAIT_US, longer once

@@ -12,7 +12,9 @@
  *   flood  rank 1 sends 2048 eager messages of 8 KiB (16 MiB) that rank 0
  *          never receives; rank 0 waits for another tag and must get
  *          HOP_ERR_NO_MEMORY with "rank 1" and HOP_UNEXPECTED_MAX in the
- *          message (not the deadline).
+ *          message (not the deadline); rank 1, whose sends then wait for
+ *          credits, must learn of it from rank 0's close
+ *          (HOP_ERR_PEER_FAILED), not from its own deadline.
  *
  * Usage (under hop-run, 2 ranks): ux_flood fits|flood
  * Prints "ux_flood: rank R passed" on success.
@@ -120,7 +122,15 @@ static void run_flood(void)
 		reqs = send_all(N_FLOOD, EAGER_LEN, 0, bufs);
 		for (int i = 0; i < N_FLOOD; i++)
 			hop_wait(&reqs[i], NULL);
-		hop_recv(comm, &byte, 1, 0, N_FLOOD, NULL);
+		ret = hop_recv(comm, &byte, 1, 0, N_FLOOD, NULL);
+		/* its sends waited for credits rank 0 no longer returns:
+		 * failed by rank 0's close (the receive then finds the comm
+		 * failed), not at the deadline */
+		if ((ret != HOP_ERR_PEER_FAILED && ret != HOP_ERR_COMM_FAILED) ||
+		    !strstr(hop_comm_last_error(comm), "rank 0 closed"))
+			FAIL("after the flood: %s, want HOP_ERR_PEER_FAILED "
+			     "or HOP_ERR_COMM_FAILED naming rank 0's close",
+			     hop_err_name(ret));
 		free(reqs);
 	} else {
 		ret = hop_recv(comm, &byte, 1, 1, N_FLOOD, NULL);
