@@ -165,11 +165,20 @@ static int shm_cma_fenced(struct hop_prov *prov, struct shm_peer *p,
 	_Atomic uint64_t *busy = &p->out.r->cma_key;
 	int ret;
 
-	atomic_store_explicit(busy, w->rkey, memory_order_relaxed);
-	atomic_thread_fence(memory_order_seq_cst);
-	ret = shm_check_key(prov, p, w->rkey, w->raddr, w->len);
-	if (!ret)
-		ret = shm_cma(prov, p, w);
+	for (;;) {
+		atomic_store_explicit(busy, w->rkey, memory_order_relaxed);
+		atomic_thread_fence(memory_order_seq_cst);
+		if (!hop_mrtab_check(p->mrtab, w->rkey, w->raddr, w->len,
+				     HOP_PROV_REMOTE_WRITE, NULL, 0))
+			break;
+		/* withdraw before the report, which may wait for the peer's
+		 * close: its mr_dereg waits for this announcement to go */
+		atomic_store_explicit(busy, 0, memory_order_release);
+		if ((ret = shm_check_key(prov, p, w->rkey, w->raddr, w->len)))
+			return ret;
+		/* a slot busy for a moment: announce and check again */
+	}
+	ret = shm_cma(prov, p, w);
 	atomic_store_explicit(busy, 0, memory_order_release);
 	return ret;
 }
