@@ -550,6 +550,24 @@ void p2p_waited_add(struct hop_p2p *p, int peer)
  * learn nothing; a rank that failed with a peer's messages unreceived
  * leaves that peer's sends waiting for credits).
  */
+/* A rendezvous send to @q still waiting for its clear to send? A scan of
+ * the live send ids: asked only while a wait is quiet, of peers with no
+ * receive posted and no send queued. */
+static int waits_cts_from(const struct hop_p2p *p, int q)
+{
+	for (uint32_t id = 0, seen = 0; id < p->sids.cap &&
+					 seen < p->sids.used; id++) {
+		const struct hop_p2p_req *r = hop_idtab_get(&p->sids, id);
+
+		if (!r)
+			continue;
+		seen++;
+		if (r->peer == q && RQ_STATE(r) == ST_WAIT_CTS)
+			return 1;
+	}
+	return 0;
+}
+
 int p2p_closed_waited(struct hop_p2p *p)
 {
 	/* the peers a receive was posted from, not all of them: a wait of
@@ -557,7 +575,8 @@ int p2p_closed_waited(struct hop_p2p *p)
 	for (int i = 0; i < p->nwaited;) {
 		int q = p->waited[i];
 
-		if (!p->peers[q].mq.posted.head && !p->peers[q].sendq.head) {
+		if (!p->peers[q].mq.posted.head && !p->peers[q].sendq.head &&
+		    !waits_cts_from(p, q)) {
 			p->peers[q].in_waited = 0;
 			p->waited[i] = p->waited[--p->nwaited];
 			continue;

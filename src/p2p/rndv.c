@@ -33,6 +33,8 @@ int p2p_rts_post(struct hop_p2p *p, struct hop_p2p_req *r)
 	if (RQ_STATE(r) == ST_SENDQ)
 		hop_rlist_remove(&p->peers[r->peer].sendq, r);
 	RQ_STATE(r) = ST_WAIT_CTS;
+	/* waiting for its clear to send: a close of the peer ends the wait */
+	p2p_waited_add(p, r->peer);
 	return 0;
 }
 

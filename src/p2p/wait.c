@@ -57,7 +57,9 @@ static int closed_quiet(struct hop_p2p *p, int ret, int *rounds)
 	return hop_comm_fail(p->comm, HOP_ERR_PEER_FAILED, "p2p: rank %d closed "
 			     "its communicator while rank %d waits for %s",
 			     q, p->rank, p->peers[q].mq.posted.head
-			     ? "a message from it" : "credits to send to it");
+			     ? "a message from it"
+			     : p->peers[q].sendq.head ? "credits to send to it"
+			     : "its clear to send a rendezvous message");
 }
 
 /* How long the next provider wait may block: P2P_WAIT_US, longer once

@@ -16,7 +16,12 @@
  *          credits, must learn of it from rank 0's close
  *          (HOP_ERR_PEER_FAILED), not from its own deadline.
  *
- * Usage (under hop-run, 2 ranks): ux_flood fits|flood
+ *   unclaimed  rank 1 sends RNDV_LEN bytes (a rendezvous) that rank 0
+ *          never receives: rank 0 closes its communicator, and rank 1's
+ *          send must fail with HOP_ERR_PEER_FAILED naming the close, not
+ *          at its deadline (ux_flood.sh keeps HOP_TIMEOUT short).
+ *
+ * Usage (under hop-run, 2 ranks): ux_flood fits|flood|unclaimed
  * Prints "ux_flood: rank R passed" on success.
  */
 #include <stdint.h>
@@ -147,10 +152,31 @@ static void run_flood(void)
 	free(bufs);
 }
 
+/* Rank 1's rendezvous send is never received: rank 0 closes first. */
+static void run_unclaimed(void)
+{
+	unsigned char *buf = calloc(RNDV_LEN, 1);
+	int ret;
+
+	if (!buf)
+		FAIL("out of memory");
+	if (rank == 1) {
+		ret = hop_send(comm, buf, RNDV_LEN, 0, 1);
+		if (ret != HOP_ERR_PEER_FAILED ||
+		    !strstr(hop_comm_last_error(comm),
+			    "closed its communicator"))
+			FAIL("rendezvous send to a rank that closed: %s, want "
+			     "HOP_ERR_PEER_FAILED naming its close",
+			     hop_err_name(ret));
+	}
+	free(buf);
+}
+
 int main(int argc, char **argv)
 {
-	if (argc != 2 || (strcmp(argv[1], "fits") && strcmp(argv[1], "flood"))) {
-		fprintf(stderr, "usage: ux_flood fits|flood\n");
+	if (argc != 2 || (strcmp(argv[1], "fits") && strcmp(argv[1], "flood") &&
+			  strcmp(argv[1], "unclaimed"))) {
+		fprintf(stderr, "usage: ux_flood fits|flood|unclaimed\n");
 		return 2;
 	}
 	rank = -1;
@@ -164,8 +190,10 @@ int main(int argc, char **argv)
 		FAIL("runs on 2 ranks");
 	if (!strcmp(argv[1], "fits"))
 		run_fits();
-	else
+	else if (!strcmp(argv[1], "flood"))
 		run_flood();
+	else
+		run_unclaimed();
 	printf("ux_flood: rank %d passed\n", rank);
 	hop_comm_destroy(comm);
 	return 0;

@@ -2,7 +2,8 @@
 # Unexpected messages within HOP_UNEXPECTED_MAX (docs/flow-control.md), 2
 # ranks on shm and tcp unless said otherwise:
 #  - ux_flood: what fits is held and delivered bit for bit, a flood past it
-#    fails the receiver with HOP_ERR_NO_MEMORY naming the sender;
+#    fails the receiver with HOP_ERR_NO_MEMORY naming the sender, and a
+#    rendezvous send to a rank that closes fails naming the close;
 #  - coll_runahead (RUNAHEAD_RANKS, default 2 and 4; RUNAHEAD_TRANSPORTS,
 #    default tcp and shm): loops of rooted collectives with slow receivers
 #    stay within it through the closing barriers, results bit for bit;
@@ -20,7 +21,10 @@ fail=0
 job() {
 	local name=$1 prog=$2 mode=$3 n=$4 rc out tmo=60 ending=0
 	shift 4
-	case $mode in flood|unbounded) ending=1 tmo=5 ;; esac
+	case $mode in
+	flood|unbounded) ending=1 tmo=5 ;;
+	unclaimed) tmo=5 ;;
+	esac
 	out=$(env HOP_DEBUG=warn HOP_UNEXPECTED_MAX=4M HOP_TIMEOUT=$tmo "$@" \
 		"$run" -n "$n" --timeout 180 -- "$b/tests/integration/$prog" "$mode" 2>&1)
 	rc=$?
@@ -36,7 +40,7 @@ job() {
 }
 
 for t in ${UX_TRANSPORTS:-shm tcp}; do
-	for mode in fits flood; do
+	for mode in fits flood unclaimed; do
 		job "ux_flood $mode $t" ux_flood $mode 2 HOP_TRANSPORT=$t \
 			HOP_EAGER_SIZE=8K
 	done
