@@ -50,6 +50,11 @@ struct child {
 	struct stream s[2];     /* stdout, stderr */
 };
 
+/* The signals on_signal() handles: each rank gets them back at their
+ * default, and spawn() holds them back across the fork until then. */
+static const int handled_sigs[] = { SIGCHLD, SIGINT, SIGTERM, SIGHUP };
+#define N_HANDLED_SIGS (sizeof(handled_sigs) / sizeof(handled_sigs[0]))
+
 static struct child *kids;
 static int nkids, alive, sig_pipe[2] = { -1, -1 };
 static int out_broken[3];
@@ -210,10 +215,8 @@ static void child_exec(int rank, int lfd, const char *idstr, const char *transpo
 	if (getppid() != parent)
 		_exit(EXIT_HOPRUN);
 	signal(SIGPIPE, SIG_DFL);
-	signal(SIGCHLD, SIG_DFL);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGHUP, SIG_DFL);
+	for (size_t i = 0; i < N_HANDLED_SIGS; i++)
+		signal(handled_sigs[i], SIG_DFL);
 	/* a SIGTERM sent since the fork was held back (spawn() blocked it):
 	 * it arrives now, with the default action, and ends this rank */
 	sigprocmask(SIG_SETMASK, saved_mask, NULL);
@@ -279,10 +282,8 @@ static int spawn(int rank, int lfd, const char *idstr, const char *transport,
 	 * on_signal(), which would swallow a SIGTERM from kill_all() and leave
 	 * the rank to SIGKILL TERM_GRACE_MS later: hold the signals back. */
 	sigemptyset(&block);
-	sigaddset(&block, SIGCHLD);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGHUP);
+	for (size_t i = 0; i < N_HANDLED_SIGS; i++)
+		sigaddset(&block, handled_sigs[i]);
 	sigprocmask(SIG_BLOCK, &block, &saved);
 	pid = fork();
 	if (pid == 0)
@@ -451,10 +452,8 @@ int main(int argc, char **argv)
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
 	sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
-	sigaction(SIGCHLD, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	for (size_t i = 0; i < N_HANDLED_SIGS; i++)
+		sigaction(handled_sigs[i], &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
 	for (int r = 0; r < nkids; r++) {
