@@ -354,7 +354,7 @@ uint32_t hop_coll_signature(const struct hop_coll_args *a)
 {
 	/* a hierarchical one's phases too: ranks forcing other ones
 	 * would build schedules that do not match */
-	const uint64_t v[11] = { (uint64_t)a->kind, (uint64_t)a->algo,
+	const uint64_t v[] = { (uint64_t)a->kind, (uint64_t)a->algo,
 				 a->count, (uint64_t)a->dtype, (uint64_t)a->op,
 				 (uint64_t)a->root, (uint64_t)a->nranks,
 				 a->chunk_bytes, a->vsig,
@@ -364,7 +364,7 @@ uint32_t hop_coll_signature(const struct hop_coll_args *a)
 				 (uint64_t)a->sync };
 	uint64_t h = 0x9e3779b97f4a7c15ull;
 
-	for (int i = 0; i < 11; i++) {
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
 		h = (h ^ v[i]) * 0xbf58476d1ce4e5b9ull;
 		h ^= h >> 31;
 	}
