@@ -9,6 +9,13 @@
  * ranks below 2 rem, r - rem above) run the power-of-two algorithm; the
  * odd ranks hand the result back. New ranks preserve rank order.
  *
+ * The AllReduces run over the ranks in host order (hop_sched_ring()):
+ * positions, not ranks, are folded and paired, so on a communicator whose
+ * hosts hold consecutive positions the short distances stay inside a host
+ * whatever the placement, and only the steps of distance >= the ranks per
+ * host cross between hosts. The ReduceScatter keeps rank order: its
+ * blocks end at the ranks that own them.
+ *
  * Bitwise identical results: partners always reduce lower op higher (by
  * new rank), so both hold the same bytes after every doubling step; in
  * the halving algorithms each block is reduced by one rank only and then
@@ -18,24 +25,58 @@
 
 struct fold {
 	int p, rem, nr;         /* nr: new rank, -1 when folded out */
+	int pos;                /* this rank's position */
+	const int *ord;         /* rank at each position; NULL: rank order */
 };
 
-static struct fold fold_of(int rank, int n)
+/* The fold of position @pos among @n (@ord: see struct fold). */
+static struct fold fold_at(int pos, int n, const int *ord)
 {
 	struct fold f;
 
 	f.p = hop_pof2_floor(n);
 	f.rem = n - f.p;
-	if (rank < 2 * f.rem)
-		f.nr = rank % 2 ? rank / 2 : -1;
+	f.pos = pos;
+	f.ord = ord;
+	if (pos < 2 * f.rem)
+		f.nr = pos % 2 ? pos / 2 : -1;
 	else
-		f.nr = rank - f.rem;
+		f.nr = pos - f.rem;
 	return f;
 }
 
+/* The fold of this rank at its position in host order (the identity on
+ * one host). Return: 0, or HOP_ERR_NO_MEMORY. */
+static int fold_of(struct hop_sched *s, struct fold *f)
+{
+	const struct hop_coll_args *a = &s->args;
+	const int *ord = NULL;
+	int pos = a->rank;
+
+	/* without hosts the order is the identity: no O(N) table per rank,
+	 * which the simulator of many ranks would pay N times */
+	if (a->hosts && !(ord = hop_sched_ring(s, &pos)))
+		return HOP_ERR_NO_MEMORY;
+	*f = fold_at(pos, a->nranks, ord);
+	return 0;
+}
+
+/* The rank at position @pos. */
+static int fold_rank(const struct fold *f, int pos)
+{
+	return f->ord ? f->ord[pos] : pos;
+}
+
+/* The rank of new rank @nr. */
 static int fold_real(const struct fold *f, int nr)
 {
-	return nr < f->rem ? 2 * nr + 1 : nr + f->rem;
+	return fold_rank(f, nr < f->rem ? 2 * nr + 1 : nr + f->rem);
+}
+
+/* The rank at position @d from this rank's (the fold's pair: +1, -1). */
+static int fold_near(const struct fold *f, int d)
+{
+	return fold_rank(f, f->pos + d);
 }
 
 /* Byte offset of superblock i: p equal blocks of @count elements
@@ -67,10 +108,13 @@ static int log2i(int p)
 static int rd_allreduce(struct hop_sched *s)
 {
 	const struct hop_coll_args *a = &s->args;
-	int r = a->rank, D = a->depth;
-	struct fold f = fold_of(r, a->nranks);
-	int lg = log2i(f.p), lastuse[HOP_SCHED_MAX_DEPTH];
+	int D = a->depth, lg, lastuse[HOP_SCHED_MAX_DEPTH];
 	size_t count = a->count, es = s->esize;
+	struct fold f;
+
+	if (fold_of(s, &f))
+		return HOP_ERR_NO_MEMORY;
+	lg = log2i(f.p);
 
 	s->avg_buf = HOP_BUF_RECV;
 	s->avg_count = count;
@@ -92,18 +136,18 @@ static int rd_allreduce(struct hop_sched *s)
 		uint32_t t_unfold = (uint32_t)((size_t)(lg + 1) * nch + c);
 
 		if (f.nr < 0) { /* folded out: hand over, get the result */
-			int sd = hop_s_send(s, r + 1, (uint32_t)c, HOP_BUF_SEND,
-					    off, len, -1, -1, -1);
-			hop_s_recv(s, r + 1, t_unfold, HOP_BUF_RECV, off, len,
-				   sd, -1, -1);
+			int sd = hop_s_send(s, fold_near(&f, 1), (uint32_t)c,
+					    HOP_BUF_SEND, off, len, -1, -1, -1);
+			hop_s_recv(s, fold_near(&f, 1), t_unfold, HOP_BUF_RECV,
+				   off, len, sd, -1, -1);
 			continue;
 		}
 		int prev = -1;
 		if (!a->inplace)
 			prev = hop_s_copy(s, HOP_BUF_RECV, off, HOP_BUF_SEND, off,
 					  len, -1, -1, -1);
-		if (r < 2 * f.rem) { /* odd: take the even neighbour's data */
-			int rv = hop_s_recv(s, r - 1, (uint32_t)c,
+		if (f.pos < 2 * f.rem) { /* odd: the even neighbour's data */
+			int rv = hop_s_recv(s, fold_near(&f, -1), (uint32_t)c,
 					    HOP_BUF_SCRATCH, slot, len,
 					    lastuse[L], -1, -1);
 			prev = hop_s_reduce(s, HOP_STEP_REV, HOP_BUF_RECV, off,
@@ -125,8 +169,9 @@ static int rd_allreduce(struct hop_sched *s)
 					    slot, len, rv, sd, -1);
 			lastuse[L] = prev;
 		}
-		if (r < 2 * f.rem)
-			hop_s_send(s, r - 1, t_unfold, HOP_BUF_RECV, off, len,
+		if (f.pos < 2 * f.rem)
+			hop_s_send(s, fold_near(&f, -1), t_unfold, HOP_BUF_RECV,
+				   off, len,
 				   prev, -1, -1);
 	}
 	return 0;
@@ -190,10 +235,13 @@ static int halving(struct hop_sched *s, const struct fold *f,
 static int rab_allreduce(struct hop_sched *s)
 {
 	const struct hop_coll_args *a = &s->args;
-	int r = a->rank;
-	struct fold f = fold_of(r, a->nranks);
-	int lg = log2i(f.p), rs_send[32];
+	int lg, rs_send[32];
 	size_t count = a->count, es = s->esize, bytes = count * es;
+	struct fold f;
+
+	if (fold_of(s, &f))
+		return HOP_ERR_NO_MEMORY;
+	lg = log2i(f.p);
 	struct superblocks sb = { 0, count, es, 0, f.p, f.rem };
 
 	s->avg_buf = HOP_BUF_RECV;
@@ -202,10 +250,10 @@ static int rab_allreduce(struct hop_sched *s)
 		return 0;
 	uint32_t t_unfold = (uint32_t)(2 * lg + 2);
 	if (f.nr < 0) {
-		int sd = hop_s_send(s, r + 1, 0, HOP_BUF_SEND, 0, bytes, -1, -1,
-				    -1);
-		hop_s_recv(s, r + 1, t_unfold, HOP_BUF_RECV, 0, bytes, sd, -1,
-			   -1);
+		int sd = hop_s_send(s, fold_near(&f, 1), 0, HOP_BUF_SEND, 0,
+				    bytes, -1, -1, -1);
+		hop_s_recv(s, fold_near(&f, 1), t_unfold, HOP_BUF_RECV, 0, bytes,
+			   sd, -1, -1);
 		return 0;
 	}
 	size_t toff = hop_sched_scratch(s, bytes);
@@ -213,9 +261,9 @@ static int rab_allreduce(struct hop_sched *s)
 	if (!a->inplace)
 		prev = hop_s_copy(s, HOP_BUF_RECV, 0, HOP_BUF_SEND, 0, bytes, -1,
 				  -1, -1);
-	if (r < 2 * f.rem) {
-		int rv = hop_s_recv(s, r - 1, 0, HOP_BUF_SCRATCH, toff, bytes,
-				    -1, -1, -1);
+	if (f.pos < 2 * f.rem) {
+		int rv = hop_s_recv(s, fold_near(&f, -1), 0, HOP_BUF_SCRATCH,
+				    toff, bytes, -1, -1, -1);
 		prev = hop_s_reduce(s, HOP_STEP_REV, HOP_BUF_RECV, 0,
 				    HOP_BUF_SCRATCH, toff, bytes, rv, prev, -1);
 	}
@@ -240,9 +288,9 @@ static int rab_allreduce(struct hop_sched *s)
 			have = hop_s_nop(s, have, rv, -1);
 		}
 	}
-	if (r < 2 * f.rem)
-		hop_s_send(s, r - 1, t_unfold, HOP_BUF_RECV, 0, bytes, have, -1,
-			   -1);
+	if (f.pos < 2 * f.rem)
+		hop_s_send(s, fold_near(&f, -1), t_unfold, HOP_BUF_RECV, 0,
+			   bytes, have, -1, -1);
 	return 0;
 }
 
@@ -251,7 +299,7 @@ static int halving_reducescatter(struct hop_sched *s)
 {
 	const struct hop_coll_args *a = &s->args;
 	int r = a->rank, n = a->nranks;
-	struct fold f = fold_of(r, n);
+	struct fold f = fold_at(r, n, NULL);
 	int lg = log2i(f.p), rs_send[32];
 	size_t es = s->esize, blk = a->count * es, all = blk * (size_t)n;
 	struct superblocks sb = { 1, 0, es, blk, f.p, f.rem };

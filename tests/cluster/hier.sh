@@ -5,8 +5,8 @@
 # every collective that has it, over tcp, on the placements 2x2, 3x2, 2x3
 # and 3+1+2, each in blocks and interleaved: results against the
 # reference and bitwise identical on every rank, nonblocking ones in
-# flight together; the flat rings (run in host order) on a cyclic
-# placement; then coll_order (a late rank: nobody leaves a barrier
+# flight together; the flat rings and the recursive AllReduces (run in
+# host order) on cyclic and mirrored placements; then coll_order (a late rank: nobody leaves a barrier
 # or collective before the inputs it needs were given) on 3+1+2.
 # Default: counts up to 65543 (about 26 s); --long: the full matrix
 # (--full: every dtype x op, 1000003 and 16 MiB counts; hours on
@@ -63,6 +63,14 @@ if [ -n "${CLUSTER_PIDS:-}" ]; then
 	# flat rings in host order: a cyclic placement gives the same results
 	algo=allreduce:ring,allgather:ring,reducescatter:ring
 	place "3x2 cyclic, flat rings" 0 1 2 0 1 2
+	# the recursive AllReduces pair positions in host order too, with
+	# the fold on 6 ranks
+	algo=allreduce:rd
+	place "3x2 cyclic, recursive doubling" 0 1 2 0 1 2
+	place "2x2 mirrored, recursive doubling" 0 1 1 0
+	algo=allreduce:rabenseifner
+	place "3x2 cyclic, Rabenseifner" 0 1 2 0 1 2
+	place "2x2 mirrored, Rabenseifner" 0 1 1 0
 	# a late rank, each in turn, on the uneven placement
 	printf '%s\n' 0 1 2 0 2 0 > "$map"
 	out=$(HOP_TRANSPORT=tcp HOP_ALGO=$hier "$build/tools/hop-run" --hosts 3 --host-pids "$CLUSTER_PIDS" \
