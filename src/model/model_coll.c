@@ -142,6 +142,28 @@ static double allreduce_rd(const struct form *f)
 	       fold_end(f, f->m);
 }
 
+/*
+ * Recursive doubling on ranks in host order, f->hl on each host, N and hl
+ * powers of two (the builder pairs positions in host order): the partner
+ * at distance 2^j shares the host while 2^j < hl, so those steps run on
+ * the intra link (f->li); the others cross between hosts, all hl ranks of
+ * a host at once, each at beta_inter / hl.
+ */
+double hop_form_allreduce_rd_hosts(const struct form *f)
+{
+	double t = f->cp;
+
+	for (int j = 0; j < f->lp; j++) {
+		int inside = (1L << j) < f->hl;
+		const struct hop_model_link *l = inside ? f->li : f->l;
+		double d = l->duplex >= 1 ? l->duplex : 1;
+		double bd = l->beta / d / (inside ? 1 : f->hl);
+
+		t += hop_model_msg_alpha(l, f->m) + f->m / bd + f->g * f->m;
+	}
+	return t;
+}
+
 /* Rabenseifner: recursive-halving reduce-scatter then recursive-doubling
  * allgather among p ranks: 2 lp a + 2 (p-1)/p m/bd + (p-1)/p g m. Step j
  * of each half moves m/2^j, so its alpha is that message's. */

@@ -45,6 +45,9 @@ double hop_form_reduce_tree(const struct form *f);
 double hop_form_allreduce_tree(const struct form *f, double k);
 double hop_form_allreduce_dbtree(const struct form *f, double k);
 
+/* Recursive doubling, each step on its link (model_coll.c). */
+double hop_form_allreduce_rd_hosts(const struct form *f);
+
 /* The forms of the block-moving collectives (model_blocks.c). */
 double hop_form_gather_flat(const struct form *f);
 double hop_form_gather_tree(const struct form *f);

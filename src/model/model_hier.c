@@ -297,7 +297,10 @@ double hop_model_predict_flat_hosts(int kind, int algo, size_t bytes,
 				    const struct hop_model_link links[HOP_MODEL_CLASSES],
 				    long chunks, int inplace)
 {
-	if (!place_ok(pl) || !links || !pl->blocked || !pl->uniform ||
+	/* recursive doubling pairs ranks in host order whatever the
+	 * placement; the tree needs the ranks in host order already */
+	if (!place_ok(pl) || !links || !pl->uniform ||
+	    (!pl->blocked && algo != HOP_ALGO_RD) ||
 	    pl->nhosts < 2 || hop_model_link_check(&links[0], NULL, 0) ||
 	    hop_model_link_check(&links[1], NULL, 0))
 		return NAN;

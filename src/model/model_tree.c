@@ -215,13 +215,22 @@ double hop_model_form_hosts(int kind, int algo, size_t bytes, int nranks,
 {
 	struct form f;
 
-	if (kind != HOP_COLL_ALLREDUCE || algo != HOP_ALGO_TREE ||
-	    nranks < 2 || per_host < 1 || chunks < 1)
+	if (kind != HOP_COLL_ALLREDUCE || nranks < 2 || per_host < 1 ||
+	    chunks < 1)
 		return NAN;
 	hop_form_init(&f, kind, bytes, nranks, inter, inplace);
 	f.li = intra;
 	f.hl = per_host;
-	return hop_form_allreduce_tree(&f, (double)chunks);
+	switch (algo) {
+	case HOP_ALGO_TREE:
+		return hop_form_allreduce_tree(&f, (double)chunks);
+	case HOP_ALGO_RD:       /* the fold's pairs would cross unpriced */
+		if (f.p != nranks || (per_host & (per_host - 1)) ||
+		    nranks % per_host)
+			return NAN;
+		return hop_form_allreduce_rd_hosts(&f);
+	}
+	return NAN;
 }
 
 /*

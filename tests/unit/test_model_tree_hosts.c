@@ -1,10 +1,11 @@
 /*
- * test_model_tree_hosts.c - the flat binomial tree AllReduce on ranks in
- * host order, priced edge by edge on its class's link
- * (hop_model_form_hosts(), src/model/model_coll.c): against the one-link
- * form when both links are one, against the measured 2 x 2 cluster, and
- * against hop's schedule in the simulator on several placements (and
- * the simulator's closed form is this one).
+ * test_model_tree_hosts.c - the flat binomial tree and recursive doubling
+ * AllReduces on ranks in host order, priced edge by edge on its class's
+ * link (hop_model_form_hosts(), src/model/model_tree.c and
+ * model_coll.c): against the one-link form when both links are one,
+ * against the measured 2 x 2 cluster, and against hop's schedule in the
+ * simulator on several placements (and the simulator's closed form is
+ * this one).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -36,13 +37,18 @@ static void links_cluster(struct hop_model_link l[2])
 	l[HOP_MODEL_INTER].duplex = 1.018;
 }
 
-/* @h hosts of @l ranks, in host order (@blocked) or round robin. */
-static struct hop_model_place place(int h, int l, int blocked, int *host_of)
+enum { ROUND_ROBIN, BLOCKED, MIRRORED };
+
+/* @h hosts of @l ranks: in host order (BLOCKED), round robin, or round
+ * robin with every other round reversed (MIRRORED: 0 1 1 0 on 2 x 2). */
+static struct hop_model_place place(int h, int l, int how, int *host_of)
 {
 	struct hop_model_place pl;
 
 	for (int r = 0; r < h * l; r++)
-		host_of[r] = blocked ? r / l : r % h;
+		host_of[r] = how == BLOCKED ? r / l
+			     : how == MIRRORED && (r / h) % 2 ? h - 1 - r % h
+			     : r % h;
 	assert_int_equal(hop_model_place_of(host_of, h * l, h, &pl), 0);
 	return pl;
 }
@@ -68,8 +74,8 @@ static void test_blocked(void **state)
 	struct hop_model_place pl;
 
 	(void)state;
-	assert_true(place(4, 2, 1, host_of).blocked);
-	assert_false(place(4, 2, 0, host_of).blocked);
+	assert_true(place(4, 2, BLOCKED, host_of).blocked);
+	assert_false(place(4, 2, ROUND_ROBIN, host_of).blocked);
 	assert_int_equal(hop_model_place_of(uneven, 6, 3, &pl), 0);
 	assert_true(pl.blocked);
 	assert_int_equal(hop_model_place_of(back, 3, 2, &pl), 0);
@@ -114,8 +120,8 @@ static void test_invalid(void **state)
 
 	(void)state;
 	links_cluster(l);
-	pl = place(4, 2, 1, host_of);
-	cyc = place(4, 2, 0, host_of);
+	pl = place(4, 2, BLOCKED, host_of);
+	cyc = place(4, 2, ROUND_ROBIN, host_of);
 	assert_false(isnan(hop_model_predict_flat_hosts(
 		HOP_COLL_ALLREDUCE, HOP_ALGO_TREE, 4096, &pl, l, 1, 1)));
 	assert_true(isnan(hop_model_predict_flat_hosts(
@@ -151,11 +157,11 @@ static void test_tree_2x2(void **state)
 
 	(void)state;
 	links_cluster(l);
-	pl = place(2, 2, 1, host_of);
+	pl = place(2, 2, BLOCKED, host_of);
 	t = tree_place(m, &pl, l, NULL);
 	print_message("tree 2x2 64 MiB: %.3f s (measured 2.96 s)\n", t);
 	assert_true(t > 2.96 * 0.9 && t < 2.96 * 1.1);
-	pl = place(2, 2, 0, host_of);
+	pl = place(2, 2, ROUND_ROBIN, host_of);
 	t = tree_place(m, &pl, l, &k);
 	assert_true(fabs(t / hop_model_predict(HOP_COLL_ALLREDUCE,
 					       HOP_ALGO_TREE, m, 4,
@@ -177,8 +183,8 @@ static void test_tree_sim(void **state)
 	for (size_t i = 0; i < sizeof(hl) / sizeof(*hl); i++)
 		for (size_t m = 1u << 20; m <= 16u << 20; m <<= 4) {
 			int host_of[16];
-			struct hop_model_place pl = place(hl[i][0], hl[i][1], 1,
-							  host_of);
+			struct hop_model_place pl = place(hl[i][0], hl[i][1],
+							  BLOCKED, host_of);
 			struct hop_simrun r = { 0 };
 			double t = tree_place(m, &pl, l, NULL), dev;
 
@@ -203,6 +209,94 @@ static void test_tree_sim(void **state)
 		}
 }
 
+/*
+ * Recursive doubling pairs positions in host order, so on any uniform
+ * placement its first log2(ranks per host) steps stay inside a host: in
+ * the simulator, each message on its class's link, hop's schedule takes
+ * the edge-by-edge form's time on every placement, with the data right.
+ * Had the schedule paired ranks in rank order, the mirrored placement
+ * would cross hosts on more steps (on 2 x 2 and 4 x 2, on every one). The
+ * simulator gives each pair of ranks its own link, where the form charges
+ * the ranks of a host their shared host link: it is held against the form
+ * given an inter link as many times faster as a host has ranks.
+ */
+static void test_rd_sim(void **state)
+{
+	static const int hl[][2] = { { 2, 2 }, { 4, 2 }, { 2, 4 }, { 8, 2 },
+				     { 4, 4 } };
+	static const size_t sizes[] = { 8, 32, 4096, 1u << 20 };
+	struct hop_model_link l[2];
+
+	(void)state;
+	links_cluster(l);
+	for (size_t i = 0; i < sizeof(hl) / sizeof(*hl); i++)
+		for (size_t j = 0; j < sizeof(sizes) / sizeof(*sizes); j++)
+			for (int how = ROUND_ROBIN; how <= MIRRORED; how++) {
+				static const char *name[] = { "cyclic", "block",
+							      "mirrored" };
+				int host_of[16];
+				struct hop_model_place pl = place(
+					hl[i][0], hl[i][1], how, host_of);
+				struct hop_simrun r = { 0 };
+				struct hop_model_link own = l[HOP_MODEL_INTER];
+				double t, t_own, dev;
+
+				own.beta *= pl.lmax;
+				t = hop_model_predict_flat_hosts(
+					HOP_COLL_ALLREDUCE, HOP_ALGO_RD,
+					sizes[j], &pl, l, 1, 1);
+				t_own = hop_model_form_hosts(
+					HOP_COLL_ALLREDUCE, HOP_ALGO_RD,
+					sizes[j], pl.nranks,
+					&l[HOP_MODEL_INTRA], &own, pl.lmax, 1,
+					1);
+				r.kind = HOP_COLL_ALLREDUCE;
+				r.algo = HOP_ALGO_RD;
+				r.nranks = pl.nranks;
+				r.inplace = 1;
+				r.verify = 1;
+				r.bytes = sizes[j];
+				r.host_of = host_of;
+				r.links[0] = l[0];
+				r.links[1] = l[1];
+				r.link = l[1];
+				assert_int_equal(hop_simrun(&r), 0);
+				assert_int_equal(r.wrong, 0);
+				dev = t_own / r.sim_time - 1;
+				print_message("rd %dx%d %s %zu B: form %.6f s, "
+					      "unshared %.6f s, simulated "
+					      "%.6f s: %+.1f %%\n",
+					      hl[i][0], hl[i][1],
+					      name[how],
+					      sizes[j], t, t_own, r.sim_time,
+					      100 * dev);
+				assert_true(fabs(dev) < 0.15);
+				assert_true(fabs(r.predicted / t - 1) < 1e-9);
+			}
+}
+
+/* Without an edge-by-edge form (N or the ranks per host not powers of
+ * two) recursive doubling keeps the price of every step between hosts. */
+static void test_rd_no_form(void **state)
+{
+	static const int uneven[6] = { 0, 0, 0, 1, 1, 1 };
+	struct hop_model_link l[2];
+	struct hop_model_place pl;
+	int host_of[8];
+
+	(void)state;
+	links_cluster(l);
+	assert_int_equal(hop_model_place_of(uneven, 6, 2, &pl), 0);
+	assert_true(isnan(hop_model_predict_flat_hosts(
+		HOP_COLL_ALLREDUCE, HOP_ALGO_RD, 4096, &pl, l, 1, 1)));
+	pl = place(4, 2, BLOCKED, host_of);
+	assert_false(isnan(hop_model_predict_flat_hosts(
+		HOP_COLL_ALLREDUCE, HOP_ALGO_RD, 4096, &pl, l, 1, 1)));
+	assert_true(isnan(hop_model_predict_flat_hosts(
+		HOP_COLL_ALLREDUCE, HOP_ALGO_RABENSEIFNER, 4096, &pl, l, 1,
+		1)));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -211,6 +305,8 @@ int main(void)
 		cmocka_unit_test(test_invalid),
 		cmocka_unit_test(test_tree_2x2),
 		cmocka_unit_test(test_tree_sim),
+		cmocka_unit_test(test_rd_sim),
+		cmocka_unit_test(test_rd_no_form),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
