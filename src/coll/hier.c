@@ -270,8 +270,8 @@ int hier_phase(struct hier_ctx *c, int ph, const struct hop_coll_args *a,
 	c->started = 1;
 	if ((ret = hop_sched_build(sub, a)))
 		return ret;
-	if (sub->scratch_bytes > c->scr_max)
-		c->scr_max = sub->scratch_bytes;
+	if (c->scr_at + sub->scratch_bytes > c->scr_max)
+		c->scr_max = c->scr_at + sub->scratch_bytes;
 	for (int k = 0; k < sub->nsteps; k++) {
 		const struct hop_step *st = &sub->steps[k];
 		int dbuf = st->dbuf, sbuf = st->sbuf, d[HOP_SCHED_MAXDEPS];
@@ -281,12 +281,14 @@ int hier_phase(struct hier_ctx *c, int ph, const struct hop_coll_args *a,
 
 		if (io && st->tag >> HIER_TAG_BITS)
 			return HOP_ERR_INTERNAL; /* the phase's chunking */
-		remap(&dbuf, &doff, send, recv, c->scr0);
-		remap(&sbuf, &soff, send, recv, c->scr0);
+		remap(&dbuf, &doff, send, recv, c->scr0 + c->scr_at);
+		remap(&sbuf, &soff, send, recv, c->scr0 + c->scr_at);
 		for (int i = 0; i < HOP_SCHED_MAXDEPS; i++)
 			d[i] = st->deps[i] >= 0 ? st->deps[i] + base : -1;
-		if (d[0] < 0 && d[1] < 0 && d[2] < 0)
+		if (d[0] < 0 && d[1] < 0 && d[2] < 0) {
 			d[0] = c->join; /* a first step of the phase */
+			d[1] = c->after;
+		}
 		hop_sched_add(s, st->kind, st->flags, dbuf, doff, sbuf, soff,
 			      st->len, io ? members[st->peer] : -1,
 			      io ? (uint32_t)ph << HIER_TAG_BITS | st->tag : 0,
@@ -346,7 +348,7 @@ static int build_forms(struct hier_ctx *c)
 
 int hop_build_hier(struct hop_sched *s)
 {
-	struct hier_ctx c = { .s = s, .join = -1 };
+	struct hier_ctx c = { .s = s, .join = -1, .after = -1 };
 	int ret, k = s->args.kind;
 
 	if (k != HOP_COLL_ALLREDUCE && k != HOP_COLL_BROADCAST &&

@@ -13,8 +13,8 @@
 /* Tags: a phase's own in its low HIER_TAG_BITS bits, the phase's number
  * above them, so the two intra-host phases of one collective, which
  * join the same pairs of ranks, never match each other's messages. */
-#define HIER_TAG_BITS 28
-#define HIER_MAX_PHASES 8 /* 2^(31 - HIER_TAG_BITS) */
+#define HIER_TAG_BITS 27
+#define HIER_MAX_PHASES 16 /* 2^(31 - HIER_TAG_BITS) */
 
 /* The ranks of the comm by host. */
 struct hier_place {
@@ -62,9 +62,12 @@ struct hier_ctx {
 	struct hop_sched sub;   /* one phase, built alone */
 	struct hier_place p;
 	int join;               /* what the next phase waits for, -1 none */
+	int after;              /* and this too (a pipeline's previous
+				 * piece in the same phase), -1 none */
 	/* the phases' shared scratch region: after what the form reserved
-	 * with hop_sched_scratch() before its first phase */
-	size_t scr0, scr_max;
+	 * with hop_sched_scratch() before its first phase; a phase's own at
+	 * scr_at in it (pieces that run at once need their own) */
+	size_t scr0, scr_max, scr_at;
 	int started;            /* a phase was appended */
 };
 

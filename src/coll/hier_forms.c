@@ -15,6 +15,7 @@
  * no part in a phase still tags the next one as its peers do.
  */
 #include "coll/hier.h"
+#include "model/model.h"
 
 enum { INTRA = 0, INTER = 1 };
 
@@ -91,9 +92,13 @@ static void avg_over(struct hop_sched *s, size_t count)
 	s->avg_count = count;
 }
 
-/* Rail-parallel: ReduceScatter in the host (slice i to local rank i),
- * AllReduce of slice i along rail i, AllGather in the host. */
-static int allreduce_rails(struct hier_ctx *c)
+/* One piece of the rail-parallel AllReduce, elements @first .. + @count
+ * (phases 3q .. 3q + 2): ReduceScatter in the host (slice i to local
+ * rank i), AllReduce of slice i along rail i, AllGather in the host.
+ * @lane[j]: the end of the previous piece's phase j, which this piece's
+ * phase j waits for too; set to this piece's. */
+static int rails_piece(struct hier_ctx *c, int q, size_t first, size_t count,
+		       int lane[3])
 {
 	struct hier_place *p = &c->p;
 	const struct hop_coll_args *m = &c->s->args;
@@ -102,22 +107,49 @@ static int allreduce_rails(struct hier_ctx *c)
 	const int *host = hier_members(p, p->me_h);
 
 	for (int j = 0; j < L; j++) {
-		p->vc[j] = hop_blk_count(m->count, L, j);
-		p->vd[j] = hop_blk_start(m->count, L, j);
+		p->vc[j] = hop_blk_count(count, L, j);
+		p->vd[j] = first + hop_blk_start(count, L, j);
 	}
 	struct hier_buf mine = at(HOP_BUF_RECV, p->vd[i] * es);
 	size_t slice = p->vc[i];
-	if ((ret = vphase(c, 0, HOP_COLL_REDUCESCATTERV, INTRA, i, L, host,
+	c->join = -1;
+	c->after = lane[0];
+	if ((ret = vphase(c, 3 * q, HOP_COLL_REDUCESCATTERV, INTRA, i, L, host,
 			  m->inplace, at(HOP_BUF_SEND, 0), mine)))
 		return ret;
+	lane[0] = c->join;
 	struct hop_coll_args a = hier_args(c, HOP_COLL_ALLREDUCE, INTER,
 					   p->me_h, p->H, slice);
 	a.inplace = 1;
-	if ((ret = hier_phase(c, 1, &a, hier_rail(p, i), mine, mine)))
+	c->after = lane[1];
+	if ((ret = hier_phase(c, 3 * q + 1, &a, hier_rail(p, i), mine, mine)))
 		return ret;
+	lane[1] = c->join;
 	/* hier_rail() used grp only: vc/vd still hold the slices */
-	return vphase(c, 2, HOP_COLL_ALLGATHERV, INTRA, i, L, host, 1, mine,
-		      at(HOP_BUF_RECV, 0));
+	c->after = lane[2];
+	ret = vphase(c, 3 * q + 2, HOP_COLL_ALLGATHERV, INTRA, i, L, host, 1,
+		     mine, at(HOP_BUF_RECV, 0));
+	lane[2] = c->join;
+	return ret;
+}
+
+/* Rail-parallel, in pieces: piece q + 1's phase inside the host runs
+ * while piece q's crosses between hosts, so the host's link does not
+ * wait for the reductions and copies inside the host. Pieces run at once
+ * and so each has its own scratch. */
+static int allreduce_rails(struct hier_ctx *c)
+{
+	const struct hop_coll_args *m = &c->s->args;
+	int pieces = hop_model_hier_pieces(m->count * c->s->esize, c->p.L);
+	int lane[3] = { -1, -1, -1 }, ret = 0;
+
+	for (int q = 0; q < pieces && !ret; q++) {
+		c->scr_at = c->scr_max;
+		ret = rails_piece(c, q, hop_blk_start(m->count, pieces, q),
+				  hop_blk_count(m->count, pieces, q), lane);
+	}
+	c->after = -1;
+	return ret;
 }
 
 /* Leaders: Reduce to the leader, AllReduce among the leaders,

@@ -348,9 +348,23 @@ struct hop_model_choice {
 };
 
 /*
+ * hop_model_hier_pieces() - How many pieces the rail-parallel AllReduce
+ * of @bytes over @per_host ranks on each host runs in (src/coll's
+ * builder and the model both read it): as many as keep every rail's slice
+ * of a piece at least HOP_MODEL_HIER_PIECE bytes, at most
+ * HOP_MODEL_HIER_MAX_PIECES, at least 1. A piece's phase inside the hosts
+ * runs while the piece before it crosses between them.
+ */
+#define HOP_MODEL_HIER_PIECE (1u << 20)
+#define HOP_MODEL_HIER_MAX_PIECES 4
+int hop_model_hier_pieces(size_t bytes, int per_host);
+
+/*
  * hop_model_hier_predict() - The time of the hierarchical form of @kind
  * (docs/model-hosts.md "Hierarchical collectives"): the sum of its phases, each
- * priced on its class's link with its own rank count and size. @sub[c]
+ * priced on its class's link with its own rank count and size; in
+ * pieces (hop_model_hier_pieces()), one piece's phases plus the slowest
+ * phase once for every further piece. @sub[c]
  * gives the algorithm of class c's phases, HOP_ALGO_AUTO to choose the
  * fastest; @sub_out (may be NULL) receives the algorithms priced and
  * @chunks_out (may be NULL) the inter-host phase's chunk count.

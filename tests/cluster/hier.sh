@@ -6,7 +6,8 @@
 # and 3+1+2, each in blocks and interleaved: results against the
 # reference and bitwise identical on every rank, nonblocking ones in
 # flight together; the flat rings and the recursive AllReduces (run in
-# host order) on cyclic and mirrored placements; then coll_order (a late rank: nobody leaves a barrier
+# host order) on cyclic and mirrored placements; the hierarchical
+# AllReduce in pieces (8 MiB); then coll_order (a late rank: nobody leaves a barrier
 # or collective before the inputs it needs were given) on 3+1+2.
 # Default: counts up to 65543 (about 26 s); --long: the full matrix
 # (--full: every dtype x op, 1000003 and 16 MiB counts; hours on
@@ -71,6 +72,10 @@ if [ -n "${CLUSTER_PIDS:-}" ]; then
 	algo=allreduce:rabenseifner
 	place "3x2 cyclic, Rabenseifner" 0 1 2 0 1 2
 	place "2x2 mirrored, Rabenseifner" 0 1 1 0
+	# the rail-parallel AllReduce in 4 pieces (8 MiB of int32 on 2 ranks
+	# a host), its pieces' phases overlapping on real links
+	algo=allreduce:hier args="--forced --only allreduce --big-count 2097155"
+	place "2x2 mirrored, AllReduce in pieces" 0 1 1 0
 	# a late rank, each in turn, on the uneven placement
 	printf '%s\n' 0 1 2 0 2 0 > "$map"
 	out=$(HOP_TRANSPORT=tcp HOP_ALGO=$hier "$build/tools/hop-run" --hosts 3 --host-pids "$CLUSTER_PIDS" \

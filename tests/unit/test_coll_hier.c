@@ -11,6 +11,7 @@
  * rank's; chaos mode delivers messages late and reordered, so a phase
  * that starts before the one it needs ended corrupts data.
  */
+#include "coll/hier.h"
 #include "coll_run.h"
 
 struct place {
@@ -140,7 +141,8 @@ static void test_large(void **state)
 }
 
 /* The shape: a host's leader (its lowest rank; root 0 is one) that
- * shares its host takes part in at least two phases (tag regions, HIER_TAG_BITS = 28), and each phase is either all
+ * shares its host takes part in at least two phases (tag regions: the
+ * bits above HIER_TAG_BITS), and each phase is either all
  * inside hosts or all across them. */
 static void test_shape(void **state)
 {
@@ -154,7 +156,8 @@ static void test_shape(void **state)
 							   1000, HOP_INT32, HOP_SUM, 0, 1024,
 							   2, 0, NULL, NULL, 0, { 0, 0 },
 							   P->hosts, hop_hosts_sig(P->hosts, P->n), 0 };
-				int across[8] = { 0 }, inside[8] = { 0 }, phases = 0, alone = 1;
+				int across[HIER_MAX_PHASES] = { 0 };
+				int inside[HIER_MAX_PHASES] = { 0 }, phases = 0, alone = 1;
 				int lead = 1;
 				for (int q = 0; q < P->n; q++) {
 					alone &= q == r || P->hosts[q] != P->hosts[r];
@@ -167,11 +170,11 @@ static void test_shape(void **state)
 					if (st->kind != HOP_STEP_SEND && st->kind != HOP_STEP_RECV)
 						continue;
 					if (P->hosts[st->peer] == P->hosts[r])
-						inside[st->tag >> 28]++;
+						inside[st->tag >> HIER_TAG_BITS]++;
 					else
-						across[st->tag >> 28]++;
+						across[st->tag >> HIER_TAG_BITS]++;
 				}
-				for (int p = 0; p < 8; p++) {
+				for (int p = 0; p < HIER_MAX_PHASES; p++) {
 					phases += inside[p] || across[p];
 					if (inside[p] && across[p])
 						fail_msg("%s %s rank %d: phase %d both inside and "
@@ -228,6 +231,55 @@ static void test_ring_by_host(void **state)
 		}
 }
 
+/* The tag regions (phases) of rank @r's hierarchical AllReduce of @count
+ * int32 on placement @P. */
+static int phases_built(const struct place *P, int r, size_t count)
+{
+	struct hop_sched s;
+	struct hop_coll_args a = { HOP_COLL_ALLREDUCE, HOP_ALGO_HIER, r, P->n, 0,
+				   count, HOP_INT32, HOP_SUM, 0, 1u << 20, 2, 0, NULL,
+				   NULL, 0, { 0, 0 }, P->hosts,
+				   hop_hosts_sig(P->hosts, P->n), 0 };
+	int seen[HIER_MAX_PHASES] = { 0 }, n = 0;
+
+	hop_sched_init(&s);
+	assert_int_equal(hop_sched_build(&s, &a), 0);
+	for (int i = 0; i < s.nsteps; i++)
+		if (s.steps[i].kind == HOP_STEP_SEND || s.steps[i].kind == HOP_STEP_RECV)
+			seen[s.steps[i].tag >> HIER_TAG_BITS] = 1;
+	hop_sched_free(&s);
+	for (int p = 0; p < HIER_MAX_PHASES; p++)
+		n += seen[p];
+	return n;
+}
+
+/* The rail-parallel AllReduce in pieces (hop_model_hier_pieces()): three
+ * phases a piece, each piece's inside the hosts running while the one
+ * before crosses, each with its own scratch; with messages late and
+ * reordered, the results stay bit for bit, in place and not, on uniform
+ * placements in blocks and round robin, 2 and 3 ranks a host. */
+static void test_pieces(void **state)
+{
+	static const int which[] = { 0, 1, 5 };
+	size_t mi = (1u << 20) / 4;     /* int32 elements of 1 MiB */
+	(void)state;
+	for (size_t w = 0; w < sizeof(which) / sizeof(*which); w++) {
+		const struct place *P = &places[which[w]];
+		int L = P->n / 2;
+		size_t counts[] = { 2 * L * mi - 1, 2 * L * mi + 1, 3 * L * mi + 5,
+				    4 * L * mi + 3 };
+		int pieces[] = { 1, 2, 3, 4 };
+		for (size_t ci = 0; ci < sizeof(counts) / sizeof(*counts); ci++) {
+			struct run R = { HOP_COLL_ALLREDUCE, HOP_ALGO_HIER, P->n, 0,
+					 (int)ci % 2, 3, (int)ci % 3, 0, counts[ci], 1u << 20,
+					 HOP_INT32, HOP_SUM, (int)ci, P->hosts, { 0, 0 } };
+			assert_int_equal(phases_built(P, 0, counts[ci]), 3 * pieces[ci]);
+			if (pieces[ci] > 1)
+				run_one(&R);
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -236,6 +288,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_random_floats),
 		cmocka_unit_test(test_sub_algos),
 		cmocka_unit_test(test_large),
+		cmocka_unit_test(test_pieces),
 		cmocka_unit_test(test_shape),
 		cmocka_unit_test(test_ring_by_host),
 	};

@@ -63,32 +63,45 @@ static void test_place(void **state)
 	assert_int_equal(hop_model_place_of(NULL, 2, 2, &pl), HOP_ERR_INVALID_ARG);
 }
 
-/* The rail-parallel AllReduce is the sum of its three phases. */
+/* The three phases of the rail-parallel AllReduce of @m on 4 hosts x 2
+ * by rings: each phase's time in @ph; their sum. */
+static double ring_phases(size_t m, const struct hop_model_link l[2],
+			  double ph[3])
+{
+	struct hop_model_link rail = l[HOP_MODEL_INTER];
+	size_t s = m / 2;
+
+	rail.beta /= 2;
+	ph[0] = hop_model_predict(HOP_COLL_REDUCESCATTER, HOP_ALGO_RING, s, 2,
+				  &l[0], hop_model_best_chunks(
+					  HOP_COLL_REDUCESCATTER,
+					  HOP_ALGO_RING, s, 2, &l[0]));
+	ph[1] = hop_model_predict(HOP_COLL_ALLREDUCE, HOP_ALGO_RING, s, 4,
+				  &rail, hop_model_best_chunks(
+					  HOP_COLL_ALLREDUCE, HOP_ALGO_RING, s,
+					  4, &rail));
+	ph[2] = hop_model_predict(HOP_COLL_ALLGATHER, HOP_ALGO_RING, s, 2,
+				  &l[0], 1);
+	return ph[0] + ph[1] + ph[2];
+}
+
+/* The rail-parallel AllReduce is the sum of its three phases (one
+ * piece: every rail's slice below 2 HOP_MODEL_HIER_PIECE). */
 static void test_hier_sum(void **state)
 {
 	struct hop_model_place pl = { 8, 4, 2, 1, 0 };
-	struct hop_model_link l[2], rail;
+	struct hop_model_link l[2];
 	static const int ring2[2] = { HOP_ALGO_RING, HOP_ALGO_RING };
 	int sub[2];
-	size_t m = 1 << 22, s = m / 2;
-	double t, want;
+	size_t m = 3u << 20;
+	double t, want, ph[3];
 
 	(void)state;
 	links_1g(l);
-	rail = l[HOP_MODEL_INTER];
-	rail.beta /= 2;
+	assert_int_equal(hop_model_hier_pieces(m, 2), 1);
 	t = hop_model_hier_predict(HOP_COLL_ALLREDUCE, m, &pl, l, ring2, sub,
 				   NULL);
-	want = hop_model_predict(HOP_COLL_REDUCESCATTER, HOP_ALGO_RING, s, 2,
-				 &l[0], hop_model_best_chunks(
-					 HOP_COLL_REDUCESCATTER, HOP_ALGO_RING,
-					 s, 2, &l[0])) +
-	       hop_model_predict(HOP_COLL_ALLREDUCE, HOP_ALGO_RING, s, 4, &rail,
-				 hop_model_best_chunks(HOP_COLL_ALLREDUCE,
-						       HOP_ALGO_RING, s, 4,
-						       &rail)) +
-	       hop_model_predict(HOP_COLL_ALLGATHER, HOP_ALGO_RING, s, 2, &l[0],
-				 1);
+	want = ring_phases(m, l, ph);
 	assert_true(fabs(t - want) <= 1e-12 * want);
 	assert_int_equal(sub[0], HOP_ALGO_RING);
 	assert_int_equal(sub[1], HOP_ALGO_RING);
@@ -104,6 +117,34 @@ static void test_hier_sum(void **state)
 						 l, ring2, NULL, NULL)));
 	assert_true(isnan(hop_model_hier_predict(HOP_COLL_ALLTOALL, m, &pl, l,
 						 ring2, NULL, NULL)));
+}
+
+/* Larger, the pieces: every rail's slice of a piece at least
+ * HOP_MODEL_HIER_PIECE, at most HOP_MODEL_HIER_MAX_PIECES of them; the
+ * time is one piece's phases, then the slowest once per further piece. */
+static void test_hier_pieces(void **state)
+{
+	struct hop_model_place pl = { 8, 4, 2, 1, 0 };
+	struct hop_model_link l[2];
+	static const int ring2[2] = { HOP_ALGO_RING, HOP_ALGO_RING };
+	size_t mib = 1u << 20;
+	double t, want, ph[3];
+
+	(void)state;
+	assert_int_equal(hop_model_hier_pieces(0, 2), 1);
+	assert_int_equal(hop_model_hier_pieces(4 * mib - 4, 2), 1);
+	assert_int_equal(hop_model_hier_pieces(4 * mib, 2), 2);
+	assert_int_equal(hop_model_hier_pieces(6 * mib, 2), 3);
+	assert_int_equal(hop_model_hier_pieces(8 * mib, 2), 4);
+	assert_int_equal(hop_model_hier_pieces(1024 * mib, 8), 4);
+	assert_int_equal(hop_model_hier_pieces(8 * mib, 4), 2);
+	assert_int_equal(hop_model_hier_pieces(8 * mib, 0), 4);
+	links_1g(l);
+	t = hop_model_hier_predict(HOP_COLL_ALLREDUCE, 8 * mib, &pl, l, ring2,
+				   NULL, NULL);
+	want = ring_phases(2 * mib, l, ph);
+	want += 3 * fmax(ph[0], fmax(ph[1], ph[2]));
+	assert_true(fabs(t - want) <= 1e-12 * want);
 }
 
 /* 4 hosts x 2 on 1 Gbit/s: hierarchical from some size on; all on one
@@ -261,21 +302,23 @@ static void test_inter_exchange(void **state)
 	struct hop_model_place pl = { 8, 4, 2, 1, 0 };
 	struct hop_model_link l[2], rail;
 	static const int rab[2] = { HOP_ALGO_RING, HOP_ALGO_RABENSEIFNER };
-	size_t m = (size_t)32 << 20;
+	size_t m = (size_t)3 << 20;
 	double t, want, chunk;
 
 	(void)state;
 	links_cluster(l);
 	assert_int_equal(inter_pick((size_t)8 << 20, l), HOP_ALGO_RING);
-	assert_int_equal(inter_pick(m, l), HOP_ALGO_RING);
+	assert_int_equal(inter_pick((size_t)32 << 20, l), HOP_ALGO_RING);
 	assert_int_equal(inter_pick(512 << 10, l), HOP_ALGO_RABENSEIFNER);
-	/* each rail's 16 MiB on 4 hosts: halves of 8 and 4 MiB, each swapped
-	 * once on the way down and once back, all above the 1 MiB max_chunk,
-	 * on the rail's share of the link; the intra phases as before */
+	/* one piece (hop_model_hier_pieces()): each rail's 1.5 MiB on 4
+	 * hosts, halves of 768 and 384 KiB, each swapped once on the way
+	 * down and once back; with a 256 KiB max_chunk all 4 above it, on
+	 * the rail's share of the link; the intra phases as before */
+	l[HOP_MODEL_INTER].max_chunk = 256 << 10;
 	rail = l[HOP_MODEL_INTER];
 	rail.beta /= 2;
 	chunk = l[HOP_MODEL_INTER].max_chunk;
-	assert_true(chunk > 0 && chunk < (double)(4 << 20));
+	assert_int_equal(hop_model_hier_pieces(m, 2), 1);
 	t = hop_model_hier_predict(HOP_COLL_ALLREDUCE, m, &pl, l, rab, NULL,
 				   NULL);
 	want = rab_from_ring(m, &pl, l, &rail, &rail) + 4 * chunk / rail.beta;
@@ -340,6 +383,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_place),
 		cmocka_unit_test(test_hier_sum),
+		cmocka_unit_test(test_hier_pieces),
 		cmocka_unit_test(test_choice),
 		cmocka_unit_test(test_inter_exchange),
 		cmocka_unit_test(test_class_links),
