@@ -5,6 +5,10 @@
  *
  *   posted     rank 1 posts 4 KiB..4 MiB receives on two tags and 32 of
  *              64 KiB on one tag, then says so; rank 0 sends them all.
+ *   eagersize  rank 1 posts 16 receives of 4-8 KiB (within the eager
+ *              size), then says so; rank 0 sends them (on tcp and shm they
+ *              go eager, without adverts; on verbs they are written
+ *              straight in).
  *   sendfirst  rank 0 sends 64 KiB..1 MiB before rank 1 posts anything
  *              (unexpected: the RTS and eager paths).
  *   mixed      receives on three tags, one from any source ahead of one
@@ -156,6 +160,16 @@ static void case_posted(void)
 	run(m, n, 0);
 }
 
+static void case_eagersize(void)
+{
+	struct msg m[16];
+
+	for (int i = 0; i < 16; i++)
+		m[i] = (struct msg){ 11, 4096 + (size_t)i * 256,
+				     4096 + (size_t)i * 256, 0 };
+	run(m, 16, 0);
+}
+
 static void case_sendfirst(void)
 {
 	hop_request_t *reqs[MAXMSG];
@@ -270,6 +284,7 @@ int main(int argc, char **argv)
 		void (*fn)(void);
 	} cases[] = {
 		{ "posted", case_posted },   { "sendfirst", case_sendfirst },
+		{ "eagersize", case_eagersize },
 		{ "mixed", case_mixed },     { "trunc", case_trunc },
 		{ "timeout", case_timeout },
 	};

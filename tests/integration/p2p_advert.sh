@@ -3,7 +3,8 @@
 # posted first") on each provider, 2 ranks: every case must pass on both
 # ranks, and where rank 1 posts first (posted, mixed) rank 0 must have
 # written some messages straight into advertised receives (HOP_DEBUG=info
-# count); the timed-out receive's buffer must not change after it returned.
+# count), but none within the eager size on tcp and shm (eagersize); the
+# timed-out receive's buffer must not change after it returned.
 # P2P_TRANSPORTS overrides the list ("verbs" in the SoftRoCE VMs).
 set -u
 b=${top_builddir:?run through make check or set top_builddir}
@@ -13,7 +14,7 @@ fail=0
 for t in ${P2P_TRANSPORTS:-tcp shm}; do
 	# the timeout case on shm: there a write lands without the target's
 	# help (process_vm_writev), so a live key would let it through
-	cases="posted sendfirst mixed trunc"
+	cases="posted sendfirst mixed trunc eagersize"
 	[ $t = shm ] && cases="$cases timeout"
 	for c in $cases; do
 		to=20
@@ -26,6 +27,10 @@ for t in ${P2P_TRANSPORTS:-tcp shm}; do
 		if [ $c = posted ] || [ $c = mixed ]; then
 			note=$(grep -o "r0\] info: p2p: [0-9]* sends written straight" <<< "$out" | grep -o "[0-9]* sends")
 			[ -n "$note" ] || { ok=0; note="no sends written into advertised receives"; }
+		fi
+		if [ $c = eagersize ] && [ $t != verbs ]; then
+			note=$(grep -o "r0\] info: p2p: [0-9]* sends written straight" <<< "$out" | grep -o "[0-9]* sends")
+			[ -z "$note" ] || { ok=0; note="$note written into advertised receives within the eager size"; }
 		fi
 		if [ $ok = 1 ]; then
 			echo "PASS: p2p_advert $t $c${note:+ ($note)}"
