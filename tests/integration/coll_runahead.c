@@ -10,7 +10,8 @@
  *             receiving ranks nap NAP_US before each call. CALLS x 4 KiB is
  *             twice HOP_UNEXPECTED_MAX. Every result is checked bit
  *             for bit against values computed here from rank and call.
- *   unbounded the Reduce loop alone, run with HOP_ROOTED_SYNC=0: a
+ *   unbounded the Reduce loop alone, run with HOP_ROOTED_SYNC=0, the root
+ *             napping NAP_UNBOUNDED_US before each call: a
  *             receiver (root 0, or an inner rank of the tree) must fail
  *             with HOP_ERR_NO_MEMORY naming HOP_UNEXPECTED_MAX (what the
  *             bounded loop would meet without the barriers; ux_flood.sh
@@ -39,12 +40,21 @@ static int rank, size;
 #define COUNT 1024 /* int32: 4 KiB, an eager message */
 #define CALLS 2048
 #define NAP_US 20
+/* the unbounded root naps longer: the sender must get HOP_UNEXPECTED_MAX
+ * ahead within CALLS even when the tests beside it slow it down (at 20 us
+ * a loaded machine once let the root keep up) */
+#define NAP_UNBOUNDED_US 200
+
+static void nap_us(long us)
+{
+	struct timespec ts = { 0, us * 1000 };
+
+	nanosleep(&ts, NULL);
+}
 
 static void nap(void)
 {
-	struct timespec ts = { 0, NAP_US * 1000 };
-
-	nanosleep(&ts, NULL);
+	nap_us(NAP_US);
 }
 
 static int32_t val(int r, int call, int i)
@@ -151,7 +161,7 @@ static void run_unbounded(int32_t *in, int32_t *out)
 	for (int c = 0; c < CALLS && !ret; c++) {
 		fill(in, rank, c);
 		if (rank == 0)
-			nap();
+			nap_us(NAP_UNBOUNDED_US);
 		ret = hop_reduce(comm, in, out, COUNT, HOP_INT32, HOP_SUM, 0);
 	}
 	/* A receiver overflows (the root, or first an inner rank of a tree:
