@@ -74,19 +74,17 @@ static int adv_order_known(const struct hop_p2p *p,
 static void adv_release(struct hop_p2p *p, struct hop_p2p_req *r);
 
 /*
- * The smallest message that goes by an advert between this rank and
- * @peer. Where that pair's provider moves the bytes with the CPU (tcp,
+ * The smallest message that goes by an advert over a pair of link class
+ * @cls. Where that class's provider moves the bytes with the CPU (tcp,
  * shm: no HOP_PROV_CAP_RDMA), a direct write of an eager-size message
  * costs what the eager message costs and its advert is one control
  * message more, so there only receives above the eager size advertise.
  * Measured on tcp, 2 ranks: 4-8 KiB ping-pong 9.4-10.2 us against
  * 10.4-11.6 us, AllToAll of 8-16 KiB 13.8-15.1 us against 22-23 us.
  */
-static size_t adv_min_of(const struct hop_p2p *p, int peer)
+static size_t adv_min_class(const struct hop_p2p *p, int cls)
 {
 	const struct hop_comm *c = p->comm;
-	int cls = hop_comm_host(c, peer) == hop_comm_host(c, p->rank)
-		  ? HOP_LINK_INTRA : HOP_LINK_INTER;
 	const struct hop_prov_ops *ops = c->class_ops[cls] ? c->class_ops[cls]
 							   : p->ops;
 
@@ -94,6 +92,16 @@ static size_t adv_min_of(const struct hop_p2p *p, int peer)
 	    p->adv_min > p->eager_size)
 		return p->adv_min;
 	return p->eager_size + 1;
+}
+
+/* The smallest message that goes by an advert to or from @peer. */
+static size_t adv_min_of(const struct hop_p2p *p, int peer)
+{
+	const struct hop_comm *c = p->comm;
+
+	return p->adv_min_cls[hop_comm_host(c, peer) ==
+			      hop_comm_host(c, p->rank) ? HOP_LINK_INTRA
+							: HOP_LINK_INTER];
 }
 
 void p2p_adv_post(struct hop_p2p *p, struct hop_p2p_req *r)
@@ -358,12 +366,15 @@ int p2p_adv_send(struct hop_p2p *p, struct hop_p2p_req *r)
 }
 
 /* Allocated once for every peer: a collective's repeated calls allocate
- * nothing, whichever pair first talks in which call. */
+ * nothing, whichever pair first talks in which call. The thresholds of
+ * each link class are fixed here, once the providers are. */
 int p2p_adv_init(struct hop_p2p *p)
 {
 	struct p2p_adv_in *in;
 	struct p2p_adv_out *out;
 
+	p->adv_min_cls[HOP_LINK_INTRA] = adv_min_class(p, HOP_LINK_INTRA);
+	p->adv_min_cls[HOP_LINK_INTER] = adv_min_class(p, HOP_LINK_INTER);
 	if (!p->adv_min)
 		return 0;
 	in = calloc((size_t)p->nranks, sizeof(*in));

@@ -174,6 +174,7 @@ struct hop_p2p {
 	uint32_t slots;
 	size_t eager_size, slot_bytes, max_inline, rndv_chunk;
 	size_t adv_min;          /* HOP_RNDV_ADVERT, 0: no adverts */
+	size_t adv_min_cls[2];   /* per link class (p2p_adv_init()) */
 	uint64_t adv_direct;     /* sends written into advertised receives */
 
 	unsigned char *ring;
