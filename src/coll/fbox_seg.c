@@ -167,9 +167,7 @@ static void *fbox_attach(const char *name, size_t len, char *why,
  * except for HOP_FBOX and the transport, which the exchange reconciles. */
 static int fbox_wanted(const struct hop_comm *comm)
 {
-	const struct hop_prov_ops *ops = comm->class_ops[HOP_LINK_INTRA]
-						 ? comm->class_ops[HOP_LINK_INTRA]
-						 : comm->prov_ops;
+	const struct hop_prov_ops *ops = hop_comm_class_ops(comm, HOP_LINK_INTRA);
 
 	return comm->cfg.fbox && hop_prov_has(ops, HOP_PROV_CAP_HOST_MEMORY);
 }

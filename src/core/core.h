@@ -190,6 +190,15 @@ static inline int hop_comm_rank_of(const struct hop_comm *comm, int q)
 	return comm->rank_of && q >= 0 ? comm->rank_of[q] : q;
 }
 
+/* The provider ops carrying @comm's traffic of link class @cls (enum
+ * hop_link_class): the class's own, or the one provider's when transport
+ * selection set no class (a provider loaded as a plugin). */
+static inline const struct hop_prov_ops *
+hop_comm_class_ops(const struct hop_comm *comm, int cls)
+{
+	return comm->class_ops[cls] ? comm->class_ops[cls] : comm->prov_ops;
+}
+
 /* The host (0 .. root's nhosts - 1) of @comm's rank @r; 0 before the
  * transport was selected. */
 static inline int hop_comm_host(const struct hop_comm *comm, int r)

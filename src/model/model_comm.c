@@ -27,8 +27,7 @@ int hop_model_comm_links(struct hop_comm *comm, char *err, size_t errlen)
 	int ret;
 
 	for (int c = 0; c < HOP_MODEL_CLASSES; c++) {
-		const struct hop_prov_ops *ops = comm->class_ops[c]
-			? comm->class_ops[c] : comm->prov_ops;
+		const struct hop_prov_ops *ops = hop_comm_class_ops(comm, c);
 
 		prov[c] = ops ? ops->name : NULL;
 		caps[c] = hop_prov_caps_of(ops);

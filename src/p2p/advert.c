@@ -84,9 +84,7 @@ static void adv_release(struct hop_p2p *p, struct hop_p2p_req *r);
  */
 static size_t adv_min_class(const struct hop_p2p *p, int cls)
 {
-	const struct hop_comm *c = p->comm;
-	const struct hop_prov_ops *ops = c->class_ops[cls] ? c->class_ops[cls]
-							   : p->ops;
+	const struct hop_prov_ops *ops = hop_comm_class_ops(p->comm, cls);
 
 	if (!p->adv_min || hop_prov_has(ops, HOP_PROV_CAP_RDMA) ||
 	    p->adv_min > p->eager_size)
