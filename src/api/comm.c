@@ -104,9 +104,18 @@ int hop_comm_init_rank(hop_comm_t **commp, int nranks, hop_unique_id_t id,
 	return hop_comm_init_rank_with(commp, nranks, id, rank, NULL);
 }
 
+static int init_rank(hop_comm_t **commp, int nranks, hop_unique_id_t id,
+		     int rank, const char *const *settings, unsigned flags);
+
 int hop_comm_init_rank_with(hop_comm_t **commp, int nranks,
 			    hop_unique_id_t id, int rank,
 			    const char *const *settings)
+{
+	return init_rank(commp, nranks, id, rank, settings, 0);
+}
+
+static int init_rank(hop_comm_t **commp, int nranks, hop_unique_id_t id,
+		     int rank, const char *const *settings, unsigned flags)
 {
 	struct hop_comm *comm;
 	struct hop_id_info info;
@@ -206,6 +215,12 @@ int hop_comm_init_rank_with(hop_comm_t **commp, int nranks,
 			hop_coll_fini(comm);
 		goto err_p2p;
 	}
+	/* every bootstrap exchange is behind us: its sockets (rank 0 holds
+	 * one per rank) would only count against the descriptor limit */
+	if (!(flags & HOP_INIT_KEEP_BOOTSTRAP)) {
+		hop_bootstrap_close(comm->bs);
+		comm->bs = NULL;
+	}
 	comm->last_error[0] = '\0';
 	HOP_INFO("rank %d of %d joined; transport %s", rank, nranks, ops->name);
 	*commp = comm;
@@ -226,6 +241,11 @@ err_free:
 
 int hop_comm_init_env(hop_comm_t **commp)
 {
+	return hop_comm_init_env_flags(commp, 0);
+}
+
+int hop_comm_init_env_flags(hop_comm_t **commp, unsigned flags)
+{
 	struct hop_env_job job;
 	char msg[HOP_MSG_LEN];
 	int ret;
@@ -244,7 +264,7 @@ int hop_comm_init_env(hop_comm_t **commp)
 	}
 	HOP_TRACE("hop_comm_init_env: rank %d of %d from %s", job.rank,
 		  job.nranks, job.rank_var);
-	return hop_comm_init_rank(commp, job.nranks, job.id, job.rank);
+	return init_rank(commp, job.nranks, job.id, job.rank, NULL, flags);
 }
 
 /* The last communicator sharing @root's endpoints is gone: close them. */

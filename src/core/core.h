@@ -47,7 +47,12 @@ struct hop_comm {
 	int rank;
 	int nranks;
 	struct hop_config cfg;
+	/* open only while hop_comm_init_rank() runs: every bootstrap exchange
+	 * is part of init, and its star around rank 0 holds a socket per rank */
 	struct hop_bootstrap *bs;
+	uint8_t secret[16];             /* the id's secret, kept past the
+					   bootstrap for connections on first
+					   use (prov_ctx.secret points here) */
 	const struct hop_prov_ops *prov_ops;
 	struct hop_prov *prov;          /* owned by the provider */
 	struct hop_prov_ctx prov_ctx;   /* what the provider sees of the core */
@@ -133,6 +138,15 @@ int hop_comm_inherit_failure(struct hop_comm *comm);
  * stale handle can always be checked (hop_comm_live()) without reading
  * freed memory.
  */
+/*
+ * hop_comm_init_env_flags() - hop_comm_init_env() for hop's own tools.
+ * HOP_INIT_KEEP_BOOTSTRAP keeps comm->bs open until hop_comm_destroy(), for
+ * a tool that uses it as an out-of-band channel after init (hop-probe's
+ * barriers between measurements, which must not share the provider).
+ */
+#define HOP_INIT_KEEP_BOOTSTRAP 1u
+int hop_comm_init_env_flags(struct hop_comm **commp, unsigned flags);
+
 struct hop_comm *hop_comm_alloc(void);
 void hop_comm_release(struct hop_comm *comm);
 int hop_comm_live(const struct hop_comm *comm);

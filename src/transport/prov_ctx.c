@@ -24,6 +24,8 @@ _Static_assert(HOP_PROV_SECRET_LEN == HOP_SECRET_BYTES,
 	       "hop_prov_ctx.secret is the bootstrap secret");
 _Static_assert(HOP_PROV_ALLGATHER_MAX == HOP_BS_MAX_MSG,
 	       "ctx->allgather() is one bootstrap allgather");
+_Static_assert(sizeof(((struct hop_comm *)0)->secret) == HOP_PROV_SECRET_LEN,
+	       "the comm keeps the secret past the bootstrap");
 
 /* The communicator whose prov_ctx @ctx is (hop_prov_ctx_init() filled
  * only contexts embedded in a struct hop_comm). */
@@ -31,6 +33,16 @@ static struct hop_comm *ctx_comm(const struct hop_prov_ctx *ctx)
 {
 	return (struct hop_comm *)((char *)(uintptr_t)ctx -
 				   offsetof(struct hop_comm, prov_ctx));
+}
+
+/* The bootstrap closes when hop_comm_init_rank() returns (core.h). */
+static int bootstrap_closed(struct hop_comm *comm, const char *what)
+{
+	return hop_set_error(comm, HOP_ERR_BOOTSTRAP, "%s: rank %d: "
+			     "ctx->%s() after open(): the bootstrap serves "
+			     "open() only and is closed once the communicator "
+			     "is initialised", comm->prov_ctx.name, comm->rank,
+			     what);
 }
 
 static int ctx_allgather(const struct hop_prov_ctx *ctx, const void *mine,
@@ -47,6 +59,8 @@ static int ctx_allgather(const struct hop_prov_ctx *ctx, const void *mine,
 		memcpy(all, mine, len);
 		return 0;
 	}
+	if (!comm->bs)
+		return bootstrap_closed(comm, "allgather");
 	ret = hop_bootstrap_allgather(comm->bs, mine, all, len,
 				      hop_comm_deadline(comm));
 	if (ret)
@@ -143,6 +157,8 @@ static int ctx_barrier(const struct hop_prov_ctx *ctx)
 
 	if (comm->nranks == 1 && !comm->bs)
 		return 0;
+	if (!comm->bs)
+		return bootstrap_closed(comm, "barrier");
 	ret = hop_bootstrap_barrier(comm->bs, hop_comm_deadline(comm));
 	if (ret)
 		return hop_set_error(comm, ret, "%s: rank %d: barrier failed: "
@@ -194,7 +210,10 @@ void hop_prov_ctx_init(struct hop_comm *comm, const char *name)
 	/* a single rank without a bootstrap talks to itself only */
 	c->local_addr = comm->bs ? hop_bootstrap_local_addr(comm->bs).s_addr
 				 : htonl(INADDR_LOOPBACK);
-	c->secret = comm->bs ? hop_bootstrap_secret(comm->bs) : no_secret;
+	if (comm->bs)
+		memcpy(comm->secret, hop_bootstrap_secret(comm->bs),
+		       sizeof(comm->secret));
+	c->secret = comm->bs ? comm->secret : no_secret;
 }
 
 int hop_prov_open(struct hop_comm *comm)

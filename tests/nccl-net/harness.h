@@ -40,7 +40,8 @@ struct harness {
 	uint64_t deadline;   /* ns, CLOCK_MONOTONIC */
 	void *send[MAX_CONNS];
 	void *recv[MAX_CONNS];
-	int rails;           /* verbs rails whose counters rails_check() reads */
+	int rails;           /* rails rails_check() proves after the traffic */
+	int rails_tcp;       /* ... by local addresses (else port counters) */
 	uint64_t rail_base[H_RAIL_DEVS][2]; /* sent_pkts, rcvd_pkts before */
 };
 
@@ -91,10 +92,11 @@ int link_tcp(struct harness *h, const char *addr);
 int connect_all(struct harness *h);
 int close_all(struct harness *h, int failed);
 
-/* rails.c, with NCCL_NET_TEST_RAILS=N (after connect_all): over tcp, 0
- * when the established connections use N local addresses or more; over
- * verbs, the ports' packet counters before the traffic, and after it 0
- * when every device's rose by its connections' messages. */
+/* rails.c, with NCCL_NET_TEST_RAILS=N: rails_start() after connect_all,
+ * rails_check() after the traffic, 0 when over tcp the established
+ * connections use N local addresses or more (connections are made by the
+ * first message, so only the traffic's count), over verbs when every
+ * device's port packet counters rose by its connections' messages. */
 int rails_start(struct harness *h);
 int rails_check(struct harness *h);
 

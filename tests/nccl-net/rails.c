@@ -4,8 +4,9 @@
  * each have carried their connections' traffic.
  *
  * Over tcp a device is an interface: the established connections must use
- * N local addresses or more (the test runs in a private network namespace,
- * where nothing else holds a connection). Over verbs a device is "HCA:port":
+ * N local addresses or more once the traffic ran (the test runs in a private
+ * network namespace, where nothing else holds a connection, and hop's own
+ * bootstrap sockets are closed once a communicator is made). Over verbs a device is "HCA:port":
  * the port's own packet counters (hw_counters/sent_pkts, rcvd_pkts, which
  * count RoCE packets of every QP on it) must each rise, across the traffic,
  * by at least the messages this process sent and received on the device's
@@ -122,10 +123,9 @@ int rails_start(struct harness *h)
 		FAIL("NCCL_NET_TEST_RAILS=%d: --conns %d leaves device(s) "
 		     "without a connection", want, h->o.nconns);
 	h_last_transport(transport);
-	if (strcmp(transport, "verbs"))
-		return tcp_rails(h, want);
 	h->rails = want;
-	return read_counters(h, h->rail_base);
+	h->rails_tcp = strcmp(transport, "verbs") != 0;
+	return h->rails_tcp ? 0 : read_counters(h, h->rail_base);
 }
 
 int rails_check(struct harness *h)
@@ -134,6 +134,8 @@ int rails_check(struct harness *h)
 
 	if (!h->rails)
 		return 0;
+	if (h->rails_tcp)
+		return tcp_rails(h, h->rails);
 	if (read_counters(h, now))
 		return -1;
 	for (int d = 0; d < h->ndev; d++) {

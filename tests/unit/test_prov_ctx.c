@@ -1,7 +1,8 @@
 /*
  * test_prov_ctx.c - what hop hands a provider (struct hop_prov_ctx): the
  * job fields, the error/failure callbacks and where their messages land,
- * the per-provider settings, the single-rank allgather; and the plugin
+ * the per-provider settings, the single-rank allgather, the refusal once
+ * the bootstrap has closed; and the plugin
  * loader's refusals that need no compiler (bad names, missing files, a file
  * that is not a shared object), each with the message naming why.
  */
@@ -205,6 +206,25 @@ static void allgather_one_rank(void **state)
 	assert_int_equal(ctx->allgather(ctx, mine, all, 0), HOP_ERR_INVALID_ARG);
 }
 
+/* The bootstrap closes once the comm is made: a provider exchanging
+ * anything later is told why, whatever the job's size. */
+static void allgather_after_init(void **state)
+{
+	struct hop_comm *comm = *state;
+	const struct hop_prov_ctx *ctx = &comm->prov_ctx;
+	char mine[5] = "abcd", all[10] = "";
+
+	comm->nranks = 2;
+	assert_null(comm->bs);
+	assert_int_equal(ctx->allgather(ctx, mine, all, sizeof(mine)),
+			 HOP_ERR_BOOTSTRAP);
+	assert_non_null(strstr(comm->last_error, "my-prov: rank 0: "
+			       "ctx->allgather() after open()"));
+	assert_int_equal(all[0], 0);
+	assert_int_equal(ctx->barrier(ctx), HOP_ERR_BOOTSTRAP);
+	assert_non_null(strstr(comm->last_error, "ctx->barrier() after open()"));
+}
+
 static void load_refusals(void **state)
 {
 	const struct hop_prov_ops *ops = (void *)1;
@@ -269,6 +289,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(fail_positive_code, setup, teardown),
 		cmocka_unit_test_setup_teardown(config_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(allgather_one_rank, setup, teardown),
+		cmocka_unit_test_setup_teardown(allgather_after_init, setup,
+						teardown),
 		cmocka_unit_test(load_refusals),
 		cmocka_unit_test(builtin_names),
 	};

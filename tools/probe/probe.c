@@ -284,7 +284,7 @@ int main(int argc, char **argv)
 		return ret == 1 ? 0 : 2;
 	if (o.transport[0] && setenv("HOP_TRANSPORT", o.transport, 1))
 		return 1;
-	if ((ret = hop_comm_init_env(&comm))) {
+	if ((ret = hop_comm_init_env_flags(&comm, HOP_INIT_KEEP_BOOTSTRAP))) {
 		fprintf(stderr, "hop-probe: cannot join the job: %s (%s)\n",
 			hop_last_init_error(), hop_err_name(ret));
 		return 1;
