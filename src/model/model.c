@@ -177,7 +177,8 @@ int hop_model_pipelined(int kind, int algo)
 
 /*
  * The link of a provider that declares none in its caps: loopback tcp's
- * numbers (docs/model.md, "Built-in defaults"), the most pessimistic
+ * numbers (docs/model.md, "Built-in defaults") but for the eager size, which
+ * is the one hop gives such a provider (8 KiB); the most pessimistic
  * latency of the built-in providers. gamma: a vectorised f32 sum of 16 MiB
  * runs at 15 GB/s (0.066 ns/B); 0.1 ns/B leaves room for f16/bf16
  * conversion and other ops. max_chunk: 1 MiB; shm, N = 2, ring AllReduce
@@ -409,7 +410,8 @@ static double region_bytes(const struct algo_ent *e, size_t bytes,
 }
 
 /* AllToAll pairwise cuts a block only into eager pieces, and only a
- * block of at most HOP_A2A_PIECES eager sizes: its pieces skip the
+ * block of at most HOP_A2A_PIECES eager sizes and
+ * HOP_A2A_PIECES_MAX_BYTES: its pieces skip the
  * rendezvous's request and clear to send, while more of them would wait
  * for the receiver's eager slots. Like any chunk, a piece is no smaller
  * than the link's min_chunk: on tcp (16 KiB) 8 KiB pieces measured
@@ -419,7 +421,9 @@ static long a2a_pieces(size_t bytes, const struct hop_model_link *l)
 {
 	double k = l->eager > 0 ? ceil((double)bytes / l->eager) : 1;
 
-	return k > 1 && k <= HOP_A2A_PIECES && bytes / k >= l->min_chunk
+	return k > 1 && k <= HOP_A2A_PIECES &&
+			       bytes <= HOP_A2A_PIECES_MAX_BYTES &&
+			       bytes / k >= l->min_chunk
 		       ? (long)k : 1;
 }
 

@@ -32,6 +32,10 @@ struct hop_prov_caps;
 /* AllToAll pairwise: the most eager pieces a block is cut into (half the
  * default HOP_EAGER_SLOTS, so one exchange's pieces fit the slots) */
 #define HOP_A2A_PIECES 8
+/* ... and the longest block cut at all: 8 of the default 8 KiB eager
+ * size. On tcp (32 KiB eager) 4-8 pieces of 32 KiB lost to one
+ * rendezvous (docs/results/2026-12-07-tcp-eager.md) */
+#define HOP_A2A_PIECES_MAX_BYTES 65536
 
 /* Upper bound of a chunk count (matches HOP_SCHED_MAX_CHUNKS). */
 #define HOP_MODEL_MAX_CHUNKS (1L << 20)

@@ -240,6 +240,15 @@ static void test_alltoall_pieces(void **state)
 					       &l), 1);
 	assert_int_equal(hop_model_best_chunks(HOP_COLL_ALLTOALL,
 					       HOP_ALGO_PAIRWISE, 8192, 4, &l), 1);
+	/* tcp's 32 KiB eager: a 64 KiB block in 2 pieces, a longer one
+	 * whole, though it would fit 8 pieces */
+	l.eager = 32768;
+	assert_int_equal(hop_model_best_chunks(HOP_COLL_ALLTOALL,
+					       HOP_ALGO_PAIRWISE, 65536, 2, &l), 2);
+	assert_int_equal(hop_model_best_chunks(HOP_COLL_ALLTOALL,
+					       HOP_ALGO_PAIRWISE, 1 << 17, 2,
+					       &l), 1);
+	l.eager = 8192;
 	/* pieces below the link's min_chunk (tcp's 16 KiB): whole */
 	l.min_chunk = 16384;
 	assert_int_equal(hop_model_best_chunks(HOP_COLL_ALLTOALL,
