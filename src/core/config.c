@@ -56,7 +56,7 @@ static const struct cfg_var cfg_vars[] = {
 	  "microseconds a waiter then polls with sched_yield() between polls before it blocks in the provider; -1: 10000 when oversubscribed up to 4 ranks per core, 40000 / (ranks per core) beyond, else 0" },
 	/* p2p */
 	{ "HOP_EAGER_SIZE", CFG_SIZE, "auto", 64, 1 * MIB, "auto", FIELD(eager_size),
-	  "largest payload sent eagerly (bytes per pre-registered slot); larger messages use rendezvous; auto: 8 KiB on tcp and shm; on verbs the largest of 64, 32, 16 and 8 KiB whose registered slots ((ranks + 2) x HOP_EAGER_SLOTS) take at most 16 MiB and, without CAP_IPC_LOCK, a quarter of RLIMIT_MEMLOCK; the smallest of every rank's choice, agreed at init" },
+	  "largest payload sent eagerly (bytes per pre-registered slot); larger messages use rendezvous; auto: 8 KiB on shm; the largest of 32, 16 and 8 KiB on tcp, and of 64, 32, 16 and 8 KiB on verbs, whose slots ((ranks + 2) x HOP_EAGER_SLOTS) take at most 16 MiB and, on verbs without CAP_IPC_LOCK, a quarter of RLIMIT_MEMLOCK; the smallest of every rank's choice, agreed at init" },
 	{ "HOP_EAGER_SLOTS", CFG_INT, "16", 1, 1024, NULL, FIELD(eager_slots),
 	  "eager slots per peer (receive ring depth)" },
 	{ "HOP_EAGER_POLL", CFG_INT, "-1", -1, 1, NULL, FIELD(eager_poll),
@@ -213,10 +213,13 @@ static int parse_var(const struct cfg_var *v, const char *value,
  * @memlock (RLIMIT_MEMLOCK in bytes; 0: unlimited, or the process holds
  * CAP_IPC_LOCK, as root does, and may pin beyond it) when that is less; else
  * 8 KiB. On shm a larger eager message leaves the ring for
- * process_vm_writev and was slower (docs/providers.md); on tcp point to
- * point gained but the AllReduce of 256-512 KiB lost (docs/verbs.md), so
- * tcp and shm keep 8 KiB. The provider's caps give the size (@eager_max)
- * and whether it registers memory with an RDMA device (@rdma).
+ * process_vm_writev and was slower (docs/providers.md), so shm keeps 8 KiB.
+ * tcp offers 32 KiB: a message of 16-32 KiB that waits for its clear to
+ * send waits for the receiver to be scheduled, which a copy out of the
+ * slot never costs as much as (docs/results/2026-12-07-tcp-eager.md). Its
+ * slots are not pinned, so only the 16 MiB budget bounds them. The
+ * provider's caps give the size (@eager_max) and whether it registers
+ * memory with an RDMA device (@rdma).
  */
 size_t hop_config_eager_auto(size_t eager_max, int rdma, int nranks,
 			     int slots, uint64_t memlock)
@@ -224,9 +227,7 @@ size_t hop_config_eager_auto(size_t eager_max, int rdma, int nranks,
 	double budget = 16.0 * 1024 * 1024;
 	size_t sz = eager_max ? eager_max : HOP_EAGER_AUTO;
 
-	if (!rdma)
-		return sz;
-	if (memlock && (double)memlock / 4 < budget)
+	if (rdma && memlock && (double)memlock / 4 < budget)
 		budget = (double)memlock / 4;
 	while (sz > HOP_EAGER_AUTO && ((double)nranks + 2) * slots * (double)sz > budget)
 		sz /= 2;

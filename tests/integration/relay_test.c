@@ -357,7 +357,9 @@ static void test_mismatch(void)
 {
 	static const int p[] = { 0, 1, 2 };
 	hop_relay_opts_t o = { .chunks = rank == 1 ? 5 : 4 };
-	size_t len = 100000;
+	/* chunks above every eager size: an eager chunk leaves rank 0 before
+	 * rank 1 can tell it the signatures differ */
+	size_t len = 400000;
 	uint8_t *buf = xmalloc(len);
 	int rc;
 

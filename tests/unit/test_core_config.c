@@ -189,12 +189,19 @@ static void test_eager_auto(void **state)
 	assert_non_null(strstr(err, "64..1M bytes"));
 	assert_non_null(strstr(err, "or auto"));
 
-	/* software providers (tcp, shm: 8 KiB caps) keep their size; caps
-	 * without one mean 8 KiB */
+	/* shm (8 KiB caps) keeps its size; caps without one mean 8 KiB */
 	assert_int_equal(hop_config_eager_auto(8192, 0, 2, 16, 0), 8192);
+	assert_int_equal(hop_config_eager_auto(8192, 0, 65536, 1024, 0), 8192);
 	assert_int_equal(hop_config_eager_auto(0, 0, 2, 16, 0), 8192);
 	assert_int_equal(hop_config_eager_auto(0, 1, 2, 16, 0), 8192);
-	assert_int_equal(hop_config_eager_auto(16384, 0, 65536, 1024, 0), 16384);
+	/* tcp (32 KiB caps): the same 16 MiB budget, never memlock (its
+	 * slots are not pinned) */
+	assert_int_equal(hop_config_eager_auto(32768, 0, 2, 16, 1 << 20), 32768);
+	assert_int_equal(hop_config_eager_auto(32768, 0, 30, 16, 0), 32768);
+	assert_int_equal(hop_config_eager_auto(32768, 0, 31, 16, 0), 16384);
+	assert_int_equal(hop_config_eager_auto(32768, 0, 62, 16, 0), 16384);
+	assert_int_equal(hop_config_eager_auto(32768, 0, 63, 16, 0), 8192);
+	assert_int_equal(hop_config_eager_auto(16384, 0, 65536, 1024, 0), 8192);
 	/* (ranks + 2) x 16 slots within 16 MiB */
 	assert_int_equal(hop_config_eager_auto(65536, 1, 2, 16, 0), 65536);
 	assert_int_equal(hop_config_eager_auto(65536, 1, 14, 16, 0), 65536);

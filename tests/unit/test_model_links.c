@@ -94,7 +94,7 @@ static void test_links(void **state)
 	assert_non_null(strstr(err, "max_chunk"));
 	/* every built-in link has what HOP_EAGER_SIZE=auto gives a small job
 	 * on its provider, and 1 MiB chunks at most */
-	assert_true(s.eager == 8192 && t.eager == 8192 && v.eager == 65536);
+	assert_true(s.eager == 8192 && t.eager == 32768 && v.eager == 65536);
 	assert_true(s.max_chunk == 1048576 && t.max_chunk == 1048576 &&
 		    v.max_chunk == 1048576);
 	/* no profile: the provider's defaults */
@@ -108,11 +108,14 @@ static void test_links(void **state)
 					     NULL, 0, err, sizeof(err)), 0);
 	assert_memory_equal(&l, &s, sizeof(l));
 	/* a provider without defaults: the generic link (loopback tcp's
-	 * numbers), and the source says so */
+	 * numbers, and the eager size hop gives a provider without one),
+	 * and the source says so */
 	assert_int_equal(hop_model_link_load(NULL, "sim", NULL, &l, src,
 					     sizeof(src), err, sizeof(err)), 0);
 	hop_model_link_generic(&v);
 	assert_memory_equal(&l, &v, sizeof(l));
+	assert_true(l.eager == HOP_MODEL_EAGER);
+	l.eager = t.eager;
 	assert_memory_equal(&l, &t, sizeof(l));
 	assert_string_equal(src, "built-in generic link (no defaults for 'sim')");
 	assert_int_equal(hop_model_link_load(NULL, "tcp", caps_of("tcp"), NULL,

@@ -131,7 +131,7 @@ static void builtin_caps(void **state)
 	assert_false(hop_prov_has(&hop_prov_shm, HOP_PROV_CAP_ATOMIC8));
 	assert_true(hop_prov_has(&hop_prov_shm, HOP_PROV_CAP_HOST_MEMORY));
 	assert_false(hop_prov_has(&hop_prov_tcp, HOP_PROV_CAP_HOST_MEMORY));
-	assert_int_equal(hop_prov_caps_of(&hop_prov_tcp)->eager_size, 8192);
+	assert_int_equal(hop_prov_caps_of(&hop_prov_tcp)->eager_size, 32768);
 	assert_int_equal(hop_prov_caps_of(&hop_prov_shm)->eager_size, 8192);
 	assert_true(hop_prov_caps_of(&hop_prov_shm)->alpha <
 		    hop_prov_caps_of(&hop_prov_tcp)->alpha);

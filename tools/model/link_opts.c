@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "model/profile.h"
 #include "transport/provider.h"
 
 int hm_link_opt(struct hm_link_opts *lo, int c, const char *arg)
@@ -46,6 +47,23 @@ int hm_link_opt(struct hm_link_opts *lo, int c, const char *arg)
 	return 0;
 }
 
+/* The provider a profile measured, whose defaults fill what the profile
+ * leaves open (eager size, min chunk); tcp's when it names none. A bad
+ * profile is reported by hop_model_link_load(). */
+static const struct hop_prov_ops *profile_provider(const char *path)
+{
+	const struct hop_prov_ops *ops = NULL;
+	struct hop_profile prof;
+	char err[256];
+
+	if (!hop_profile_link_load(path, &prof, err, sizeof(err))) {
+		if (prof.provider[0])
+			ops = hop_prov_find(prof.provider);
+		hop_profile_free(&prof);
+	}
+	return ops ? ops : &hop_prov_tcp;
+}
+
 int hm_link_load(const char *cmd, const struct hm_link_opts *lo,
 		 struct hop_model_link *l, char *src, size_t srclen)
 {
@@ -58,7 +76,8 @@ int hm_link_load(const char *cmd, const struct hm_link_opts *lo,
 		return 2;
 	}
 	caps = hop_prov_caps_of(lo->provider ? hop_prov_find(lo->provider)
-					     : &hop_prov_tcp);
+				: lo->profile ? profile_provider(lo->profile)
+					      : &hop_prov_tcp);
 	if (lo->provider && hop_model_link_default(caps, l)) {
 		fprintf(stderr, "hop-model %s: --provider '%s': expected shm, "
 			"tcp or verbs (a built-in provider)\n", cmd,

@@ -385,7 +385,7 @@ static int tcp_connect(struct hop_prov *prov, int peer)
 static const struct hop_prov_caps tcp_caps = {
 	.size = sizeof(struct hop_prov_caps),
 	.flags = HOP_PROV_CAP_WAKES,
-	.eager_size = 8192,
+	.eager_size = 32768,  /* HOP_EAGER_SIZE=auto: config.c says why */
 	.alpha = 17.0e-6,
 	.beta = 1.5e9,
 	.duplex = 1.6,
