@@ -5,9 +5,8 @@
 # joins, runs one 8-byte AllReduce checked bit for bit, counts its open
 # descriptors and destroys. Every rank must pass and hold at most 64
 # descriptors, rank 0 too (its bootstrap socket per rank closes at the end of
-# init). Then the
-# check is shown able to fail: 64 ranks on an eager mesh (a liveness
-# descriptor per peer) must break the 64-descriptor bound.
+# init). Then the check is shown able to fail: 64 ranks on an eager mesh (a
+# liveness descriptor per peer) must break the 64-descriptor bound.
 set -u
 b=${top_builddir:?run through make check or set top_builddir}
 run=$b/tools/hop-run

@@ -6,8 +6,8 @@
  * Over tcp a device is an interface: the established connections must use
  * N local addresses or more once the traffic ran (the test runs in a private
  * network namespace, where nothing else holds a connection, and hop's own
- * bootstrap sockets are closed once a communicator is made). Over verbs a device is "HCA:port":
- * the port's own packet counters (hw_counters/sent_pkts, rcvd_pkts, which
+ * bootstrap sockets are closed once a communicator is made). Over verbs a
+ * device is "HCA:port": the port's own packet counters (hw_counters/sent_pkts, rcvd_pkts, which
  * count RoCE packets of every QP on it) must each rise, across the traffic,
  * by at least the messages this process sent and received on the device's
  * connections; a plugin that ran them all on one port leaves the others'
