@@ -7,11 +7,11 @@
  * N local addresses or more once the traffic ran (the test runs in a private
  * network namespace, where nothing else holds a connection, and hop's own
  * bootstrap sockets are closed once a communicator is made). Over verbs a
- * device is "HCA:port": the port's own packet counters (hw_counters/sent_pkts, rcvd_pkts, which
- * count RoCE packets of every QP on it) must each rise, across the traffic,
- * by at least the messages this process sent and received on the device's
- * connections; a plugin that ran them all on one port leaves the others'
- * counters where they were. The VM pair is the only place this runs, one
+ * device is "HCA:port": the port's own packet counters (hw_counters/
+ * sent_pkts, rcvd_pkts, which count RoCE packets of every QP on it) must
+ * each rise, across the traffic, by at least the messages this process sent
+ * and received on the device's connections; a plugin that ran them all on
+ * one port leaves the others' counters where they were. The VM pair is the only place this runs, one
  * process per VM, so no other process moves the counters.
  */
 #include <stdio.h>
