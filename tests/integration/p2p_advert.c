@@ -194,8 +194,10 @@ static void case_mixed(void)
 {
 	const struct msg m[] = {
 		{ 7, 40000, 65536, 0 },   /* sent before the adverts */
-		{ 8, 30000, 32768, 0 },
-		{ 7, 4, 16384, 0 },       /* eager, takes an advertised one */
+		/* receives above every software eager size (tcp's 32 KiB)
+		 * advertise on every provider */
+		{ 8, 50000, 65536, 0 },
+		{ 7, 4, 40000, 0 },       /* eager, takes an advertised one */
 		{ 7, 8192, 8192, 0 },
 		{ 8, 100000, 100000, 0 },
 		{ 9, 65536, 65536, 1 },   /* any source ahead ... */
