@@ -317,10 +317,15 @@ static int mismatch(const char *kind)
 		sc[p] = rc[p] = blk;
 		d[p] = (size_t)p * 2 * blk;
 	}
-	OK(hop_barrier(comm));
-	if (!strcmp(kind, "alltoall")) {
+	/* a rank still in this barrier may already hold the next call's
+	 * messages from ranks 0 and 2, whose signatures differ: p2p fails it
+	 * there, which is its result */
+	ret = hop_barrier(comm);
+	if (ret && (rank == 0 || ret != HOP_ERR_MISMATCH))
+		FAIL("hop_barrier: %s", hop_err_name(ret));
+	if (!ret && !strcmp(kind, "alltoall")) {
 		ret = hop_alltoall(comm, sb, rb, rank ? 4 : 5, HOP_UINT8);
-	} else {
+	} else if (!ret) {
 		if (rank == 0)
 			rc[1] += strncmp(kind, "short", 5) ? -1 : 1;
 		ret = hop_alltoallv(comm, sb, sc, d, rb, rc, d, HOP_UINT8);
