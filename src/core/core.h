@@ -133,12 +133,6 @@ int hop_comm_check_failed(struct hop_comm *comm);
 int hop_comm_inherit_failure(struct hop_comm *comm);
 
 /*
- * Handles (comm_handle.c). hop_comm_alloc() returns zeroed storage with
- * magic set; hop_comm_release() clears magic and keeps the storage, so a
- * stale handle can always be checked (hop_comm_live()) without reading
- * freed memory.
- */
-/*
  * hop_comm_init_env_flags() - hop_comm_init_env() for hop's own tools.
  * HOP_INIT_KEEP_BOOTSTRAP keeps comm->bs open until hop_comm_destroy(), for
  * a tool that uses it as an out-of-band channel after init (hop-probe's
@@ -147,6 +141,12 @@ int hop_comm_inherit_failure(struct hop_comm *comm);
 #define HOP_INIT_KEEP_BOOTSTRAP 1u
 int hop_comm_init_env_flags(struct hop_comm **commp, unsigned flags);
 
+/*
+ * Handles (comm_handle.c). hop_comm_alloc() returns zeroed storage with
+ * magic set; hop_comm_release() clears magic and keeps the storage, so a
+ * stale handle can always be checked (hop_comm_live()) without reading
+ * freed memory.
+ */
 struct hop_comm *hop_comm_alloc(void);
 void hop_comm_release(struct hop_comm *comm);
 int hop_comm_live(const struct hop_comm *comm);

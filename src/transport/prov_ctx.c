@@ -210,10 +210,12 @@ void hop_prov_ctx_init(struct hop_comm *comm, const char *name)
 	/* a single rank without a bootstrap talks to itself only */
 	c->local_addr = comm->bs ? hop_bootstrap_local_addr(comm->bs).s_addr
 				 : htonl(INADDR_LOOPBACK);
-	if (comm->bs)
+	c->secret = no_secret;
+	if (comm->bs) { /* the comm's copy outlives the bootstrap */
 		memcpy(comm->secret, hop_bootstrap_secret(comm->bs),
 		       sizeof(comm->secret));
-	c->secret = comm->bs ? comm->secret : no_secret;
+		c->secret = comm->secret;
+	}
 }
 
 int hop_prov_open(struct hop_comm *comm)

@@ -11,8 +11,9 @@
  * sent_pkts, rcvd_pkts, which count RoCE packets of every QP on it) must
  * each rise, across the traffic, by at least the messages this process sent
  * and received on the device's connections; a plugin that ran them all on
- * one port leaves the others' counters where they were. The VM pair is the only place this runs, one
- * process per VM, so no other process moves the counters.
+ * one port leaves the others' counters where they were. The VM pair is the
+ * only place this runs, one process per VM, so no other process moves the
+ * counters.
  */
 #include <stdio.h>
 #include <stdlib.h>
