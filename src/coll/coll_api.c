@@ -219,6 +219,27 @@ static int rooted_sync_due(struct hop_comm *comm, const struct hop_coll_launch *
 	return 1;
 }
 
+/* A blocking call the fast boxes take runs there, without a schedule:
+ * its result, or 1 when they do not take it. */
+static int run_fbox(struct hop_comm *comm, const struct hop_coll_launch *l)
+{
+	const struct hop_coll_args *a = &l->a;
+	size_t bytes = hop_fbox_payload(a->kind, l->bytes, comm->nranks);
+	int form = hop_fbox_takes(comm, a->kind, bytes);
+	struct hop_coll_call c = { .fn = l->fn, .kind = a->kind,
+				   .count = a->count, .dtype = a->dtype,
+				   .op = a->op, .root = a->root,
+				   .sendbuf = l->sendbuf,
+				   .recvbuf = l->recvbuf };
+
+	if (!form)
+		return 1;
+	/* the chunk is the slot's payload (an AllToAll's N blocks) */
+	log_choice(comm, l->fn, a->kind, HOP_COLL_ALGO_FBOX,
+		   hop_fbox_form(form), bytes, 1, l->bytes);
+	return hop_fbox_run(comm, &c, bytes, form);
+}
+
 int hop_coll_launch(struct hop_comm *comm, struct hop_coll_launch *l,
 		    hop_request_t **reqp)
 {
@@ -228,6 +249,8 @@ int hop_coll_launch(struct hop_comm *comm, struct hop_coll_launch *l,
 	struct hop_coll_op *op;
 	int ret;
 
+	if (!reqp && comm->coll->fbox && (ret = run_fbox(comm, l)) != 1)
+		return ret;
 	hop_coll_choose_bytes(comm, a->kind, l->bytes, &ch);
 	log_choice(comm, l->fn, a->kind, ch.algo, hop_coll_algo_name(ch.algo),
 		   ch.chunk_bytes, ch.depth, l->bytes);
@@ -272,16 +295,10 @@ static int coll_run(struct hop_comm *comm, void *ctx, hop_request_t **reqp)
 	const struct hop_coll_call *c = ctx;
 	struct hop_coll_launch l;
 	size_t bytes;
-	int ret, inplace, form;
+	int ret, inplace;
 
 	if ((ret = check_args(comm, c, &inplace, &bytes)))
 		return ret;
-	if (!reqp && (form = hop_fbox_takes(comm, c->kind, bytes))) {
-		if (hop_log_level() >= HOP_LOG_INFO)
-			log_choice(comm, c->fn, c->kind, HOP_COLL_ALGO_FBOX,
-				   hop_fbox_form(form), bytes, 1, bytes);
-		return hop_fbox_run(comm, c, bytes, form);
-	}
 	memset(&l, 0, sizeof(l));
 	l.fn = c->fn;
 	l.bytes = bytes;

@@ -288,11 +288,13 @@ static int reduce_all(struct hop_comm *comm, struct hop_fbox *fb,
 			return ret;
 		if (!bytes) /* recvbuf may be NULL */
 			continue;
-		if (!q)
-			memmove(c->recvbuf, src, bytes);
-		else
+		if (!q) {
+			if (src != c->recvbuf) /* in place on rank 0 */
+				hop_fbox_copy(c->recvbuf, src, bytes);
+		} else {
 			hop_reduce_local(c->recvbuf, src, c->count, c->dtype,
 					 c->op, 0);
+		}
 	}
 	if (c->op == HOP_AVG && bytes)
 		hop_reduce_avg(c->recvbuf, c->count, c->dtype, fb->nranks);
@@ -413,6 +415,9 @@ static int run_kind(struct hop_comm *comm, struct hop_fbox *fb,
 	const uint8_t *src;
 
 	switch (c->kind) {
+	case HOP_COLL_ALLGATHER:
+	case HOP_COLL_ALLTOALL:
+		return hop_fbox_gather(comm, fb, c, seq, bytes, wide);
 	case HOP_COLL_ALLREDUCE:
 		if ((ret = hop_fbox_publish(comm, fb, c, seq, c->sendbuf,
 					    bytes)))
@@ -444,7 +449,7 @@ static int run_kind(struct hop_comm *comm, struct hop_fbox *fb,
 				      &ret)))
 			return ret;
 		if (bytes)
-			memcpy(c->recvbuf, src, bytes);
+			hop_fbox_copy(c->recvbuf, src, bytes);
 		return check_successor(comm, fb, c, seq);
 	}
 }
@@ -463,21 +468,27 @@ static int finish_started(struct hop_comm *comm)
 
 /* The wide or CMA form, whichever the model prices lowest, when that is
  * at or below the schedule it would run, else HOP_FBOX_FORM_NONE. Priced
- * without the cores (a rank's own count), so every rank decides alike. */
+ * without the cores (a rank's own count), so every rank decides alike.
+ * The gathering kinds have no CMA form; an AllReduce no wide one. */
 static int large_form(struct hop_comm *comm, int kind, size_t bytes)
 {
 	struct hop_coll_choice ch;
 	int n = comm->nranks, form = HOP_FBOX_FORM_NONE;
+	int gather = kind == HOP_COLL_ALLGATHER || kind == HOP_COLL_ALLTOALL;
 	double t, best;
 
-	hop_coll_choose_bytes(comm, kind, bytes, &ch);
+	/* the schedule prices an AllToAll by its block */
+	hop_coll_choose_bytes(comm, kind,
+			      kind == HOP_COLL_ALLTOALL ? bytes / (size_t)n
+							: bytes, &ch);
 	best = ch.predicted;
-	if (kind != HOP_COLL_ALLREDUCE && bytes <= HOP_FBOX_WIDE_MAX &&
+	if (kind != HOP_COLL_ALLREDUCE &&
+	    bytes <= (gather ? HOP_FBOX_GATHER_WIDE_MAX : HOP_FBOX_WIDE_MAX) &&
 	    (t = hop_model_fbox_wide(kind, (double)bytes, n, 0)) <= best) {
 		form = HOP_FBOX_FORM_WIDE;
 		best = t;
 	}
-	if (comm->coll->fbox->cma &&
+	if (!gather && comm->coll->fbox->cma &&
 	    hop_model_fbox_cma(kind, (double)bytes, n, 0) <= best)
 		form = HOP_FBOX_FORM_CMA;
 	return form;
@@ -490,7 +501,8 @@ int hop_fbox_takes(struct hop_comm *comm, int kind, size_t bytes)
 
 	if (!c || !c->fbox || c->tune.forced[kind] != HOP_ALGO_AUTO ||
 	    (kind != HOP_COLL_ALLREDUCE && kind != HOP_COLL_BROADCAST &&
-	     kind != HOP_COLL_REDUCE))
+	     kind != HOP_COLL_REDUCE && kind != HOP_COLL_ALLGATHER &&
+	     kind != HOP_COLL_ALLTOALL))
 		return HOP_FBOX_FORM_NONE;
 	if (bytes <= HOP_FBOX_MAX)
 		return HOP_FBOX_FORM_SLOT;
@@ -560,19 +572,22 @@ int hop_fbox_run(struct hop_comm *comm, const struct hop_coll_call *c,
 }
 
 /* Measured on shm (docs/results/2026-12-05-shm-fastbox.md): a call, one
- * line per peer read, the payload copied and reduced once per rank;
+ * line per peer read, the payload copied (and reduced) once per rank;
  * above the slot, the model's wide or CMA form. */
 double hop_fbox_predict(int form, int kind, size_t bytes, int nranks,
 			int cores)
 {
 	/* Broadcast: the root's slot and another reader's header */
 	int reads = kind == HOP_COLL_BROADCAST ? (nranks > 2 ? 2 : 1) : nranks - 1;
+	/* an AllToAll reader copies one block of each slot */
+	double copied = kind == HOP_COLL_ALLTOALL ? (double)bytes / nranks
+						  : (double)bytes;
 
 	if (form == HOP_FBOX_FORM_WIDE)
 		return hop_model_fbox_wide(kind, (double)bytes, nranks, cores);
 	if (form == HOP_FBOX_FORM_CMA)
 		return hop_model_fbox_cma(kind, (double)bytes, nranks, cores);
-	return 0.15e-6 + reads * (0.1e-6 + (double)bytes / 5e9);
+	return 0.15e-6 + reads * (0.1e-6 + copied / 5e9);
 }
 
 const char *hop_fbox_form(int form)

@@ -92,6 +92,11 @@ _Static_assert(offsetof(struct hop_fbox_hdr, data) == HOP_FBOX_HDR,
  * HOP_FBOX_WIDE_AHEAD x b of it, so small calls stay in cache */
 #define HOP_FBOX_WIDE_RING (512u << 10)
 #define HOP_FBOX_WIDE_MAX (HOP_FBOX_WIDE_RING / 2)
+/* ... and its AllGathers and AllToAlls of up to this payload: at 256 KiB
+ * the 2-rank AllToAll ran at 22-28 us a call in some runs and 62-70 us
+ * in others (the scheduled exchange: 28-31 us), where at 128 KiB it
+ * stayed at or below the schedule (docs/results/2026-12-07-fbox-gathers.md) */
+#define HOP_FBOX_GATHER_WIDE_MAX (HOP_FBOX_WIDE_MAX / 2)
 #define HOP_FBOX_WIDE_AHEAD 8
 /* ring entries not yet known to be read: each at least a slot's size */
 #define HOP_FBOX_WIDE_ENTRIES (HOP_FBOX_WIDE_RING / HOP_FBOX_MAX)
@@ -125,7 +130,7 @@ struct hop_fbox {
 		hop_op_t op;
 	} pend[HOP_FBOX_DEPTH];
 	/* The signature (hop_coll_signature()) of the last call of each kind
-	 * (HOP_COLL_BROADCAST, _REDUCE, _ALLREDUCE), with what it hashes that
+	 * the fast boxes take, with what it hashes that
 	 * a call varies: a loop of like calls does not hash each one. */
 	struct hop_fbox_sig {
 		size_t count;
@@ -133,7 +138,7 @@ struct hop_fbox {
 		hop_dtype_t dtype;
 		hop_op_t op;
 		uint32_t sig;   /* 0: none yet */
-	} sig[HOP_COLL_ALLREDUCE + 1];
+	} sig[HOP_COLL_KIND_COUNT];
 	/* CMA form (fbox_cma.c): every rank may read every other rank's
 	 * memory by process_vm_readv (agreed at init) */
 	int cma;
@@ -152,7 +157,7 @@ struct hop_fbox {
 	struct hop_fbox_memo {
 		size_t bytes;
 		int form;       /* 0: none yet */
-	} memo[HOP_COLL_ALLREDUCE + 1];
+	} memo[HOP_COLL_KIND_COUNT];
 	/* 3 chunks: a peer's, this rank's own, a Reduce's result off the
 	 * root */
 	uint8_t *chunk;
@@ -188,16 +193,24 @@ static inline struct hop_fbox_hdr *hop_fbox_slot(const struct hop_fbox *fb,
 int hop_fbox_init(struct hop_comm *comm);
 void hop_fbox_fini(struct hop_comm *comm);
 
-/* The form (HOP_FBOX_FORM_SLOT ..) a call of @kind moving @bytes per rank on
- * @comm takes, or HOP_FBOX_FORM_NONE (0): up to HOP_FBOX_MAX in the slots;
- * larger in the wide area (a Broadcast or Reduce of up to
- * HOP_FBOX_WIDE_MAX) or by CMA (when every rank can reach its peers),
- * whichever the model prices lowest, when that is at or below the
- * scheduled algorithm it would choose (blocking calls only; the same on
- * every rank). */
+/* The bytes a rank writes to its slot for a call of @kind whose count is
+ * @per bytes: an AllToAll writes its N blocks, every other kind one. */
+static inline size_t hop_fbox_payload(int kind, size_t per, int nranks)
+{
+	return kind == HOP_COLL_ALLTOALL ? per * (size_t)nranks : per;
+}
+
+/* The form (HOP_FBOX_FORM_SLOT ..) a call of @kind writing @bytes
+ * (hop_fbox_payload()) on @comm takes, or HOP_FBOX_FORM_NONE (0): up to
+ * HOP_FBOX_MAX in the slots; a larger Broadcast, Reduce or AllReduce in
+ * the wide area (Broadcast or Reduce of up to HOP_FBOX_WIDE_MAX) or by
+ * CMA (when every rank can reach its peers), whichever the model prices
+ * lowest, when that is at or below the scheduled algorithm it would
+ * choose. AllGather and AllToAll take the slots only. Blocking calls only;
+ * the same on every rank. */
 int hop_fbox_takes(struct hop_comm *comm, int kind, size_t bytes);
 
-/* Run @c, moving @bytes per rank (its count times its dtype's size),
+/* Run @c, writing @bytes per rank (hop_fbox_payload()),
  * through the fast boxes in @form: 0 or the error (comm failed on a
  * mismatch, a timeout, a dead peer, an abort). fbox.c. */
 int hop_fbox_run(struct hop_comm *comm, const struct hop_coll_call *c,

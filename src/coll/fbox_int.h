@@ -12,6 +12,33 @@
 #include "coll/coll_int.h"
 #include "coll/fbox.h"
 
+/*
+ * Copy @n bytes in pieces of HOP_FBOX_COPY_PIECE. glibc copies 2 KiB and
+ * more with rep movsb on processors with fast short rep movsb (FSRM):
+ * on the AMD EPYC development VM, a 128 KiB-256 KiB copy out of a ring
+ * another core had just written, or into one it had just read, then ran
+ * 3-7 times slower than glibc's vector loop (the wide form's 128 KiB
+ * Broadcast: 91 against 7 us, docs/results/2026-12-07-fbox-gathers.md).
+ * Pieces below the threshold take the vector loop, at a call per piece.
+ * The piece's size is read from a volatile, or the compiler inlines the
+ * constant-size copy as rep movsq, which is as slow.
+ */
+#define HOP_FBOX_COPY_PIECE 2048
+extern volatile size_t hop_fbox_copy_piece;
+static inline void hop_fbox_copy(void *dst, const void *src, size_t n)
+{
+	const size_t piece = hop_fbox_copy_piece;
+	uint8_t *d = dst;
+	const uint8_t *s = src;
+
+	for (; n > piece; n -= piece) {
+		memcpy(d, s, piece);
+		d += piece;
+		s += piece;
+	}
+	memcpy(d, s, n);
+}
+
 /* What a wait polls: @word reaching @want, written by rank @peer. */
 struct hop_fbox_wait {
 	const struct hop_coll_call *c;
@@ -104,6 +131,13 @@ static inline const uint8_t *hop_fbox_read_slot(struct hop_comm *comm,
 		return hop_fbox_read_wait(comm, fb, c, seq, q, ret);
 	return h->data;
 }
+
+/* AllGather or AllToAll of @bytes per rank (its block, or all N of its
+ * AllToAll blocks) in the slots, or with @wide in the wide areas
+ * (fbox_gather.c). */
+int hop_fbox_gather(struct hop_comm *comm, struct hop_fbox *fb,
+		    const struct hop_coll_call *c, uint64_t seq, size_t bytes,
+		    int wide);
 
 /* Wide form (fbox_wide.c): copy @bytes of @data (none when @bytes is 0)
  * into this rank's wide ring, then publish @seq's slot with its offset;

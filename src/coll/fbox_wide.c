@@ -99,7 +99,7 @@ int hop_fbox_wide_publish(struct hop_comm *comm, struct hop_fbox *fb,
 	if (bytes) {
 		if ((ret = wide_alloc(comm, fb, c, seq, len, &off)))
 			return ret;
-		memcpy(wide_area(fb, fb->rank) + off, data, bytes);
+		hop_fbox_copy(wide_area(fb, fb->rank) + off, data, bytes);
 		at = off;
 	}
 	/* the flag's release store publishes the ring's bytes too */

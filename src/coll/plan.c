@@ -27,7 +27,7 @@ static int plan_run(struct hop_comm *comm, int kind, size_t count,
 		    hop_dtype_t dtype, hop_coll_plan_t *plan)
 {
 	struct hop_coll_choice ch;
-	size_t es;
+	size_t es, fbytes;
 	int form;
 
 	if (!plan)
@@ -62,12 +62,13 @@ static int plan_run(struct hop_comm *comm, int kind, size_t count,
 	plan->forced = comm->coll->tune.forced[kind] != HOP_ALGO_AUTO;
 	plan->sub_algo[0] = hop_coll_algo_name(ch.sub_algo[0]);
 	plan->sub_algo[1] = hop_coll_algo_name(ch.sub_algo[1]);
-	if ((form = hop_fbox_takes(comm, kind, count * es))) {
+	fbytes = hop_fbox_payload(kind, count * es, comm->nranks);
+	if ((form = hop_fbox_takes(comm, kind, fbytes))) {
 		/* what the blocking call runs (the i-forms: the above) */
 		plan->algo = hop_fbox_form(form);
-		plan->chunk_bytes = count * es;
+		plan->chunk_bytes = fbytes;
 		plan->depth = 1;
-		plan->predicted_us = hop_fbox_predict(form, kind, count * es,
+		plan->predicted_us = hop_fbox_predict(form, kind, fbytes,
 						      comm->nranks,
 						      comm->usable_cores) * 1e6;
 	}

@@ -89,7 +89,7 @@ static const struct cfg_var cfg_vars[] = {
 	{ "HOP_ROOTED_SYNC", CFG_INT, "64", 0, 1 << 20, NULL, FIELD(rooted_sync),
 	  "a Broadcast, Reduce, Gather or Scatter run as a schedule ends with a barrier every this many calls, or sooner once such calls moved a quarter of HOP_UNEXPECTED_MAX, so ranks that only send cannot run ahead of a slow receiver without limit (docs/flow-control.md); 0: never, and a long enough loop may fail with HOP_ERR_NO_MEMORY" },
 	{ "HOP_FBOX", CFG_INT, "1", 0, 1, NULL, FIELD(fbox),
-	  "1: blocking AllReduce, Broadcast and Reduce among 2-8 ranks all on one host joined by shm skip the schedule when the model prices it higher: up to 1 KiB per rank through per-rank shared-memory slots, Broadcast and Reduce up to 256 KiB through a shared ring per rank, larger calls by reading the peers' buffers with process_vm_readv (HOP_SHM_CMA) (docs/fastbox.md); 0: always the scheduled algorithms" },
+	  "1: blocking AllReduce, Broadcast, Reduce, AllGather and AllToAll among 2-8 ranks all on one host joined by shm skip the schedule when the model prices it higher: up to 1 KiB per rank (an AllToAll's N blocks) through per-rank shared-memory slots, Broadcast and Reduce up to 256 KiB and AllGather and AllToAll up to 128 KiB through a shared ring per rank, larger AllReduce, Broadcast and Reduce by reading the peers' buffers with process_vm_readv (HOP_SHM_CMA) (docs/fastbox.md); 0: always the scheduled algorithms" },
 	/* shm */
 	{ "HOP_SHM_CMA", CFG_INT, "1", 0, 1, NULL, FIELD(shm_cma),
 	  "shm provider: 1 moves large writes with one process_vm_writev copy, and fast boxes above 1 KiB read the peers' buffers by process_vm_readv (docs/fastbox.md); 0 through the ring and the scheduled algorithms" },

@@ -3,7 +3,8 @@
  * fbox_cma.c, docs/fastbox.md): blocking AllReduce, Broadcast and
  * Reduce above 1 KiB among the ranks of one host, each rank reading its
  * peers' buffers by process_vm_readv and writing its results into
- * theirs.
+ * theirs; and of their wide form (Broadcast, Reduce, AllGather and
+ * AllToAll through a shared ring per rank).
  * Constants measured on the 2-core development VM, as the fastest of
  * many calls (docs/results/2026-12-06-shm-large.md): a 4 KiB
  * process_vm_readv took 2.6 us, 64 KiB 5.2 us, 16 MiB 3.0 ms.
@@ -68,6 +69,13 @@ double hop_model_fbox_wide(int kind, double bytes, int nranks, int cores)
 
 	if (kind == HOP_COLL_BROADCAST) /* each reader copies it out */
 		return WIDE_CALL + bytes * WIDE_READ * share;
+	/* every rank copies its payload in and its blocks out: an AllToAll
+	 * its N blocks and one of each peer's, an AllGather its block and
+	 * every peer's */
+	if (kind == HOP_COLL_ALLTOALL)
+		return WIDE_CALL + 2 * bytes * WIDE_READ * share;
+	if (kind == HOP_COLL_ALLGATHER)
+		return WIDE_CALL + (n + 1) * bytes * WIDE_READ * share;
 	/* the root reduces N-1 peers' data, one after the other */
 	return WIDE_CALL + (n - 1) * bytes * WIDE_REDUCE * share;
 }

@@ -9,6 +9,9 @@
  *             place too; slot reuse with one rank late in turn (a slow
  *             Reduce root, a slow Broadcast reader, mixed kinds and an
  *             i-collective in flight); every rank's results identical.
+ *             AllGather and AllToAll (gathers()): every dtype, counts 0
+ *             to a full slot and one past it, in place too, each rank
+ *             late in turn, against every rank's inputs generated here.
  *   coll_fbox mismatch|mismatch-across|root-mismatch|late|kill|kill-cause
  *             failures: coll_fbox_fail.c.
  *   coll_fbox large 0|1  above 1 KiB: the CMA form where the model
@@ -22,7 +25,9 @@
  *             associates differently).
  *   coll_fbox wide  Broadcast and Reduce above 1 KiB in the wide area
  *             (a 4 KiB Reduce takes it), as the plan says, bit for bit
- *             (wide()); the script runs it with HOP_UNEXPECTED_MAX=4M.
+ *             (wide()); AllGather and AllToAll there too (a 4 KiB
+ *             payload takes it); the script runs it with
+ *             HOP_UNEXPECTED_MAX=4M.
  *   coll_fbox nocma  as large 0 with CMA refused: the last rank is not
  *             dumpable and no rank may ptrace (CAP_SYS_PTRACE dropped).
  */
@@ -186,22 +191,101 @@ static void one(int kind, size_t count, hop_dtype_t dt, hop_op_t op,
 			       : "reduce", dt, op, count, root);
 }
 
+/* The largest count of @kind whose slot payload (an AllToAll's N blocks)
+ * fits in MAXB bytes of @dt. */
+static size_t slot_count(int kind, hop_dtype_t dt)
+{
+	return MAXB / hop_dtype_size(dt) /
+	       (kind == HOP_KIND_ALLTOALL ? (size_t)nranks : 1);
+}
+
 static void plan(int expect_fbox)
 {
 	hop_coll_plan_t p;
 	const int kinds[] = { HOP_KIND_ALLREDUCE, HOP_KIND_BROADCAST,
-			      HOP_KIND_REDUCE };
+			      HOP_KIND_REDUCE, HOP_KIND_ALLGATHER,
+			      HOP_KIND_ALLTOALL };
 
-	for (int k = 0; k < 3; k++) {
-		OK(hop_coll_plan(comm, kinds[k], MAXB / 4, HOP_FLOAT32, &p));
+	for (int k = 0; k < 5; k++) {
+		size_t max = slot_count(kinds[k], HOP_FLOAT32);
+
+		OK(hop_coll_plan(comm, kinds[k], max, HOP_FLOAT32, &p));
 		if (!!strcmp(p.algo, "fbox") == expect_fbox)
-			FAIL("plan of kind %d, 1 KiB: algorithm %s, fast boxes "
-			     "expected %s", kinds[k], p.algo,
+			FAIL("plan of kind %d, count %zu: algorithm %s, fast "
+			     "boxes expected %s", kinds[k], max, p.algo,
 			     expect_fbox ? "on" : "off");
-		OK(hop_coll_plan(comm, kinds[k], MAXB / 4 + 1, HOP_FLOAT32, &p));
+		OK(hop_coll_plan(comm, kinds[k], max + 1, HOP_FLOAT32, &p));
 		if (!strcmp(p.algo, "fbox"))
-			FAIL("plan of kind %d, 1028 B: fbox above 1 KiB", kinds[k]);
+			FAIL("plan of kind %d, count %zu: fbox above 1 KiB",
+			     kinds[k], max + 1);
 	}
+}
+
+/* One AllGather or (@a2a) AllToAll of @count elements per block, checked
+ * against every rank's inputs generated here; @late as for one(). */
+static void one_gather(int a2a, size_t count, hop_dtype_t dt, int inplace,
+		       uint64_t salt, long late)
+{
+	static char send[BUFB], out[BUFB], want[BUFB];
+	const size_t n = (size_t)nranks, blk = count * hop_dtype_size(dt);
+	const size_t me = (size_t)rank;
+
+	/* rank r's element i of its send buffer: gen(r, i) */
+	for (size_t i = 0; i < (a2a ? n : 1) * count; i++)
+		gen(send, i, i, dt, HOP_SUM, rank, salt);
+	for (size_t q = 0; q < n; q++)
+		for (size_t i = 0; i < count; i++)
+			gen(want, q * count + i, (a2a ? me * count : 0) + i,
+			    dt, HOP_SUM, (int)q, salt);
+	memset(out, 0xa5, n * blk);
+	if (late)
+		nap_us(late);
+	if (a2a) {
+		if (inplace)
+			memcpy(out, send, n * blk);
+		OK(hop_alltoall(comm, inplace ? out : send, out, count, dt));
+	} else {
+		if (inplace)
+			memcpy(out + me * blk, send, blk);
+		OK(hop_allgather(comm, inplace ? out + me * blk : send, out,
+				 count, dt));
+	}
+	same(out, want, n * blk, a2a ? "alltoall" : "allgather", dt, HOP_SUM,
+	     count, -1);
+}
+
+/* AllGather and AllToAll: no data, every dtype at counts up to a full
+ * slot and one past it (the schedule), in place or not; then each rank
+ * late in turn over more calls than there are slots, the two kinds
+ * interleaved with an AllReduce. */
+static void gathers(void)
+{
+	uint64_t salt = 1u << 20;
+
+	OK(hop_allgather(comm, NULL, NULL, 0, HOP_FLOAT32));
+	OK(hop_alltoall(comm, NULL, NULL, 0, HOP_INT8));
+	for (int dt = 0; dt < HOP_DTYPE_COUNT; dt++)
+		for (int a2a = 0; a2a < 2; a2a++) {
+			size_t max = slot_count(a2a ? HOP_KIND_ALLTOALL
+						    : HOP_KIND_ALLGATHER, dt);
+			const size_t counts[] = { 0, 1, 3, max - 1, max,
+						  max + 1 };
+
+			for (size_t c = 0; c < 6; c++)
+				one_gather(a2a, counts[c], dt, c & 1, salt++,
+					   0);
+		}
+	for (int slow = 0; slow < nranks; slow++)
+		for (int i = 0; i < SLOTS + 8; i++) {
+			long late = rank == slow && i % 8 == 0 ? 300 : 0;
+
+			if (i % 3 == 2)
+				one(HOP_KIND_ALLREDUCE, 5, HOP_INT32, HOP_SUM,
+				    0, 0, salt++, late);
+			else
+				one_gather(i % 3, 7, HOP_FLOAT32, i % 5 == 0,
+					   salt++, late);
+		}
 }
 
 static void matrix(void)
@@ -393,6 +477,34 @@ static int large(int cma)
  * ahead (the script lowers HOP_UNEXPECTED_MAX, which 4 MiB of eager
  * messages held unexpected would pass).
  */
+/* AllGather and AllToAll above a slot: a 4 KiB payload takes the wide
+ * form; every dtype just above that and just below 128 KiB, in place
+ * and not; each rank late in turn. */
+static void wide_gathers(uint64_t *salt)
+{
+	for (int a2a = 0; a2a < 2; a2a++) {
+		size_t per = a2a ? (size_t)nranks : 1;
+		int kind = a2a ? HOP_KIND_ALLTOALL : HOP_KIND_ALLGATHER;
+
+		if (!takes(kind, 1024 / per, HOP_FLOAT32, "fbox-wide"))
+			FAIL("a 4 KiB %s does not take the wide form",
+			     a2a ? "AllToAll" : "AllGather");
+		for (int dt = 0; dt < HOP_DTYPE_COUNT; dt++) {
+			size_t es = hop_dtype_size(dt);
+			const size_t counts[] = { 4096 / es / per + 1,
+						  (128u << 10) / es / per - 1 };
+
+			for (int c = 0; c < 2; c++)
+				one_gather(a2a, counts[c], dt, c, (*salt)++, 0);
+		}
+		for (int slow = 0; slow < nranks; slow++)
+			for (int i = 0; i < 40; i++)
+				one_gather(a2a, 1024 / per + 3, HOP_FLOAT32,
+					   i % 3 == 0, (*salt)++,
+					   rank == slow ? 300 : 0);
+	}
+}
+
 static int wide(void)
 {
 	static float in[1024], out[1024];
@@ -422,6 +534,7 @@ static int wide(void)
 			one(i & 1 ? HOP_KIND_REDUCE : HOP_KIND_BROADCAST,
 			    lo / 4 + 1, HOP_INT32, HOP_SUM, (slow + i) % nranks,
 			    0, salt++, rank == slow ? 300 : 0);
+	wide_gathers(&salt);
 	for (int i = 0; i < 1024; i++)
 		in[i] = (float)(rank + i);
 	for (int i = 0; i < 2000; i++) {
@@ -455,6 +568,7 @@ int main(int argc, char **argv)
 		return large(strcmp(mode, "nocma") ? on : 0);
 	plan(on);
 	matrix();
+	gathers();
 	reuse();
 	plan(on);
 	OK(hop_comm_destroy(comm));

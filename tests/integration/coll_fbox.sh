@@ -7,6 +7,9 @@
 # HOP_TIMEOUT, and nothing of the job may stay in /dev/shm; a rank waiting
 # on a rank that failed because of the death names the dead one; ranks that
 # disagree on a small Broadcast's root all fail, some with a mismatch.
+# AllGather and AllToAll in the slots (coll_fbox's gathers): every dtype,
+# counts 0 to a full slot, in place or not, each rank late in turn, and
+# mismatched AllToAll counts (both in the slots, and across 1 KiB).
 # Above 1 KiB (coll_fbox large): the CMA form at 2 and 4 ranks, and the
 # scheduled path it falls back to with HOP_SHM_CMA=0 on one rank of 3;
 # the wide form (coll_fbox wide) at 2 and 4 ranks.
@@ -66,6 +69,13 @@ for late in "" late; do
 done
 out=$(HOP_TRANSPORT=shm HOP_TIMEOUT=10 "$run" -n 2 --timeout 60 -- "$prog" mismatch-across 2>&1)
 check "mismatch across 1 KiB, 2 ranks" 2 "mismatch detected: HOP_ERR_MISMATCH" "$out" $?
+# (across on 2 ranks, as above: with 3, the third rank may meet rank 0's
+# close before the mismatch reaches it)
+for m in "a2a-mismatch 3" "a2a-mismatch-across 2"; do
+	set -- $m
+	out=$(HOP_TRANSPORT=shm HOP_TIMEOUT=10 "$run" -n $2 --timeout 60 -- "$prog" $1 2>&1)
+	check "AllToAll ${1#a2a-}, $2 ranks" $2 "mismatch detected: HOP_ERR_MISMATCH" "$out" $?
+done
 out=$(HOP_TRANSPORT=shm HOP_TIMEOUT=3 "$run" -n 3 --timeout 60 -- "$prog" late 2>&1)
 check "late rank, 3 ranks" 3 "late peer: HOP_ERR" "$out" $?
 # the scheduled path: the plan says so; 2 ranks reduce in the one order

@@ -6,6 +6,8 @@
  *             naming the ranks, on every rank, within the deadline.
  *   coll_fbox mismatch-across  the same with the others' count above
  *             1 KiB (they schedule it): caught by p2p's signature check.
+ *   coll_fbox a2a-mismatch, a2a-mismatch-across  the same two with an
+ *             AllToAll (its N blocks fill the slot).
  *   coll_fbox root-mismatch [late]  a 16-byte Broadcast where rank 1
  *             takes itself for the root and the others take rank 0: every
  *             rank fails (one whose neighbours shared its view on its next
@@ -40,14 +42,15 @@ static int rank, nranks;
 /* Rank 0 passes a count the others do not: every rank fails. With
  * @across, the others' count is above the fast boxes' 1 KiB, so they
  * take the scheduled path under the same sequence number. */
-static int mismatch(int across)
+static int mismatch(int across, int a2a)
 {
-	static float in[512], out[512];
+	static float in[512 * 4], out[512 * 4];
 	size_t count = rank == 0 ? 2 : across ? 500 : 3;
 	int rc;
 
 	OK(hop_allreduce(comm, in, out, 1, HOP_FLOAT32, HOP_SUM));
-	rc = hop_allreduce(comm, in, out, count, HOP_FLOAT32, HOP_SUM);
+	rc = a2a ? hop_alltoall(comm, in, out, count, HOP_FLOAT32)
+		 : hop_allreduce(comm, in, out, count, HOP_FLOAT32, HOP_SUM);
 	if (rc != HOP_ERR_MISMATCH && rc != HOP_ERR_COMM_FAILED)
 		FAIL("mismatched counts returned %s", hop_err_name(rc));
 	if (!strstr(hop_comm_last_error(comm), "rank 0") ||
@@ -168,10 +171,11 @@ int coll_fbox_failure(hop_comm_t *c, const char *mode, const char *arg)
 	comm = c;
 	rank = hop_comm_rank(c);
 	nranks = hop_comm_size(c);
-	if (!strcmp(mode, "mismatch"))
-		return mismatch(0);
-	if (!strcmp(mode, "mismatch-across"))
-		return mismatch(1);
+	if (!strcmp(mode, "mismatch") || !strcmp(mode, "a2a-mismatch"))
+		return mismatch(0, mode[0] == 'a');
+	if (!strcmp(mode, "mismatch-across") ||
+	    !strcmp(mode, "a2a-mismatch-across"))
+		return mismatch(1, mode[0] == 'a');
 	if (!strcmp(mode, "kill"))
 		return kill_last();
 	if (!strcmp(mode, "kill-cause"))

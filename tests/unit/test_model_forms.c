@@ -525,21 +525,25 @@ static void test_fbox_cma(void **state)
 }
 
 /* The fast boxes' wide form: dearer with the size and with ranks beyond
- * the cores; on shm's built-in link a 2-rank Reduce or Broadcast of 4
- * and 16 KiB is priced below the schedule the model would choose (whose
- * sender's eager messages the root holds unexpected, each copied once
- * more), and a Broadcast below the CMA form up to the largest size. */
+ * the cores; on shm's built-in link a 2-rank call of 4 and 16 KiB
+ * (an AllToAll's payload: both blocks) is priced below the schedule the
+ * model would choose (a Reduce's or Broadcast's sender's eager messages
+ * the root holds unexpected, each copied once more; the gathering kinds'
+ * exchanges wait for each other), a Broadcast below the CMA form up to
+ * the largest size, and an AllGather, which copies every rank's block
+ * out, above an AllToAll of the same payload, which copies one. */
 static void test_fbox_wide(void **state)
 {
 	const struct hop_model_link shm = { 1e-6, 6e9, 1e-10, 1.2, 4096, 8192,
 					    HOP_MODEL_MAX_CHUNK };
-	const int kinds[] = { HOP_COLL_REDUCE, HOP_COLL_BROADCAST };
+	const int kinds[] = { HOP_COLL_REDUCE, HOP_COLL_BROADCAST,
+			      HOP_COLL_ALLGATHER, HOP_COLL_ALLTOALL };
 	int algo;
 	long k;
 	double t;
 
 	(void)state;
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 4; i++) {
 		double last = 0;
 
 		for (double m = 2048; m <= 256 << 10; m *= 2) {
@@ -550,13 +554,18 @@ static void test_fbox_wide(void **state)
 				    hop_model_fbox_wide(kinds[i], m, 4, 4));
 		}
 		for (double m = 4096; m <= 16384; m *= 4) {
-			assert_int_equal(hop_model_choose(kinds[i], m, 2, &shm,
+			/* the schedule prices an AllToAll by its block */
+			double sm = kinds[i] == HOP_COLL_ALLTOALL ? m / 2 : m;
+
+			assert_int_equal(hop_model_choose(kinds[i], sm, 2, &shm,
 							  &algo, &k, &t), 0);
 			assert_true(hop_model_fbox_wide(kinds[i], m, 2, 0) < t);
 		}
 	}
 	assert_true(hop_model_fbox_wide(HOP_COLL_BROADCAST, 256 << 10, 2, 0) <
 		    hop_model_fbox_cma(HOP_COLL_BROADCAST, 256 << 10, 2, 0));
+	assert_true(hop_model_fbox_wide(HOP_COLL_ALLGATHER, 8192, 4, 0) >
+		    hop_model_fbox_wide(HOP_COLL_ALLTOALL, 8192, 4, 0));
 }
 
 int main(void)
