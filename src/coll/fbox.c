@@ -417,6 +417,7 @@ static int run_kind(struct hop_comm *comm, struct hop_fbox *fb,
 	switch (c->kind) {
 	case HOP_COLL_ALLGATHER:
 	case HOP_COLL_ALLTOALL:
+	case HOP_COLL_REDUCESCATTER:
 		return hop_fbox_gather(comm, fb, c, seq, bytes, wide);
 	case HOP_COLL_ALLREDUCE:
 		if ((ret = hop_fbox_publish(comm, fb, c, seq, c->sendbuf,
@@ -474,13 +475,15 @@ static int large_form(struct hop_comm *comm, int kind, size_t bytes)
 {
 	struct hop_coll_choice ch;
 	int n = comm->nranks, form = HOP_FBOX_FORM_NONE;
-	int gather = kind == HOP_COLL_ALLGATHER || kind == HOP_COLL_ALLTOALL;
+	int gather = kind == HOP_COLL_ALLGATHER || kind == HOP_COLL_ALLTOALL ||
+		     kind == HOP_COLL_REDUCESCATTER;
 	double t, best;
 
-	/* the schedule prices an AllToAll by its block */
+	/* the schedule prices an AllToAll and a ReduceScatter by a block */
 	hop_coll_choose_bytes(comm, kind,
-			      kind == HOP_COLL_ALLTOALL ? bytes / (size_t)n
-							: bytes, &ch);
+			      kind == HOP_COLL_ALLTOALL ||
+					      kind == HOP_COLL_REDUCESCATTER
+				      ? bytes / (size_t)n : bytes, &ch);
 	best = ch.predicted;
 	if (kind != HOP_COLL_ALLREDUCE &&
 	    bytes <= (gather ? HOP_FBOX_GATHER_WIDE_MAX : HOP_FBOX_WIDE_MAX) &&
@@ -502,7 +505,7 @@ int hop_fbox_takes(struct hop_comm *comm, int kind, size_t bytes)
 	if (!c || !c->fbox || c->tune.forced[kind] != HOP_ALGO_AUTO ||
 	    (kind != HOP_COLL_ALLREDUCE && kind != HOP_COLL_BROADCAST &&
 	     kind != HOP_COLL_REDUCE && kind != HOP_COLL_ALLGATHER &&
-	     kind != HOP_COLL_ALLTOALL))
+	     kind != HOP_COLL_ALLTOALL && kind != HOP_COLL_REDUCESCATTER))
 		return HOP_FBOX_FORM_NONE;
 	if (bytes <= HOP_FBOX_MAX)
 		return HOP_FBOX_FORM_SLOT;
@@ -579,9 +582,10 @@ double hop_fbox_predict(int form, int kind, size_t bytes, int nranks,
 {
 	/* Broadcast: the root's slot and another reader's header */
 	int reads = kind == HOP_COLL_BROADCAST ? (nranks > 2 ? 2 : 1) : nranks - 1;
-	/* an AllToAll reader copies one block of each slot */
-	double copied = kind == HOP_COLL_ALLTOALL ? (double)bytes / nranks
-						  : (double)bytes;
+	/* an AllToAll or ReduceScatter reader takes one block of each slot */
+	double copied = kind == HOP_COLL_ALLTOALL ||
+				kind == HOP_COLL_REDUCESCATTER
+			? (double)bytes / nranks : (double)bytes;
 
 	if (form == HOP_FBOX_FORM_WIDE)
 		return hop_model_fbox_wide(kind, (double)bytes, nranks, cores);

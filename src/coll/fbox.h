@@ -92,7 +92,8 @@ _Static_assert(offsetof(struct hop_fbox_hdr, data) == HOP_FBOX_HDR,
  * HOP_FBOX_WIDE_AHEAD x b of it, so small calls stay in cache */
 #define HOP_FBOX_WIDE_RING (512u << 10)
 #define HOP_FBOX_WIDE_MAX (HOP_FBOX_WIDE_RING / 2)
-/* ... and its AllGathers and AllToAlls of up to this payload: at 256 KiB
+/* ... and its AllGathers, AllToAlls and ReduceScatters of up to this
+ * payload: at 256 KiB
  * the 2-rank AllToAll ran at 22-28 us a call in some runs and 62-70 us
  * in others (the scheduled exchange: 28-31 us), where at 128 KiB it
  * stayed at or below the schedule (docs/results/2026-12-07-fbox-gathers.md) */
@@ -194,20 +195,23 @@ int hop_fbox_init(struct hop_comm *comm);
 void hop_fbox_fini(struct hop_comm *comm);
 
 /* The bytes a rank writes to its slot for a call of @kind whose count is
- * @per bytes: an AllToAll writes its N blocks, every other kind one. */
+ * @per bytes: an AllToAll or ReduceScatter writes its N blocks, every
+ * other kind one. */
 static inline size_t hop_fbox_payload(int kind, size_t per, int nranks)
 {
-	return kind == HOP_COLL_ALLTOALL ? per * (size_t)nranks : per;
+	return kind == HOP_COLL_ALLTOALL || kind == HOP_COLL_REDUCESCATTER
+		       ? per * (size_t)nranks : per;
 }
 
 /* The form (HOP_FBOX_FORM_SLOT ..) a call of @kind writing @bytes
  * (hop_fbox_payload()) on @comm takes, or HOP_FBOX_FORM_NONE (0): up to
- * HOP_FBOX_MAX in the slots; a larger Broadcast, Reduce or AllReduce in
- * the wide area (Broadcast or Reduce of up to HOP_FBOX_WIDE_MAX) or by
- * CMA (when every rank can reach its peers), whichever the model prices
- * lowest, when that is at or below the scheduled algorithm it would
- * choose. AllGather and AllToAll take the slots only. Blocking calls only;
- * the same on every rank. */
+ * HOP_FBOX_MAX in the slots; larger, in the wide area (a Broadcast or
+ * Reduce of up to HOP_FBOX_WIDE_MAX, an AllGather, AllToAll or
+ * ReduceScatter of up to HOP_FBOX_GATHER_WIDE_MAX) or by CMA (AllReduce,
+ * Broadcast and Reduce, when every rank can reach its peers), whichever
+ * the model prices lowest, when that is at or below the scheduled
+ * algorithm it would choose. Blocking calls only; the same on every
+ * rank. */
 int hop_fbox_takes(struct hop_comm *comm, int kind, size_t bytes);
 
 /* Run @c, writing @bytes per rank (hop_fbox_payload()),

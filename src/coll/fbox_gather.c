@@ -1,16 +1,19 @@
 /*
- * fbox_gather.c - the fast boxes' gathering kinds: a blocking AllGather
- * or AllToAll. Every rank writes its payload (its block, or all N of its
- * AllToAll blocks) to its slot, or above a slot to its wide area, and
- * then copies its share out of every rank's, as vader's fast boxes serve
- * a small exchange without a rendezvous or a schedule. Like an
- * AllReduce, every rank reads every slot, so each call also proves that
- * every rank finished the call before it (the slots' floor).
+ * fbox_gather.c - the fast boxes' gathering kinds: a blocking AllGather,
+ * AllToAll or ReduceScatter. Every rank writes its payload (its block, or
+ * all N of its AllToAll or ReduceScatter blocks) to its slot, or above a
+ * slot to its wide area, and then copies its share out of every rank's
+ * (a ReduceScatter reduces it, in rank order 0..N-1 as an AllReduce in
+ * the slots does), as vader's fast boxes serve a small exchange without a
+ * rendezvous or a schedule. Like an AllReduce, every rank reads every
+ * slot, so each call also proves that every rank finished the call before
+ * it (the slots' floor).
  */
 #include <string.h>
 
 #include "coll/coll_int.h"
 #include "coll/fbox_int.h"
+#include "coll/reduce.h"
 
 volatile size_t hop_fbox_copy_piece = HOP_FBOX_COPY_PIECE;
 
@@ -19,9 +22,10 @@ int hop_fbox_gather(struct hop_comm *comm, struct hop_fbox *fb,
 		    int wide)
 {
 	const int me = fb->rank, n = fb->nranks;
-	const int a2a = c->kind == HOP_COLL_ALLTOALL;
+	const int rs = c->kind == HOP_COLL_REDUCESCATTER;
+	const int nblocks = rs || c->kind == HOP_COLL_ALLTOALL;
 	/* the block each rank receives from each rank */
-	const size_t blk = a2a ? bytes / (size_t)n : bytes;
+	const size_t blk = nblocks ? bytes / (size_t)n : bytes;
 	uint8_t *out = c->recvbuf;
 	const uint8_t *src;
 	int ret = 0;
@@ -33,16 +37,25 @@ int hop_fbox_gather(struct hop_comm *comm, struct hop_fbox *fb,
 	if (ret)
 		return ret;
 	for (int i = 0; i < n; i++) {
-		int q = me + i < n ? me + i : me + i - n; /* own block first */
+		/* own block first; a ReduceScatter in rank order */
+		int q = rs ? i : me + i < n ? me + i : me + i - n;
 
 		src = wide ? hop_fbox_wide_read(comm, fb, c, seq, q, bytes, &ret)
 			   : hop_fbox_read_slot(comm, fb, c, seq, q, &ret);
 		if (!src)
 			return ret;
-		if (blk)
-			hop_fbox_copy(out + (size_t)q * blk,
-			       src + (a2a ? (size_t)me * blk : 0), blk);
+		if (!blk)
+			continue;
+		src += nblocks ? (size_t)me * blk : 0;
+		if (!rs)
+			hop_fbox_copy(out + (size_t)q * blk, src, blk);
+		else if (!q)
+			hop_fbox_copy(out, src, blk);
+		else
+			hop_reduce_local(out, src, c->count, c->dtype, c->op, 0);
 	}
+	if (rs && c->op == HOP_AVG && blk)
+		hop_reduce_avg(out, c->count, c->dtype, n);
 	/* every rank wrote @seq, so every rank finished @seq - 1 */
 	fb->floor = seq;
 	return 0;

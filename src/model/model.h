@@ -198,8 +198,9 @@ double hop_model_fbox_cma(int kind, double bytes, int nranks, int cores);
 
 /*
  * hop_model_fbox_wide() - Seconds of a blocking Broadcast, Reduce,
- * AllGather or AllToAll (@kind) writing @bytes per rank (an AllToAll's
- * N blocks) through the fast boxes' wide form
+ * AllGather, AllToAll or ReduceScatter (@kind) writing @bytes per rank
+ * (an AllToAll's or ReduceScatter's N blocks) through the fast boxes'
+ * wide form
  * (src/coll/fbox_wide.c: copied into a shared ring, read there) among
  * @nranks ranks of one host with @cores cores (0: unknown, no sharing).
  * model_fbox.c.

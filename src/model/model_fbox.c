@@ -3,8 +3,8 @@
  * fbox_cma.c, docs/fastbox.md): blocking AllReduce, Broadcast and
  * Reduce above 1 KiB among the ranks of one host, each rank reading its
  * peers' buffers by process_vm_readv and writing its results into
- * theirs; and of their wide form (Broadcast, Reduce, AllGather and
- * AllToAll through a shared ring per rank).
+ * theirs; and of their wide form (Broadcast, Reduce, AllGather,
+ * AllToAll and ReduceScatter through a shared ring per rank).
  * Constants measured on the 2-core development VM, as the fastest of
  * many calls (docs/results/2026-12-06-shm-large.md): a 4 KiB
  * process_vm_readv took 2.6 us, 64 KiB 5.2 us, 16 MiB 3.0 ms.
@@ -74,6 +74,11 @@ double hop_model_fbox_wide(int kind, double bytes, int nranks, int cores)
 	 * every peer's */
 	if (kind == HOP_COLL_ALLTOALL)
 		return WIDE_CALL + 2 * bytes * WIDE_READ * share;
+	/* a ReduceScatter copies its N blocks in, then its block out of
+	 * rank 0's and reduces the other N-1 into it */
+	if (kind == HOP_COLL_REDUCESCATTER)
+		return WIDE_CALL + (bytes + bytes / n) * WIDE_READ * share +
+		       (n - 1) * (bytes / n) * WIDE_REDUCE * share;
 	if (kind == HOP_COLL_ALLGATHER)
 		return WIDE_CALL + (n + 1) * bytes * WIDE_READ * share;
 	/* the root reduces N-1 peers' data, one after the other */

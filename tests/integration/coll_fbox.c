@@ -9,9 +9,10 @@
  *             place too; slot reuse with one rank late in turn (a slow
  *             Reduce root, a slow Broadcast reader, mixed kinds and an
  *             i-collective in flight); every rank's results identical.
- *             AllGather and AllToAll (gathers()): every dtype, counts 0
- *             to a full slot and one past it, in place too, each rank
- *             late in turn, against every rank's inputs generated here.
+ *             AllGather, AllToAll and ReduceScatter (gathers()): every
+ *             dtype (and op), counts 0 to a full slot and one past it,
+ *             in place too, each rank late in turn, against every rank's
+ *             inputs generated here.
  *   coll_fbox mismatch|mismatch-across|root-mismatch|late|kill|kill-cause
  *             failures: coll_fbox_fail.c.
  *   coll_fbox large 0|1  above 1 KiB: the CMA form where the model
@@ -25,8 +26,8 @@
  *             associates differently).
  *   coll_fbox wide  Broadcast and Reduce above 1 KiB in the wide area
  *             (a 4 KiB Reduce takes it), as the plan says, bit for bit
- *             (wide()); AllGather and AllToAll there too (a 4 KiB
- *             payload takes it); the script runs it with
+ *             (wide()); AllGather, AllToAll and ReduceScatter there too
+ *             (a 4 KiB payload takes it); the script runs it with
  *             HOP_UNEXPECTED_MAX=4M.
  *   coll_fbox nocma  as large 0 with CMA refused: the last rank is not
  *             dumpable and no rank may ptrace (CAP_SYS_PTRACE dropped).
@@ -116,23 +117,30 @@ static void ref_avg(void *acc, hop_dtype_t dt)
 	}
 }
 
-/* The reduction of every rank's input of call @salt, in rank order. */
-static void expect(char *out, size_t count, hop_dtype_t dt, hop_op_t op,
-		   uint64_t salt)
+/* The reduction of elements @first.. of every rank's input of call
+ * @salt, in rank order. */
+static void expect_at(char *out, size_t first, size_t count, hop_dtype_t dt,
+		      hop_op_t op, uint64_t salt)
 {
 	size_t es = hop_dtype_size(dt);
 	char acc[8], x[8];
 
 	for (size_t i = 0; i < count; i++) {
-		gen(acc, 0, i, dt, op, 0, salt);
+		gen(acc, 0, first + i, dt, op, 0, salt);
 		for (int r = 1; r < nranks; r++) {
-			gen(x, 0, i, dt, op, r, salt);
+			gen(x, 0, first + i, dt, op, r, salt);
 			ref_step(acc, x, dt, op);
 		}
 		if (op == HOP_AVG)
 			ref_avg(acc, dt);
 		memcpy(out + i * es, acc, es);
 	}
+}
+
+static void expect(char *out, size_t count, hop_dtype_t dt, hop_op_t op,
+		   uint64_t salt)
+{
+	expect_at(out, 0, count, dt, op, salt);
 }
 
 static void inputs(char *buf, size_t count, hop_dtype_t dt, hop_op_t op,
@@ -191,12 +199,13 @@ static void one(int kind, size_t count, hop_dtype_t dt, hop_op_t op,
 			       : "reduce", dt, op, count, root);
 }
 
-/* The largest count of @kind whose slot payload (an AllToAll's N blocks)
- * fits in MAXB bytes of @dt. */
+/* The largest count of @kind whose slot payload (an AllToAll's or
+ * ReduceScatter's N blocks) fits in MAXB bytes of @dt. */
 static size_t slot_count(int kind, hop_dtype_t dt)
 {
 	return MAXB / hop_dtype_size(dt) /
-	       (kind == HOP_KIND_ALLTOALL ? (size_t)nranks : 1);
+	       (kind == HOP_KIND_ALLTOALL || kind == HOP_KIND_REDUCESCATTER
+			? (size_t)nranks : 1);
 }
 
 static void plan(int expect_fbox)
@@ -204,9 +213,9 @@ static void plan(int expect_fbox)
 	hop_coll_plan_t p;
 	const int kinds[] = { HOP_KIND_ALLREDUCE, HOP_KIND_BROADCAST,
 			      HOP_KIND_REDUCE, HOP_KIND_ALLGATHER,
-			      HOP_KIND_ALLTOALL };
+			      HOP_KIND_ALLTOALL, HOP_KIND_REDUCESCATTER };
 
-	for (int k = 0; k < 5; k++) {
+	for (int k = 0; k < 6; k++) {
 		size_t max = slot_count(kinds[k], HOP_FLOAT32);
 
 		OK(hop_coll_plan(comm, kinds[k], max, HOP_FLOAT32, &p));
@@ -221,70 +230,106 @@ static void plan(int expect_fbox)
 	}
 }
 
-/* One AllGather or (@a2a) AllToAll of @count elements per block, checked
- * against every rank's inputs generated here; @late as for one(). */
-static void one_gather(int a2a, size_t count, hop_dtype_t dt, int inplace,
-		       uint64_t salt, long late)
+/* The gathering kinds the fast boxes take, by the bytes they write */
+static const int gather_kinds[3] = { HOP_KIND_ALLGATHER, HOP_KIND_ALLTOALL,
+				     HOP_KIND_REDUCESCATTER };
+
+/* Does a rank of @kind write N blocks of its count? */
+static int n_blocks(int kind)
+{
+	return kind != HOP_KIND_ALLGATHER;
+}
+
+/* One AllGather, AllToAll or ReduceScatter (@op) of @count elements per
+ * block, checked against every rank's inputs generated here; @late as
+ * for one(). */
+static void one_gather(int kind, size_t count, hop_dtype_t dt, hop_op_t op,
+		       int inplace, uint64_t salt, long late)
 {
 	static char send[BUFB], out[BUFB], want[BUFB];
 	const size_t n = (size_t)nranks, blk = count * hop_dtype_size(dt);
-	const size_t me = (size_t)rank;
+	const size_t me = (size_t)rank, sendn = n_blocks(kind) ? n * count
+							       : count;
+	size_t outb = kind == HOP_KIND_REDUCESCATTER ? blk : n * blk;
+	char *at = out;
+	hop_coll_plan_t p;
 
+	/* the schedule's ReduceScatter associates floats otherwise from 3
+	 * ranks on: those are checked where the fast boxes take them only */
+	OK(hop_coll_plan(comm, kind, count, dt, &p));
+	if (kind == HOP_KIND_REDUCESCATTER && ref_is_float(dt) &&
+	    nranks > 2 && strncmp(p.algo, "fbox", 4))
+		return;
 	/* rank r's element i of its send buffer: gen(r, i) */
-	for (size_t i = 0; i < (a2a ? n : 1) * count; i++)
-		gen(send, i, i, dt, HOP_SUM, rank, salt);
-	for (size_t q = 0; q < n; q++)
+	for (size_t i = 0; i < sendn; i++)
+		gen(send, i, i, dt, op, rank, salt);
+	if (kind == HOP_KIND_REDUCESCATTER)
+		expect_at(want, me * count, count, dt, op, salt);
+	for (size_t q = 0; kind != HOP_KIND_REDUCESCATTER && q < n; q++)
 		for (size_t i = 0; i < count; i++)
-			gen(want, q * count + i, (a2a ? me * count : 0) + i,
-			    dt, HOP_SUM, (int)q, salt);
+			gen(want, q * count + i, (n_blocks(kind) ? me * count
+								 : 0) + i,
+			    dt, op, (int)q, salt);
 	memset(out, 0xa5, n * blk);
 	if (late)
 		nap_us(late);
-	if (a2a) {
+	if (kind == HOP_KIND_ALLTOALL) {
 		if (inplace)
 			memcpy(out, send, n * blk);
 		OK(hop_alltoall(comm, inplace ? out : send, out, count, dt));
-	} else {
+	} else if (kind == HOP_KIND_ALLGATHER) {
 		if (inplace)
 			memcpy(out + me * blk, send, blk);
 		OK(hop_allgather(comm, inplace ? out + me * blk : send, out,
 				 count, dt));
+	} else {
+		/* in place, the result lands on the own block of sendbuf */
+		if (inplace) {
+			memcpy(out, send, n * blk);
+			at = out + me * blk;
+		}
+		OK(hop_reducescatter(comm, inplace ? out : send, at, count, dt,
+				     op));
 	}
-	same(out, want, n * blk, a2a ? "alltoall" : "allgather", dt, HOP_SUM,
-	     count, -1);
+	same(at, want, outb, kind == HOP_KIND_ALLTOALL ? "alltoall"
+			     : kind == HOP_KIND_ALLGATHER ? "allgather"
+			     : "reducescatter", dt, op, count, -1);
 }
 
-/* AllGather and AllToAll: no data, every dtype at counts up to a full
- * slot and one past it (the schedule), in place or not; then each rank
- * late in turn over more calls than there are slots, the two kinds
- * interleaved with an AllReduce. */
+/* AllGather, AllToAll and ReduceScatter (every op): no data, every dtype
+ * at counts up to a full slot and one past it (the schedule), in place
+ * or not; then each rank late in turn over more calls than there are
+ * slots, the kinds interleaved with an AllReduce. */
 static void gathers(void)
 {
 	uint64_t salt = 1u << 20;
 
 	OK(hop_allgather(comm, NULL, NULL, 0, HOP_FLOAT32));
 	OK(hop_alltoall(comm, NULL, NULL, 0, HOP_INT8));
+	OK(hop_reducescatter(comm, NULL, NULL, 0, HOP_INT32, HOP_MAX));
 	for (int dt = 0; dt < HOP_DTYPE_COUNT; dt++)
-		for (int a2a = 0; a2a < 2; a2a++) {
-			size_t max = slot_count(a2a ? HOP_KIND_ALLTOALL
-						    : HOP_KIND_ALLGATHER, dt);
+		for (int k = 0; k < 3; k++) {
+			size_t max = slot_count(gather_kinds[k], dt);
 			const size_t counts[] = { 0, 1, 3, max - 1, max,
 						  max + 1 };
+			int ops = k == 2 ? HOP_OP_COUNT : 1;
 
 			for (size_t c = 0; c < 6; c++)
-				one_gather(a2a, counts[c], dt, c & 1, salt++,
-					   0);
+				for (int op = 0; op < ops; op++)
+					one_gather(gather_kinds[k], counts[c],
+						   dt, op, (c + op) & 1,
+						   salt++, 0);
 		}
 	for (int slow = 0; slow < nranks; slow++)
 		for (int i = 0; i < SLOTS + 8; i++) {
 			long late = rank == slow && i % 8 == 0 ? 300 : 0;
 
-			if (i % 3 == 2)
+			if (i % 4 == 3)
 				one(HOP_KIND_ALLREDUCE, 5, HOP_INT32, HOP_SUM,
 				    0, 0, salt++, late);
 			else
-				one_gather(i % 3, 7, HOP_FLOAT32, i % 5 == 0,
-					   salt++, late);
+				one_gather(gather_kinds[i % 4], 7, HOP_FLOAT32,
+					   HOP_SUM, i % 5 == 0, salt++, late);
 		}
 }
 
@@ -477,29 +522,34 @@ static int large(int cma)
  * ahead (the script lowers HOP_UNEXPECTED_MAX, which 4 MiB of eager
  * messages held unexpected would pass).
  */
-/* AllGather and AllToAll above a slot: a 4 KiB payload takes the wide
- * form; every dtype just above that and just below 128 KiB, in place
- * and not; each rank late in turn. */
+/* AllGather, AllToAll and ReduceScatter above a slot: a 4 KiB payload
+ * takes the wide form; every dtype just above that and just below
+ * 128 KiB, in place and not; each rank late in turn. */
 static void wide_gathers(uint64_t *salt)
 {
-	for (int a2a = 0; a2a < 2; a2a++) {
-		size_t per = a2a ? (size_t)nranks : 1;
-		int kind = a2a ? HOP_KIND_ALLTOALL : HOP_KIND_ALLGATHER;
+	static const char *const name[3] = { "AllGather", "AllToAll",
+					     "ReduceScatter" };
+
+	for (int k = 0; k < 3; k++) {
+		int kind = gather_kinds[k];
+		size_t per = n_blocks(kind) ? (size_t)nranks : 1;
 
 		if (!takes(kind, 1024 / per, HOP_FLOAT32, "fbox-wide"))
 			FAIL("a 4 KiB %s does not take the wide form",
-			     a2a ? "AllToAll" : "AllGather");
+			     name[k]);
 		for (int dt = 0; dt < HOP_DTYPE_COUNT; dt++) {
 			size_t es = hop_dtype_size(dt);
 			const size_t counts[] = { 4096 / es / per + 1,
 						  (128u << 10) / es / per - 1 };
 
 			for (int c = 0; c < 2; c++)
-				one_gather(a2a, counts[c], dt, c, (*salt)++, 0);
+				one_gather(kind, counts[c], dt, HOP_SUM, c,
+					   (*salt)++, 0);
 		}
 		for (int slow = 0; slow < nranks; slow++)
 			for (int i = 0; i < 40; i++)
-				one_gather(a2a, 1024 / per + 3, HOP_FLOAT32,
+				one_gather(kind, 1024 / per + 3, HOP_FLOAT32,
+					   i % 2 ? HOP_SUM : HOP_AVG,
 					   i % 3 == 0, (*salt)++,
 					   rank == slow ? 300 : 0);
 	}

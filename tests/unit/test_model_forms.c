@@ -526,7 +526,8 @@ static void test_fbox_cma(void **state)
 
 /* The fast boxes' wide form: dearer with the size and with ranks beyond
  * the cores; on shm's built-in link a 2-rank call of 4 and 16 KiB
- * (an AllToAll's payload: both blocks) is priced below the schedule the
+ * (an AllToAll's or ReduceScatter's payload: both blocks) is priced
+ * below the schedule the
  * model would choose (a Reduce's or Broadcast's sender's eager messages
  * the root holds unexpected, each copied once more; the gathering kinds'
  * exchanges wait for each other), a Broadcast below the CMA form up to
@@ -537,13 +538,14 @@ static void test_fbox_wide(void **state)
 	const struct hop_model_link shm = { 1e-6, 6e9, 1e-10, 1.2, 4096, 8192,
 					    HOP_MODEL_MAX_CHUNK };
 	const int kinds[] = { HOP_COLL_REDUCE, HOP_COLL_BROADCAST,
-			      HOP_COLL_ALLGATHER, HOP_COLL_ALLTOALL };
+			      HOP_COLL_ALLGATHER, HOP_COLL_ALLTOALL,
+			      HOP_COLL_REDUCESCATTER };
 	int algo;
 	long k;
 	double t;
 
 	(void)state;
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 5; i++) {
 		double last = 0;
 
 		for (double m = 2048; m <= 256 << 10; m *= 2) {
@@ -554,8 +556,12 @@ static void test_fbox_wide(void **state)
 				    hop_model_fbox_wide(kinds[i], m, 4, 4));
 		}
 		for (double m = 4096; m <= 16384; m *= 4) {
-			/* the schedule prices an AllToAll by its block */
-			double sm = kinds[i] == HOP_COLL_ALLTOALL ? m / 2 : m;
+			/* the schedule prices an AllToAll and a
+			 * ReduceScatter by a block */
+			double sm = kinds[i] == HOP_COLL_ALLTOALL ||
+						    kinds[i] ==
+							    HOP_COLL_REDUCESCATTER
+					    ? m / 2 : m;
 
 			assert_int_equal(hop_model_choose(kinds[i], sm, 2, &shm,
 							  &algo, &k, &t), 0);
