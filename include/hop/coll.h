@@ -262,7 +262,9 @@ typedef enum hop_kind {
 /**
  * struct hop_coll_plan - how a collective runs on a communicator.
  * @algo:         algorithm name as HOP_ALGO spells it ("ring", "tree",
- *                ...); a static string.
+ *                ...), or "fbox", "fbox-wide" or "fbox-cma" for a
+ *                blocking call among the ranks of one host that skips
+ *                the schedule (docs/fastbox.md); a static string.
  * @chunk_bytes:  bytes per pipelined message.
  * @depth:        messages in flight per peer (HOP_PIPELINE_DEPTH).
  * @predicted_us: time the cost model predicts for it, in microseconds.
