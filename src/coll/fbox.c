@@ -289,7 +289,8 @@ static int reduce_all(struct hop_comm *comm, struct hop_fbox *fb,
 		if (!bytes) /* recvbuf may be NULL */
 			continue;
 		if (!q) {
-			if (src != c->recvbuf) /* in place on rank 0 */
+			/* rank 0's own input already lies there in place */
+			if (src != c->recvbuf)
 				hop_fbox_copy(c->recvbuf, src, bytes);
 		} else {
 			hop_reduce_local(c->recvbuf, src, c->count, c->dtype,
