@@ -35,6 +35,7 @@ struct stranger {
 	int npids;
 	int per_listener;       /* connections opened to each listener */
 	int listeners;          /* listeners attacked so far */
+	volatile int *seen;     /* if set: listeners, kept current */
 	int conns;              /* connections open */
 	int fds[STRANGER_MAX_SOCKS];
 	struct stranger_sock socks[STRANGER_MAX_SOCKS];
@@ -154,6 +155,8 @@ static inline void stranger_run(struct stranger *s, volatile int *stop)
 			stranger_resolve(s);
 		else
 			usleep(100);
+		if (s->seen)
+			*s->seen = s->listeners;
 	}
 	for (int i = 0; i < s->conns; i++)
 		close(s->fds[i]);

@@ -3,7 +3,10 @@
  * tcp job. Each launch forks 4 ranks over tcp and a stranger process
  * (stranger.h) that opens 12 silent connections to 127.0.0.1 on every
  * listener the ranks open, as soon as it appears: more than rank 1..3's
- * pending-handshake slots. Every rank must still connect, allreduce
+ * pending-handshake slots. The ranks connect on first use, in their
+ * allreduce, which each starts once the stranger has reached every
+ * listener or 2 s have passed (else a fast host finishes the job before
+ * the stranger finds it). Every rank must still connect, allreduce
  * correctly (checked bit for bit) and blame nobody.
  *
  * Usage: test_tcp_stranger [launches] (default 8, or HOP_STRANGER_RUNS).
@@ -25,6 +28,7 @@
 
 struct shared {
 	volatile int stop;
+	volatile int seen;      /* listeners the stranger has reached */
 	int listeners;          /* the stranger's count, at its end */
 	int conns;
 };
@@ -34,11 +38,14 @@ static int allreduce_rank(hop_comm_t *c, int rank, int n,
 {
 	int64_t *in = malloc(COUNT * sizeof(*in));
 	int64_t *out = malloc(COUNT * sizeof(*out));
+	const struct shared *sh = arg;
+	uint64_t t0 = rel_now_ms();
 	int ret;
 
-	(void)arg;
 	if (!in || !out)
 		return 1;
+	while (sh->seen < NRANKS && rel_now_ms() - t0 < 2000)
+		usleep(1000);
 	for (int i = 0; i < COUNT; i++)
 		in[i] = (int64_t)rank * 1000003 + i;
 	ret = hop_allreduce(c, in, out, COUNT, HOP_INT64, HOP_SUM);
@@ -78,6 +85,7 @@ static pid_t fork_stranger(const pid_t *pids, struct shared *sh)
 	s->pids = pids;
 	s->npids = NRANKS;
 	s->per_listener = PER_LISTENER;
+	s->seen = &sh->seen;
 	stranger_run(s, &sh->stop);
 	sh->listeners = s->listeners;
 	sh->conns = s->conns;
@@ -92,7 +100,7 @@ static int launch(int i, int *hit)
 	pid_t pids[NRANKS], spid;
 	int st[NRANKS], hung, bad = 0, sst;
 
-	if (rel_fork_ranks(NRANKS, allreduce_rank, NULL, rep, pids, NULL))
+	if (rel_fork_ranks(NRANKS, allreduce_rank, sh, rep, pids, NULL))
 		return 1;
 	spid = fork_stranger(pids, sh);
 	hung = rel_wait(pids, NRANKS, rel_now_ms() + 30000, st);
