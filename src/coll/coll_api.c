@@ -226,14 +226,15 @@ static int run_fbox(struct hop_comm *comm, const struct hop_coll_launch *l)
 	const struct hop_coll_args *a = &l->a;
 	size_t bytes = hop_fbox_payload(a->kind, l->bytes, comm->nranks);
 	int form = hop_fbox_takes(comm, a->kind, bytes);
+
+	if (!form)
+		return 1;
 	struct hop_coll_call c = { .fn = l->fn, .kind = a->kind,
 				   .count = a->count, .dtype = a->dtype,
 				   .op = a->op, .root = a->root,
 				   .sendbuf = l->sendbuf,
 				   .recvbuf = l->recvbuf };
 
-	if (!form)
-		return 1;
 	/* the chunk is the slot's payload (an AllToAll's N blocks) */
 	log_choice(comm, l->fn, a->kind, HOP_COLL_ALGO_FBOX,
 		   hop_fbox_form(form), bytes, 1, l->bytes);

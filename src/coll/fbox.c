@@ -482,9 +482,8 @@ static int large_form(struct hop_comm *comm, int kind, size_t bytes)
 
 	/* the schedule prices an AllToAll and a ReduceScatter by a block */
 	hop_coll_choose_bytes(comm, kind,
-			      kind == HOP_COLL_ALLTOALL ||
-					      kind == HOP_COLL_REDUCESCATTER
-				      ? bytes / (size_t)n : bytes, &ch);
+			      hop_fbox_n_blocks(kind) ? bytes / (size_t)n
+						      : bytes, &ch);
 	best = ch.predicted;
 	if (kind != HOP_COLL_ALLREDUCE &&
 	    bytes <= (gather ? HOP_FBOX_GATHER_WIDE_MAX : HOP_FBOX_WIDE_MAX) &&
@@ -584,9 +583,8 @@ double hop_fbox_predict(int form, int kind, size_t bytes, int nranks,
 	/* Broadcast: the root's slot and another reader's header */
 	int reads = kind == HOP_COLL_BROADCAST ? (nranks > 2 ? 2 : 1) : nranks - 1;
 	/* an AllToAll or ReduceScatter reader takes one block of each slot */
-	double copied = kind == HOP_COLL_ALLTOALL ||
-				kind == HOP_COLL_REDUCESCATTER
-			? (double)bytes / nranks : (double)bytes;
+	double copied = hop_fbox_n_blocks(kind) ? (double)bytes / nranks
+						: (double)bytes;
 
 	if (form == HOP_FBOX_FORM_WIDE)
 		return hop_model_fbox_wide(kind, (double)bytes, nranks, cores);

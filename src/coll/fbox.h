@@ -93,10 +93,10 @@ _Static_assert(offsetof(struct hop_fbox_hdr, data) == HOP_FBOX_HDR,
 #define HOP_FBOX_WIDE_RING (512u << 10)
 #define HOP_FBOX_WIDE_MAX (HOP_FBOX_WIDE_RING / 2)
 /* ... and its AllGathers, AllToAlls and ReduceScatters of up to this
- * payload: at 256 KiB
- * the 2-rank AllToAll ran at 22-28 us a call in some runs and 62-70 us
- * in others (the scheduled exchange: 28-31 us), where at 128 KiB it
- * stayed at or below the schedule (docs/results/2026-12-07-fbox-gathers.md) */
+ * payload: at 256 KiB the 2-rank AllToAll ran at 22-28 us a call in some
+ * runs and 62-70 us in others (the scheduled exchange: 28-31 us), where at
+ * 128 KiB it stayed at or below the schedule
+ * (docs/results/2026-12-07-fbox-gathers.md) */
 #define HOP_FBOX_GATHER_WIDE_MAX (HOP_FBOX_WIDE_MAX / 2)
 #define HOP_FBOX_WIDE_AHEAD 8
 /* ring entries not yet known to be read: each at least a slot's size */
@@ -194,13 +194,18 @@ static inline struct hop_fbox_hdr *hop_fbox_slot(const struct hop_fbox *fb,
 int hop_fbox_init(struct hop_comm *comm);
 void hop_fbox_fini(struct hop_comm *comm);
 
+/* Does a rank of @kind write N blocks of its count (AllToAll,
+ * ReduceScatter), where every other kind writes one? */
+static inline int hop_fbox_n_blocks(int kind)
+{
+	return kind == HOP_COLL_ALLTOALL || kind == HOP_COLL_REDUCESCATTER;
+}
+
 /* The bytes a rank writes to its slot for a call of @kind whose count is
- * @per bytes: an AllToAll or ReduceScatter writes its N blocks, every
- * other kind one. */
+ * @per bytes. */
 static inline size_t hop_fbox_payload(int kind, size_t per, int nranks)
 {
-	return kind == HOP_COLL_ALLTOALL || kind == HOP_COLL_REDUCESCATTER
-		       ? per * (size_t)nranks : per;
+	return hop_fbox_n_blocks(kind) ? per * (size_t)nranks : per;
 }
 
 /* The form (HOP_FBOX_FORM_SLOT ..) a call of @kind writing @bytes

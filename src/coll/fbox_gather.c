@@ -15,15 +15,13 @@
 #include "coll/fbox_int.h"
 #include "coll/reduce.h"
 
-volatile size_t hop_fbox_copy_piece = HOP_FBOX_COPY_PIECE;
-
 int hop_fbox_gather(struct hop_comm *comm, struct hop_fbox *fb,
 		    const struct hop_coll_call *c, uint64_t seq, size_t bytes,
 		    int wide)
 {
 	const int me = fb->rank, n = fb->nranks;
 	const int rs = c->kind == HOP_COLL_REDUCESCATTER;
-	const int nblocks = rs || c->kind == HOP_COLL_ALLTOALL;
+	const int nblocks = hop_fbox_n_blocks(c->kind);
 	/* the block each rank receives from each rank */
 	const size_t blk = nblocks ? bytes / (size_t)n : bytes;
 	uint8_t *out = c->recvbuf;

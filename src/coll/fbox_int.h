@@ -132,9 +132,9 @@ static inline const uint8_t *hop_fbox_read_slot(struct hop_comm *comm,
 	return h->data;
 }
 
-/* AllGather or AllToAll of @bytes per rank (its block, or all N of its
- * AllToAll blocks) in the slots, or with @wide in the wide areas
- * (fbox_gather.c). */
+/* AllGather, AllToAll or ReduceScatter of @bytes per rank (its block, or
+ * all N of its AllToAll or ReduceScatter blocks) in the slots, or with
+ * @wide in the wide areas (fbox_gather.c). */
 int hop_fbox_gather(struct hop_comm *comm, struct hop_fbox *fb,
 		    const struct hop_coll_call *c, uint64_t seq, size_t bytes,
 		    int wide);

@@ -23,6 +23,9 @@
 #include "coll/coll_int.h"
 #include "coll/fbox_int.h"
 
+/* hop_fbox_copy()'s piece, for the wide form's copies (fbox_int.h) */
+volatile size_t hop_fbox_copy_piece = HOP_FBOX_COPY_PIECE;
+
 /* The payload of a slot in this form: where the data lies in the
  * writer's ring, or WIDE_NONE (a header only) */
 #define WIDE_NONE UINT64_MAX

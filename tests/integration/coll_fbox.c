@@ -199,13 +199,19 @@ static void one(int kind, size_t count, hop_dtype_t dt, hop_op_t op,
 			       : "reduce", dt, op, count, root);
 }
 
-/* The largest count of @kind whose slot payload (an AllToAll's or
- * ReduceScatter's N blocks) fits in MAXB bytes of @dt. */
+/* Does a rank of @kind write N blocks of its count (AllToAll,
+ * ReduceScatter)? */
+static int n_blocks(int kind)
+{
+	return kind == HOP_KIND_ALLTOALL || kind == HOP_KIND_REDUCESCATTER;
+}
+
+/* The largest count of @kind whose slot payload fits in MAXB bytes of
+ * @dt. */
 static size_t slot_count(int kind, hop_dtype_t dt)
 {
 	return MAXB / hop_dtype_size(dt) /
-	       (kind == HOP_KIND_ALLTOALL || kind == HOP_KIND_REDUCESCATTER
-			? (size_t)nranks : 1);
+	       (n_blocks(kind) ? (size_t)nranks : 1);
 }
 
 static void plan(int expect_fbox)
@@ -233,12 +239,6 @@ static void plan(int expect_fbox)
 /* The gathering kinds the fast boxes take, by the bytes they write */
 static const int gather_kinds[3] = { HOP_KIND_ALLGATHER, HOP_KIND_ALLTOALL,
 				     HOP_KIND_REDUCESCATTER };
-
-/* Does a rank of @kind write N blocks of its count? */
-static int n_blocks(int kind)
-{
-	return kind != HOP_KIND_ALLGATHER;
-}
 
 /* One AllGather, AllToAll or ReduceScatter (@op) of @count elements per
  * block, checked against every rank's inputs generated here; @late as

@@ -7,9 +7,10 @@
 # HOP_TIMEOUT, and nothing of the job may stay in /dev/shm; a rank waiting
 # on a rank that failed because of the death names the dead one; ranks that
 # disagree on a small Broadcast's root all fail, some with a mismatch.
-# AllGather and AllToAll in the slots (coll_fbox's gathers): every dtype,
-# counts 0 to a full slot, in place or not, each rank late in turn, and
-# mismatched AllToAll counts (both in the slots, and across 1 KiB).
+# AllGather, AllToAll and ReduceScatter (coll_fbox's gathers, and in the
+# wide form): every dtype, counts 0 to one past a full slot, in place or
+# not, each rank late in turn; mismatched AllToAll counts (both in the
+# slots, and across 1 KiB).
 # Above 1 KiB (coll_fbox large): the CMA form at 2 and 4 ranks, and the
 # scheduled path it falls back to with HOP_SHM_CMA=0 on one rank of 3;
 # the wide form (coll_fbox wide) at 2 and 4 ranks.
