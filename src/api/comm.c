@@ -15,6 +15,7 @@
 #include "api/split.h"
 #include "coll/coll.h"
 #include "core/comm_agree.h"
+#include "core/copy.h"
 #include "core/core.h"
 #include "core/core_int.h"
 #include "model/model_comm.h"
@@ -170,6 +171,7 @@ static int init_rank(hop_comm_t **commp, int nranks, hop_unique_id_t id,
 		stage = "configuration";
 		goto err_free;
 	}
+	hop_copy_set_piece(comm->cfg.copy_piece);
 	deadline = hop_comm_deadline(comm);
 
 	stage = "bootstrap";

@@ -291,7 +291,7 @@ static int reduce_all(struct hop_comm *comm, struct hop_fbox *fb,
 		if (!q) {
 			/* rank 0's own input already lies there in place */
 			if (src != c->recvbuf)
-				hop_fbox_copy(c->recvbuf, src, bytes);
+				hop_copy(c->recvbuf, src, bytes);
 		} else {
 			hop_reduce_local(c->recvbuf, src, c->count, c->dtype,
 					 c->op, 0);
@@ -451,7 +451,7 @@ static int run_kind(struct hop_comm *comm, struct hop_fbox *fb,
 				      &ret)))
 			return ret;
 		if (bytes)
-			hop_fbox_copy(c->recvbuf, src, bytes);
+			hop_copy(c->recvbuf, src, bytes);
 		return check_successor(comm, fb, c, seq);
 	}
 }

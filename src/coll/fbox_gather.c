@@ -46,9 +46,9 @@ int hop_fbox_gather(struct hop_comm *comm, struct hop_fbox *fb,
 			continue;
 		src += nblocks ? (size_t)me * blk : 0;
 		if (!rs)
-			hop_fbox_copy(out + (size_t)q * blk, src, blk);
+			hop_copy(out + (size_t)q * blk, src, blk);
 		else if (!q)
-			hop_fbox_copy(out, src, blk);
+			hop_copy(out, src, blk);
 		else
 			hop_reduce_local(out, src, c->count, c->dtype, c->op, 0);
 	}

@@ -11,33 +11,7 @@
 
 #include "coll/coll_int.h"
 #include "coll/fbox.h"
-
-/*
- * Copy @n bytes in pieces of HOP_FBOX_COPY_PIECE. glibc copies 2 KiB and
- * more with rep movsb on processors with fast short rep movsb (FSRM):
- * on the AMD EPYC development VM, a 128 KiB-256 KiB copy out of a ring
- * another core had just written, or into one it had just read, then ran
- * 3-7 times slower than glibc's vector loop (the wide form's 128 KiB
- * Broadcast: 91 against 7 us, docs/results/2026-12-07-fbox-gathers.md).
- * Pieces below the threshold take the vector loop, at a call per piece.
- * The piece's size is read from a volatile, or the compiler inlines the
- * constant-size copy as rep movsq, which is as slow.
- */
-#define HOP_FBOX_COPY_PIECE 2048
-extern volatile size_t hop_fbox_copy_piece;
-static inline void hop_fbox_copy(void *dst, const void *src, size_t n)
-{
-	const size_t piece = hop_fbox_copy_piece;
-	uint8_t *d = dst;
-	const uint8_t *s = src;
-
-	for (; n > piece; n -= piece) {
-		memcpy(d, s, piece);
-		d += piece;
-		s += piece;
-	}
-	memcpy(d, s, n);
-}
+#include "core/copy.h"
 
 /* What a wait polls: @word reaching @want, written by rank @peer. */
 struct hop_fbox_wait {

@@ -23,9 +23,6 @@
 #include "coll/coll_int.h"
 #include "coll/fbox_int.h"
 
-/* hop_fbox_copy()'s piece, for the wide form's copies (fbox_int.h) */
-volatile size_t hop_fbox_copy_piece = HOP_FBOX_COPY_PIECE;
-
 /* The payload of a slot in this form: where the data lies in the
  * writer's ring, or WIDE_NONE (a header only) */
 #define WIDE_NONE UINT64_MAX
@@ -102,7 +99,7 @@ int hop_fbox_wide_publish(struct hop_comm *comm, struct hop_fbox *fb,
 	if (bytes) {
 		if ((ret = wide_alloc(comm, fb, c, seq, len, &off)))
 			return ret;
-		hop_fbox_copy(wide_area(fb, fb->rank) + off, data, bytes);
+		hop_copy(wide_area(fb, fb->rank) + off, data, bytes);
 		at = off;
 	}
 	/* the flag's release store publishes the ring's bytes too */

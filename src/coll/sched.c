@@ -10,6 +10,7 @@
 
 #include "coll/reduce.h"
 #include "coll/sched.h"
+#include "core/copy.h"
 
 void hop_sched_init(struct hop_sched *s)
 {
@@ -356,7 +357,7 @@ static void run_inline(struct hop_sched *s, int i)
 	if (!dst || !src || dst == src || !st->len)
 		return; /* data-less simulation, in place, or empty */
 	if (st->kind == HOP_STEP_COPY)
-		memmove(dst, src, st->len);
+		hop_move(dst, src, st->len);
 	else
 		hop_reduce_local(dst, src, st->len / s->esize, s->args.dtype,
 				 s->rop, st->flags & HOP_STEP_REV);

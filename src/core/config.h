@@ -20,6 +20,7 @@ struct hop_config {
 	char connect[16];               /* HOP_CONNECT eager|lazy, default lazy */
 	int spin_count;                 /* HOP_SPIN polls before a waiter yields, default -1 = auto */
 	int yield_us;                   /* HOP_YIELD_US polling with sched_yield() before blocking, default -1 = auto */
+	size_t copy_piece;              /* HOP_COPY_PIECE bytes per memcpy() of a payload copy, default 2 KiB, 0 = whole */
 	/* p2p */
 	size_t eager_size;              /* HOP_EAGER_SIZE payload bytes per eager slot; 0 (auto) until comm.c resolves it */
 	int eager_slots;                /* HOP_EAGER_SLOTS slots per peer, default 16 */

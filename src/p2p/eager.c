@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/copy.h"
 #include "p2p/p2p_priv.h"
 
 static void req_init(struct hop_p2p_req *r, int kind, int peer, uint64_t tag,
@@ -89,7 +90,7 @@ int p2p_eager_post(struct hop_p2p *p, struct hop_p2p_req *r)
 		dst = p->inl;
 		hop_eager_hdr_encode(dst, &h);
 		if (r->len)
-			memcpy(dst + HOP_EAGER_HDR, r->buf, r->len);
+			hop_copy(dst + HOP_EAGER_HDR, r->buf, r->len);
 		ret = p->ops->post_write(p->prov, r->peer, NULL, dst, wlen,
 					 raddr, pp->ring_rkey,
 					 hop_imm_make(HOP_IMM_EAGER, slot),
@@ -101,7 +102,7 @@ int p2p_eager_post(struct hop_p2p *p, struct hop_p2p_req *r)
 		dst = p->stage + (size_t)idx * p->slot_bytes;
 		hop_eager_hdr_encode(dst, &h);
 		if (r->len)
-			memcpy(dst + HOP_EAGER_HDR, r->buf, r->len);
+			hop_copy(dst + HOP_EAGER_HDR, r->buf, r->len);
 		ret = p->ops->post_write(p->prov, r->peer, p->stage_mr, dst,
 					 wlen, raddr, pp->ring_rkey,
 					 hop_imm_make(HOP_IMM_EAGER, slot),
@@ -290,7 +291,7 @@ void p2p_deliver_ux(struct hop_p2p *p, struct hop_p2p_req *r,
 		if (!p2p_check_match(p, r, r->peer, ux->len, ux->sig,
 				     HOP_NO_ID)) {
 			if (ux->len)
-				memcpy(r->buf, ux->data, ux->len);
+				hop_copy(r->buf, ux->data, ux->len);
 			r->bytes = ux->len;
 			p2p_complete(p, r, 0);
 		}
@@ -304,7 +305,7 @@ void p2p_deliver_ux(struct hop_p2p *p, struct hop_p2p_req *r,
 		ret = p2p_check_match(p, r, r->peer, ux->len, ux->sig,
 				      HOP_NO_ID);
 		if (!ret) {
-			memcpy(r->buf, s->buf, s->len);
+			hop_copy(r->buf, s->buf, s->len);
 			r->bytes = s->len;
 			p2p_complete(p, r, 0);
 		}
@@ -354,7 +355,7 @@ int p2p_self_send(struct hop_p2p *p, struct hop_p2p_req *r)
 				      HOP_NO_ID);
 		if (!ret) {
 			if (r->len)
-				memcpy(rr->buf, r->buf, r->len);
+				hop_copy(rr->buf, r->buf, r->len);
 			rr->bytes = r->len;
 			p2p_complete(p, rr, 0);
 		}
@@ -371,7 +372,7 @@ int p2p_self_send(struct hop_p2p *p, struct hop_p2p_req *r)
 	if (r->len <= p->eager_size) {
 		ux->kind = HOP_UX_EAGER;
 		if (r->len)
-			memcpy(ux->data, r->buf, r->len);
+			hop_copy(ux->data, r->buf, r->len);
 		hop_match_add_unexp(&pp->mq, ux);
 		r->bytes = r->len;
 		p2p_complete(p, r, 0);
@@ -435,7 +436,7 @@ int p2p_eager_deliver(struct hop_p2p *p, int q, const unsigned char *msg,
 		p2p_adv_taken(p, r);
 		if (!p2p_check_match(p, r, q, h.len, h.sig, HOP_NO_ID)) {
 			if (h.len)
-				memcpy(r->buf, msg + HOP_EAGER_HDR, h.len);
+				hop_copy(r->buf, msg + HOP_EAGER_HDR, h.len);
 			r->bytes = h.len;
 			p2p_complete(p, r, 0);
 		}
@@ -449,7 +450,7 @@ int p2p_eager_deliver(struct hop_p2p *p, int q, const unsigned char *msg,
 		ux->len = h.len;
 		ux->sig = h.sig;
 		if (h.len)
-			memcpy(ux->data, msg + HOP_EAGER_HDR, h.len);
+			hop_copy(ux->data, msg + HOP_EAGER_HDR, h.len);
 		hop_match_add_unexp(&pp->mq, ux);
 		p2p_collsig_unexpected(p, q, h.tag, h.len, h.sig);
 	}

@@ -23,6 +23,7 @@
  */
 #include <string.h>
 
+#include "core/copy.h"
 #include "p2p/p2p_priv.h"
 
 static const volatile uint64_t *next_slot(const struct hop_p2p *p, int peer)
@@ -114,7 +115,7 @@ int p2p_direct_recv(struct hop_comm *comm, int peer, uint64_t tag, void *buf,
 	if ((ret = p2p_eager_accept(p, peer, &h)))
 		return ret;
 	if (h.len)
-		memcpy(buf, msg + HOP_EAGER_HDR, h.len);
+		hop_copy(buf, msg + HOP_EAGER_HDR, h.len);
 	*bytes = h.len;
 	p->peers[peer].last_recv_ns = hop_now_ns();
 	p->ll_received++;

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/copy.h"
 #include "p2p/p2p_priv.h"
 
 int p2p_ll_init(struct hop_p2p *p)
@@ -71,7 +72,7 @@ int p2p_ll_post(struct hop_p2p *p, int peer, const struct hop_eager_hdr *h,
 
 	hop_eager_hdr_encode(msg, h);
 	if (h->len)
-		memcpy(msg + HOP_EAGER_HDR, payload, h->len);
+		hop_copy(msg + HOP_EAGER_HDR, payload, h->len);
 	hop_ll_encode(p->inl, msg, len, hop_ll_flag(h->seq));
 	ret = p->ops->post_write(p->prov, peer, NULL, p->inl,
 				 hop_ll_bytes(len), raddr,

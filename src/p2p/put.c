@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/copy.h"
 #include "p2p/p2p_priv.h"
 
 int p2p_note_push(struct hop_p2p *p, int peer, uint32_t imm, uint64_t len)
@@ -227,7 +228,7 @@ int hop_p2p_iput(struct hop_comm *comm, struct hop_p2p_req *r,
 	r->sig = 0;
 	if (peer == p->rank) {
 		if (len)
-			memmove((void *)(uintptr_t)raddr, src, len);
+			hop_move((void *)(uintptr_t)raddr, src, len);
 		if ((ret = p2p_note_push(p, peer, imm, len)))
 			return ret;
 		p2p_complete(p, r, 0);

@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/copy.h"
 #include "transport/shm/shm.h"
 
 size_t shm_max_inline(const struct hop_prov *prov)
@@ -73,7 +74,7 @@ static int shm_cma(struct hop_prov *prov, struct shm_peer *p,
 	size_t done = 0;
 
 	if (p->rank == prov->rank) {
-		memmove((void *)(uintptr_t)w->raddr, w->src, w->len);
+		hop_move((void *)(uintptr_t)w->raddr, w->src, w->len);
 		return 0;
 	}
 	while (done < w->len) {
@@ -216,7 +217,7 @@ static int shm_step(struct hop_prov *prov, struct shm_peer *p,
 				     w->imm, (uint32_t)w->len, w->raddr,
 				     w->rkey);
 		if (w->len)
-			memcpy(e->data, w->src, w->len);
+			hop_copy(e->data, w->src, w->len);
 		shm_ring_commit(&p->out, e);
 		if (w->kind != SHM_SQ_SEND)
 			p->data_end = p->out.tail;
@@ -266,7 +267,7 @@ static int shm_step(struct hop_prov *prov, struct shm_peer *p,
 			     SHM_F_DATA | (last ? immf : SHM_F_MORE),
 			     last ? w->imm : 0, (uint32_t)c,
 			     w->raddr + w->off, w->rkey);
-		memcpy(e->data, w->src + w->off, c);
+		hop_copy(e->data, w->src + w->off, c);
 		shm_ring_commit(&p->out, e);
 		p->data_end = p->out.tail;
 		w->off += c;
@@ -367,7 +368,7 @@ static int shm_submit(struct hop_prov *prov, struct shm_peer *p,
 	memcpy(q, w, offsetof(struct shm_sqe, data));
 	if (copy) {
 		if (w->len)
-			memcpy(q->data, w->src, w->len);
+			hop_copy(q->data, w->src, w->len);
 		q->src = q->data;
 	}
 	if (p->sq_count++ == 0)

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/copy.h"
 #include "transport/shm/shm.h"
 
 /* Release the consumer position after entries this large (let a producer
@@ -49,7 +50,7 @@ static int shm_rx(struct hop_prov *prov, struct shm_peer *p)
 						"shm: rank %d wrote %u bytes "
 						"outside a registered region: "
 						"%s", p->rank, h.len, why);
-				memcpy((void *)(uintptr_t)h.raddr, e->data,
+				hop_copy((void *)(uintptr_t)h.raddr, e->data,
 				       h.len);
 			}
 			if (h.flags & SHM_F_MORE) {
@@ -86,7 +87,7 @@ static int shm_rx(struct hop_prov *prov, struct shm_peer *p)
 			c->op = HOP_CQE_RECV;
 			c->peer = p->rank;
 			c->len = h.len;
-			memcpy(c->data, e->data, h.len);
+			hop_copy(c->data, e->data, h.len);
 		} else {
 			return prov->ctx->fail_comm(prov->ctx, HOP_ERR_PROTOCOL,
 					     "shm: rank %d's ring holds an "

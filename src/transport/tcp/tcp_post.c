@@ -12,6 +12,7 @@
  */
 #include <string.h>
 
+#include "core/copy.h"
 #include "transport/tcp/tcp.h"
 
 size_t tcp_max_inline(const struct hop_prov *prov)
@@ -120,7 +121,7 @@ static int tcp_write_self(struct hop_prov *prov, const void *laddr,
 					     "tcp: write of %zu bytes to rank "
 					     "%d (self): %s",
 					     len, prov->rank, why);
-		memmove((void *)(uintptr_t)raddr, laddr, len);
+		hop_move((void *)(uintptr_t)raddr, laddr, len);
 	}
 	if (flags & HOP_WR_IMM) {
 		if (!(c = hop_cqring_push(&prov->cq)))
@@ -193,7 +194,7 @@ int tcp_post_write(struct hop_prov *prov, int peer, struct hop_prov_mr *lmr,
 		e->payload = laddr;
 	} else {
 		if (len)
-			memcpy(e->data, laddr, len);
+			hop_copy(e->data, laddr, len);
 		e->payload = e->data;
 	}
 	e->len = len;
@@ -237,7 +238,7 @@ int tcp_post_send(struct hop_prov *prov, int peer, const void *buf,
 		c->peer = peer;
 		c->len = (uint32_t)len;
 		if (len)
-			memcpy(c->data, buf, len);
+			hop_copy(c->data, buf, len);
 		if (flags & HOP_WR_SIGNALED)
 			return tcp_local_cqe(prov, HOP_CQE_SEND, peer, wr_id);
 		return 0;
@@ -250,7 +251,7 @@ int tcp_post_send(struct hop_prov *prov, int peer, const void *buf,
 	h.len = len;
 	tcp_hdr_pack(&h, e->hdr);
 	if (len)
-		memcpy(e->data, buf, len);
+		hop_copy(e->data, buf, len);
 	e->payload = e->data;
 	e->len = len;
 	e->off = 0;

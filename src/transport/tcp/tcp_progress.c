@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/copy.h"
 #include "transport/tcp/tcp.h"
 
 static int tcp_rx_progress(struct hop_prov *prov, struct tcp_peer *p);
@@ -130,7 +131,7 @@ static int tcp_rx_complete(struct hop_prov *prov, struct tcp_peer *p)
 		c->imm = p->cur.imm;
 	} else {
 		c->op = HOP_CQE_RECV;
-		memcpy(c->data, p->msg.data, (size_t)p->cur.len);
+		hop_copy(c->data, p->msg.data, (size_t)p->cur.len);
 	}
 	c->peer = p->rank;
 	c->len = p->cur.len > UINT32_MAX ? UINT32_MAX : (uint32_t)p->cur.len;
@@ -229,7 +230,7 @@ static int tcp_rx_progress(struct hop_prov *prov, struct tcp_peer *p)
 				size_t k = avail < p->left ? avail
 							   : (size_t)p->left;
 
-				memcpy(p->dst, p->rx + p->rx_head, k);
+				hop_copy(p->dst, p->rx + p->rx_head, k);
 				p->rx_head += k;
 				p->dst += k;
 				p->left -= k;
