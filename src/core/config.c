@@ -66,7 +66,7 @@ static const struct cfg_var cfg_vars[] = {
 	{ "HOP_RNDV_CHUNK", CFG_SIZE, "1M", 4 * KIB, 1 * GIB, NULL, FIELD(rndv_chunk),
 	  "bytes per write of a rendezvous transfer" },
 	{ "HOP_RNDV_ADVERT", CFG_SIZE, "4K", 0, 1 * GIB, NULL, FIELD(rndv_advert),
-	  "a receive of at least this many bytes posted before its message tells the sender where to write it, and a message of at least this many bytes is written straight into it (docs/p2p.md); between ranks whose provider is not RDMA (tcp, shm) only above HOP_EAGER_SIZE; 0: never" },
+	  "a receive of at least this many bytes posted before its message tells the sender where to write it, and a message of at least this many bytes is written straight into it (docs/p2p.md); between ranks whose provider is not RDMA (tcp, shm) only above HOP_EAGER_SIZE, and between hosts over tcp never; 0: never" },
 	{ "HOP_UNEXPECTED_MAX", CFG_SIZE, "64M", 4 * MIB, 1024 * GIB, NULL, FIELD(unexpected_max),
 	  "bytes a rank holds for messages that arrived before their receive was posted (an eager message about HOP_EAGER_SIZE each, a rendezvous request under 64 B) and for put immediates not yet waited for (under 64 B each); one more fails the communicator with HOP_ERR_NO_MEMORY naming the sender" },
 	{ "HOP_REG_CACHE", CFG_INT, "256", 0, 1 << 20, NULL, FIELD(reg_cache),

@@ -14,6 +14,7 @@
  * already left some other way (then the advert is dropped and the receive
  * is matched as any other).
  */
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "p2p/p2p_priv.h"
@@ -81,15 +82,28 @@ static void adv_release(struct hop_p2p *p, struct hop_p2p_req *r);
  * message more, so there only receives above the eager size advertise.
  * Measured on tcp, 2 ranks: 4-8 KiB ping-pong 9.4-10.2 us against
  * 10.4-11.6 us, AllToAll of 8-16 KiB 13.8-15.1 us against 22-23 us.
+ *
+ * Between hosts over such a provider (tcp: no HOP_PROV_CAP_RDMA, no
+ * HOP_PROV_CAP_HOST_MEMORY) nothing advertises (SIZE_MAX). There a direct write
+ * travels on the same ordered byte stream as the control messages: in a
+ * pairwise exchange the rank whose send met the peer's advert queues its
+ * whole message ahead of its clear-to-send for the peer's, and the two
+ * directions run one after the other. On 2 emulated hosts x 2 ranks
+ * (200 Mbit/s) a hierarchical AllReduce of 1 MiB took 71-74 ms with
+ * adverts and 44-46 ms without, Rabenseifner of 16 MiB on 4 hosts x 1
+ * (1 Gbit/s) 351-374 against 262-275 ms
+ * (docs/results/2026-12-07-tcp-inter-adverts.md).
  */
 static size_t adv_min_class(const struct hop_p2p *p, int cls)
 {
 	const struct hop_prov_ops *ops = hop_comm_class_ops(p->comm, cls);
 
-	if (!p->adv_min || hop_prov_has(ops, HOP_PROV_CAP_RDMA) ||
-	    p->adv_min > p->eager_size)
+	if (!p->adv_min || hop_prov_has(ops, HOP_PROV_CAP_RDMA))
 		return p->adv_min;
-	return p->eager_size + 1;
+	if (cls == HOP_LINK_INTER &&
+	    !hop_prov_has(ops, HOP_PROV_CAP_HOST_MEMORY))
+		return SIZE_MAX;
+	return p->adv_min > p->eager_size ? p->adv_min : p->eager_size + 1;
 }
 
 /* The smallest message that goes by an advert to or from @peer. */

@@ -5,7 +5,8 @@
 # hosts, the collectives' correctness over tcp with 2 ranks per host, a
 # provider per pair (auto: shm inside a host, tcp across; per class; a
 # host with one rank), the shaped bandwidth, and hop-run's failure and
-# timeout handling across hosts. One "PASS: ..." or "FAIL: ..." line per check; exit 1 on a FAIL.
+# timeout handling across hosts, and which pairs advertise posted
+# receives. One "PASS: ..." or "FAIL: ..." line per check; exit 1 on a FAIL.
 set -u
 build=${1:?usage: suite.sh BUILD}
 : "${CLUSTER_PIDS:?run through scripts/hop-cluster --exec}"
@@ -212,6 +213,30 @@ times_out() {
 	[ $rc = 124 ] || { echo "exit $rc:"; echo "$out"; return 1; }
 }
 
+# receives posted first over tcp (p2p_advert posted): between two ranks
+# of one host they advertise and rank 0 writes some messages straight in;
+# between hosts they never advertise (docs/p2p.md, "Receives posted
+# first"), and both ranks still pass
+adverts_by_class() {
+	local map out rc where
+	for where in "0 0" "0 1"; do
+		map=$(mapfile $where) || return 1
+		out=$(HOP_DEBUG=info HOP_TRANSPORT=tcp run --map "$map" --timeout 60 -- \
+			"$build/tests/integration/p2p_advert" posted 2>&1)
+		rc=$?
+		rm -f "$map"
+		[ $rc = 0 ] && [ "$(grep -c "p2p_advert posted: rank . passed" <<< "$out")" = 2 ] ||
+			{ echo "ranks on hosts $where:"; echo "$out"; return 1; }
+		if [ "$where" = "0 0" ]; then
+			grep -q "r0\] info: p2p: [0-9]* sends written straight" <<< "$out" ||
+				{ echo "one host: no message went into an advertised receive:"; echo "$out"; return 1; }
+		else
+			! grep "sends written straight" <<< "$out" ||
+				{ echo "two hosts: messages went into advertised receives over tcp"; return 1; }
+		fi
+	done
+}
+
 check "hostnames: rank r sees host r/2's" hostnames
 check "/dev/shm is private to each host" shm_private
 check "hop's shm cannot open a segment on another host" shm_across_fails
@@ -233,4 +258,5 @@ check "a child provider failing on one host fails every rank with its cause" mux
 check "shaped bandwidth >= half the link" bandwidth
 check "a failing rank on host 2 fails the job" fails_fast
 check "--timeout across hosts" times_out
+check "receives posted first over tcp advertise inside a host, not across" adverts_by_class
 exit $fail
