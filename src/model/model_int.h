@@ -20,8 +20,9 @@ double hop_model_form(int kind, int algo, size_t bytes, int nranks,
  * hop_model_form_hosts() - The closed form of (@kind, @algo) over @nranks
  * ranks in host order, @per_host on each host: each edge of the schedule
  * priced on its own link, @intra inside a host, @inter between hosts;
- * NAN when the pair has no such form (the binomial tree AllReduce has
- * one; recursive doubling when N and @per_host are powers of two).
+ * NAN when the pair has no such form (the binomial tree AllReduce and
+ * the Broadcast and Reduce chains have one; recursive doubling when N and
+ * @per_host are powers of two).
  */
 double hop_model_form_hosts(int kind, int algo, size_t bytes, int nranks,
 			    const struct hop_model_link *intra,

@@ -1,9 +1,9 @@
 /*
  * model_tree.c - the closed forms of the tree algorithms of src/coll
  * (tree.c): the binomial Reduce and AllReduce and the double binary tree
- * AllReduce, evaluated node by node, and the binomial AllReduce on ranks
- * in host order with each edge on its class's link. Notation:
- * model_coll.c.
+ * AllReduce, evaluated node by node, and the binomial AllReduce and the
+ * Broadcast and Reduce chains on ranks in host order with each edge on
+ * its class's link. Notation: model_coll.c.
  */
 #include "model/model.h"
 #include "model/model_form.h"
@@ -208,6 +208,36 @@ double hop_form_allreduce_tree(const struct form *f, double k)
 		    (k - 1) * period, t1 + (k - 1) * f->L * d.r);
 }
 
+/* One hop of a chunk of @c bytes on @l; @steady: while the hop also
+ * receives the next chunk (beta over the link's duplex factor). */
+static double chain_hop(const struct hop_model_link *l, double c, int steady)
+{
+	double d = steady && l->duplex >= 1 ? l->duplex : 1;
+
+	return hop_model_msg_alpha(l, c) + c / (l->beta / d);
+}
+
+/*
+ * The pipelined chain of a Broadcast, or with @reduce of a Reduce, on
+ * ranks in host order, f->hl on each host: rank r hands each chunk to
+ * r + 1 (tree.c), so from root 0 its N-1 hops cross between hosts H-1
+ * times (on f->l) and stay inside N-H times (on f->li). The first chunk
+ * fills every hop (a Reduce also folds it at N-2 relays, r each); every
+ * further chunk waits for the slowest stage, a hop between hosts or a
+ * fold (model_coll.c's bcast_chain() and reduce_chain() on one link).
+ */
+static double chain_hosts(const struct form *f, double k, int reduce)
+{
+	double c = f->m / k, hosts = f->n / f->hl;
+	double r = reduce ? f->g * c : 0;
+	double fill = (hosts - 1) * chain_hop(f->l, c, 0) +
+		      (f->n - hosts) * chain_hop(f->li, c, 0);
+
+	if (reduce)
+		fill = max2(fill + (f->n - 2) * r, f->cp / k);
+	return fill + r + (k - 1) * max2(chain_hop(f->l, c, 1), r);
+}
+
 double hop_model_form_hosts(int kind, int algo, size_t bytes, int nranks,
 			    const struct hop_model_link *intra,
 			    const struct hop_model_link *inter, int per_host,
@@ -215,12 +245,17 @@ double hop_model_form_hosts(int kind, int algo, size_t bytes, int nranks,
 {
 	struct form f;
 
-	if (kind != HOP_COLL_ALLREDUCE || nranks < 2 || per_host < 1 ||
-	    chunks < 1)
+	if (nranks < 2 || per_host < 1 || chunks < 1)
 		return NAN;
 	hop_form_init(&f, kind, bytes, nranks, inter, inplace);
 	f.li = intra;
 	f.hl = per_host;
+	if (algo == HOP_ALGO_CHAIN && nranks % per_host == 0 &&
+	    (kind == HOP_COLL_BROADCAST || kind == HOP_COLL_REDUCE))
+		return chain_hosts(&f, (double)chunks,
+				   kind == HOP_COLL_REDUCE);
+	if (kind != HOP_COLL_ALLREDUCE)
+		return NAN;
 	switch (algo) {
 	case HOP_ALGO_TREE:
 		return hop_form_allreduce_tree(&f, (double)chunks);

@@ -277,6 +277,57 @@ static void test_rd_sim(void **state)
 
 /* Without an edge-by-edge form (N or the ranks per host not powers of
  * two) recursive doubling keeps the price of every step between hosts. */
+/*
+ * The Broadcast and Reduce chains on blocked placements: rank r hands
+ * each chunk to r + 1, so only H-1 of the N-1 hops cross between hosts.
+ * In the simulator, each message on its class's link, hop's schedule
+ * takes the edge-by-edge form's time from a few KiB, where the form of
+ * one link priced every hop between hosts (on 4 x 2 at 32 KiB about 4x
+ * what the emulated cluster measured,
+ * docs/results/2026-12-07-validate-model-cluster-quiet.md).
+ */
+static void test_chain_sim(void **state)
+{
+	static const int hl[][2] = { { 2, 2 }, { 4, 2 }, { 2, 4 }, { 8, 2 } };
+	static const int kinds[] = { HOP_COLL_BROADCAST, HOP_COLL_REDUCE };
+	struct hop_model_link l[2];
+
+	(void)state;
+	links_cluster(l);
+	for (size_t i = 0; i < sizeof(hl) / sizeof(*hl); i++)
+		for (size_t j = 0; j < 2; j++)
+			for (size_t m = 4096; m <= 16u << 20; m <<= 4) {
+				int host_of[16];
+				struct hop_model_place pl = place(
+					hl[i][0], hl[i][1], BLOCKED, host_of);
+				struct hop_model_choice c;
+				struct hop_simrun r = { 0 };
+				double dev;
+
+				assert_int_equal(hop_model_choose_place(
+					kinds[j], m, &pl, l, HOP_ALGO_CHAIN,
+					&c), 0);
+				r.kind = kinds[j];
+				r.algo = HOP_ALGO_CHAIN;
+				r.nranks = pl.nranks;
+				r.inplace = 1;
+				r.bytes = m;
+				r.host_of = host_of;
+				r.links[0] = l[0];
+				r.links[1] = l[1];
+				r.link = l[1];
+				assert_int_equal(hop_simrun(&r), 0);
+				dev = c.predicted / r.sim_time - 1;
+				print_message("chain %s %dx%d %zu B: form %.6f "
+					      "s, simulated %.6f s (k = %ld): "
+					      "%+.1f %%\n", j ? "reduce" :
+					      "bcast", hl[i][0], hl[i][1], m,
+					      c.predicted, r.sim_time,
+					      r.chunks_used, 100 * dev);
+				assert_true(fabs(dev) < 0.15);
+			}
+}
+
 static void test_rd_no_form(void **state)
 {
 	static const int uneven[6] = { 0, 0, 0, 1, 1, 1 };
@@ -306,6 +357,7 @@ int main(void)
 		cmocka_unit_test(test_tree_2x2),
 		cmocka_unit_test(test_tree_sim),
 		cmocka_unit_test(test_rd_sim),
+		cmocka_unit_test(test_chain_sim),
 		cmocka_unit_test(test_rd_no_form),
 	};
 
