@@ -5,8 +5,8 @@
  * glibc copies 2 KiB and more with rep movsb on processors with fast
  * short rep movsb (FSRM). On the AMD EPYC development VM a rep movsb
  * whose destination lies 8-24 bytes past its source modulo 4096 runs
- * about 15 times slower: a 64 KiB memcpy() takes 31 us there against 2 us
- * at any other distance (tests/bench/copy_distance,
+ * about 15 times slower: a 64 KiB memcpy() takes 35-38 us there against
+ * 1.6-2.8 us at any other distance (tests/bench/copy_distance,
  * docs/results/2026-12-07-copy-pieces.md). Which distance a copy gets
  * depends on where malloc() put the user's buffer and where a ring entry
  * lies, so the same program ran fast or slow from one run to the next.
