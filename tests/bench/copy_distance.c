@@ -25,23 +25,19 @@ static double now_ns(void)
 	return t.tv_sec * 1e9 + t.tv_nsec;
 }
 
-static double time_memcpy(char *d, const char *s, size_t n)
+static void copy_memcpy(void *d, const void *s, size_t n)
 {
-	double t0 = now_ns();
-
-	for (int k = 0; k < REPS; k++) {
-		memcpy(d, s, n);
-		__asm__ volatile("" : : "r"(d) : "memory");
-	}
-	return (now_ns() - t0) / REPS;
+	memcpy(d, s, n);
 }
 
-static double time_pieces(char *d, const char *s, size_t n)
+/* ns per copy of @n bytes by @copy */
+static double time_copy(void (*copy)(void *, const void *, size_t),
+			char *d, const char *s, size_t n)
 {
 	double t0 = now_ns();
 
 	for (int k = 0; k < REPS; k++) {
-		hop_copy(d, s, n);
+		copy(d, s, n);
 		__asm__ volatile("" : : "r"(d) : "memory");
 	}
 	return (now_ns() - t0) / REPS;
@@ -78,8 +74,9 @@ int main(int argc, char **argv)
 		const char *s = a + 4096;
 		char *d = b + 4096 + o;
 
-		printf("%9ld %7.0f %9.0f %17.0f\n", o, time_memcpy(d, s, n),
-		       time_pieces(d, s, n), time_cma(d, s, n));
+		printf("%9ld %7.0f %9.0f %17.0f\n", o,
+		       time_copy(copy_memcpy, d, s, n),
+		       time_copy(hop_copy, d, s, n), time_cma(d, s, n));
 	}
 	free(a);
 	free(b);

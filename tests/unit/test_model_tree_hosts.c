@@ -66,6 +66,29 @@ static double tree_place(size_t m, const struct hop_model_place *pl,
 	return c.predicted;
 }
 
+/* hop's schedule of (@kind, @algo, @m bytes, in place) in the simulator,
+ * ranks on hosts @host_of, each message on its class's link of @l. */
+static struct hop_simrun simulate(int kind, int algo, size_t m,
+				  const struct hop_model_place *pl,
+				  int *host_of, const struct hop_model_link l[2],
+				  int verify)
+{
+	struct hop_simrun r = { 0 };
+
+	r.kind = kind;
+	r.algo = algo;
+	r.nranks = pl->nranks;
+	r.inplace = 1;
+	r.verify = verify;
+	r.bytes = m;
+	r.host_of = host_of;
+	r.links[0] = l[0];
+	r.links[1] = l[1];
+	r.link = l[1];
+	assert_int_equal(hop_simrun(&r), 0);
+	return r;
+}
+
 static void test_blocked(void **state)
 {
 	static const int uneven[6] = { 0, 0, 0, 1, 2, 2 };
@@ -185,19 +208,11 @@ static void test_tree_sim(void **state)
 			int host_of[16];
 			struct hop_model_place pl = place(hl[i][0], hl[i][1],
 							  BLOCKED, host_of);
-			struct hop_simrun r = { 0 };
 			double t = tree_place(m, &pl, l, NULL), dev;
+			struct hop_simrun r = simulate(HOP_COLL_ALLREDUCE,
+						       HOP_ALGO_TREE, m, &pl,
+						       host_of, l, 0);
 
-			r.kind = HOP_COLL_ALLREDUCE;
-			r.algo = HOP_ALGO_TREE;
-			r.nranks = pl.nranks;
-			r.inplace = 1;
-			r.bytes = m;
-			r.host_of = host_of;
-			r.links[0] = l[0];
-			r.links[1] = l[1];
-			r.link = l[1];
-			assert_int_equal(hop_simrun(&r), 0);
 			dev = t / r.sim_time - 1;
 			print_message("tree %dx%d %zu B: form %.4f s, "
 				      "simulated %.4f s (k = %ld): %+.1f %%\n",
@@ -237,7 +252,7 @@ static void test_rd_sim(void **state)
 				int host_of[16];
 				struct hop_model_place pl = place(
 					hl[i][0], hl[i][1], how, host_of);
-				struct hop_simrun r = { 0 };
+				struct hop_simrun r;
 				struct hop_model_link own = l[HOP_MODEL_INTER];
 				double t, t_own, dev;
 
@@ -250,17 +265,8 @@ static void test_rd_sim(void **state)
 					sizes[j], pl.nranks,
 					&l[HOP_MODEL_INTRA], &own, pl.lmax, 1,
 					1);
-				r.kind = HOP_COLL_ALLREDUCE;
-				r.algo = HOP_ALGO_RD;
-				r.nranks = pl.nranks;
-				r.inplace = 1;
-				r.verify = 1;
-				r.bytes = sizes[j];
-				r.host_of = host_of;
-				r.links[0] = l[0];
-				r.links[1] = l[1];
-				r.link = l[1];
-				assert_int_equal(hop_simrun(&r), 0);
+				r = simulate(HOP_COLL_ALLREDUCE, HOP_ALGO_RD,
+					     sizes[j], &pl, host_of, l, 1);
 				assert_int_equal(r.wrong, 0);
 				dev = t_own / r.sim_time - 1;
 				print_message("rd %dx%d %s %zu B: form %.6f s, "
@@ -301,22 +307,14 @@ static void test_chain_sim(void **state)
 				struct hop_model_place pl = place(
 					hl[i][0], hl[i][1], BLOCKED, host_of);
 				struct hop_model_choice c;
-				struct hop_simrun r = { 0 };
+				struct hop_simrun r;
 				double dev;
 
 				assert_int_equal(hop_model_choose_place(
 					kinds[j], m, &pl, l, HOP_ALGO_CHAIN,
 					&c), 0);
-				r.kind = kinds[j];
-				r.algo = HOP_ALGO_CHAIN;
-				r.nranks = pl.nranks;
-				r.inplace = 1;
-				r.bytes = m;
-				r.host_of = host_of;
-				r.links[0] = l[0];
-				r.links[1] = l[1];
-				r.link = l[1];
-				assert_int_equal(hop_simrun(&r), 0);
+				r = simulate(kinds[j], HOP_ALGO_CHAIN, m, &pl,
+					     host_of, l, 0);
 				dev = c.predicted / r.sim_time - 1;
 				print_message("chain %s %dx%d %zu B: form %.6f "
 					      "s, simulated %.6f s (k = %ld): "
