@@ -5,9 +5,10 @@
 
 #include "copy.h"
 
-volatile size_t hop_copy_piece = HOP_COPY_PIECE_DEFAULT;
+_Atomic size_t hop_copy_piece = HOP_COPY_PIECE_DEFAULT;
 
 void hop_copy_set_piece(size_t piece)
 {
-	hop_copy_piece = piece ? piece : SIZE_MAX;
+	atomic_store_explicit(&hop_copy_piece, piece ? piece : SIZE_MAX,
+			      memory_order_relaxed);
 }

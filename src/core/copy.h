@@ -13,12 +13,14 @@
  * hop_copy() makes such a copy in pieces below glibc's threshold, which
  * take its vector loop, at a call per piece; every other copy is one
  * memcpy(), since glibc's large-copy loops beat the pieces by 10-20 % from
- * 256 KiB. The piece's size is read from a volatile, or the compiler
- * inlines the constant-size copy as rep movsq, which is as slow.
+ * 256 KiB. The piece's size is a variable, or the compiler inlines the
+ * constant-size copy as rep movsq, which is as slow; it is atomic, as
+ * communicators initialised on several threads at once each set it.
  */
 #ifndef HOP_CORE_COPY_H
 #define HOP_CORE_COPY_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -28,7 +30,7 @@
 /* A destination less than this many bytes past its source, modulo 4096,
  * is copied in pieces (the slow distances measured are 8-24). */
 #define HOP_COPY_NEAR 64
-extern volatile size_t hop_copy_piece;
+extern _Atomic size_t hop_copy_piece;
 
 /* Set the piece from HOP_COPY_PIECE's value: 0 copies in one memcpy. */
 void hop_copy_set_piece(size_t piece);
@@ -38,7 +40,8 @@ void hop_copy_set_piece(size_t piece);
  * not overlap. */
 static inline void hop_copy(void *dst, const void *src, size_t n)
 {
-	const size_t piece = hop_copy_piece;
+	const size_t piece = atomic_load_explicit(&hop_copy_piece,
+						  memory_order_relaxed);
 	uint8_t *d = dst;
 	const uint8_t *s = src;
 

@@ -110,9 +110,9 @@ static void test_piece_setting(void **state)
 {
 	(void)state;
 	hop_copy_set_piece(0);
-	assert_true(hop_copy_piece == SIZE_MAX);
+	assert_true(atomic_load(&hop_copy_piece) == SIZE_MAX);
 	hop_copy_set_piece(4096);
-	assert_int_equal(hop_copy_piece, 4096);
+	assert_int_equal(atomic_load(&hop_copy_piece), 4096);
 	hop_copy_set_piece(HOP_COPY_PIECE_DEFAULT);
 }
 
