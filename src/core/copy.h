@@ -40,8 +40,6 @@ void hop_copy_set_piece(size_t piece);
  * not overlap. */
 static inline void hop_copy(void *dst, const void *src, size_t n)
 {
-	const size_t piece = atomic_load_explicit(&hop_copy_piece,
-						  memory_order_relaxed);
 	uint8_t *d = dst;
 	const uint8_t *s = src;
 
@@ -49,6 +47,8 @@ static inline void hop_copy(void *dst, const void *src, size_t n)
 		memcpy(d, s, n);
 		return;
 	}
+	const size_t piece = atomic_load_explicit(&hop_copy_piece,
+						  memory_order_relaxed);
 	for (; n > piece; n -= piece) {
 		memcpy(d, s, piece);
 		d += piece;

@@ -84,8 +84,8 @@ static void adv_release(struct hop_p2p *p, struct hop_p2p_req *r);
  * 10.4-11.6 us, AllToAll of 8-16 KiB 13.8-15.1 us against 22-23 us.
  *
  * Between hosts over such a provider (tcp: no HOP_PROV_CAP_RDMA, no
- * HOP_PROV_CAP_HOST_MEMORY) nothing advertises (SIZE_MAX). There a direct write
- * travels on the same ordered byte stream as the control messages: in a
+ * HOP_PROV_CAP_HOST_MEMORY) nothing advertises (SIZE_MAX). There a direct
+ * write travels on the same ordered byte stream as the control messages: in a
  * pairwise exchange the rank whose send met the peer's advert queues its
  * whole message ahead of its clear-to-send for the peer's, and the two
  * directions run one after the other. On 2 emulated hosts x 2 ranks

@@ -57,12 +57,21 @@ static double time_cma(char *d, const char *s, size_t n)
 int main(int argc, char **argv)
 {
 	size_t n = argc > 1 ? strtoul(argv[1], NULL, 0) : 65536;
-	size_t area = n + 3 * 4096;
-	char *a = aligned_alloc(4096, area), *b = aligned_alloc(4096, area);
+	size_t area = (n + 4 * 4096 - 1) / 4096 * 4096; /* >= n + 3 pages */
+	char *a, *b;
 
-	if (!a || !b || n == 0) {
+	if (n == 0 || n > (1ul << 30)) {
+		fprintf(stderr, "copy_distance: SIZE '%s' is not 1..1G bytes\n",
+			argv[1]);
+		return 1;
+	}
+	a = aligned_alloc(4096, area);
+	b = aligned_alloc(4096, area);
+	if (!a || !b) {
 		fprintf(stderr, "copy_distance: cannot allocate 2 x %zu B\n",
 			area);
+		free(a);
+		free(b);
 		return 1;
 	}
 	memset(a, 1, area);

@@ -51,7 +51,7 @@ static int shm_rx(struct hop_prov *prov, struct shm_peer *p)
 						"outside a registered region: "
 						"%s", p->rank, h.len, why);
 				hop_copy((void *)(uintptr_t)h.raddr, e->data,
-				       h.len);
+					 h.len);
 			}
 			if (h.flags & SHM_F_MORE) {
 				p->acc += h.len;
