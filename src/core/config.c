@@ -55,7 +55,7 @@ static const struct cfg_var cfg_vars[] = {
 	{ "HOP_YIELD_US", CFG_INT, "-1", -1, 1000000000, NULL, FIELD(yield_us),
 	  "microseconds a waiter then polls with sched_yield() between polls before it blocks in the provider; -1: 10000 when oversubscribed up to 4 ranks per core, 40000 / (ranks per core) beyond, else 0" },
 	{ "HOP_COPY_PIECE", CFG_SIZE, "2K", 0, 1 * GIB, NULL, FIELD(copy_piece),
-	  "bytes per memcpy() when a payload copied into or out of a ring, slot, eager or scratch buffer lands less than 64 bytes past its source modulo 4096: glibc's rep movsb runs about 15 times slower at such distances on some AMD processors, and pieces below its threshold avoid it (docs/performance.md); other copies take one memcpy(); one value per process, set by every communicator's init; 0: one memcpy() for every copy" },
+	  "bytes per memcpy() when a payload copied into or out of a ring, slot, eager or scratch buffer lands less than 64 bytes past its source modulo 4096: glibc's rep movsb runs about 15 times slower at such distances on some AMD processors, and pieces avoid it in the sizes glibc copies with rep movsb (below the L2 cache's size; docs/performance.md); other copies take one memcpy(); one value per process, set by every communicator's init; 0: one memcpy() for every copy" },
 	/* p2p */
 	{ "HOP_EAGER_SIZE", CFG_SIZE, "auto", 64, 1 * MIB, "auto", FIELD(eager_size),
 	  "largest payload sent eagerly (bytes per pre-registered slot); larger messages use rendezvous; auto: 8 KiB on shm; the largest of 32, 16 and 8 KiB on tcp, and of 64, 32, 16 and 8 KiB on verbs, whose slots ((ranks + 2) x HOP_EAGER_SLOTS) take at most 16 MiB and, on verbs without CAP_IPC_LOCK, a quarter of RLIMIT_MEMLOCK; the smallest of every rank's choice, agreed at init" },

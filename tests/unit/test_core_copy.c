@@ -2,7 +2,8 @@
  * test_core_copy - hop_copy() and hop_move() (src/core/copy.h) against a
  * byte loop: every piece size, lengths around the piece, the buffers'
  * alignments, distances between the ends on both sides of HOP_COPY_NEAR
- * (pieces below it, one memcpy() above), overlap both ways, and nothing
+ * (pieces below it, one memcpy() above), lengths on both sides of the
+ * size from which copies are whole, overlap both ways, and nothing
  * written outside the range.
  */
 #include <setjmp.h>
@@ -11,6 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -63,11 +65,16 @@ static const size_t offs[] = { 0, 1, 8, 16, 24, 4080 };
 static const size_t dists[] = { 0, 8, 16, 24, HOP_COPY_NEAR - 1,
 				HOP_COPY_NEAR, 100, 4088 };
 
+/* whole copies from these lengths: all of lens[] in pieces, and
+ * lens[] on both sides of the bound */
+static const size_t belows[] = { HOP_COPY_PIECED_BELOW_DEFAULT, 2049 };
+
 static void test_copy_apart(void **state)
 {
 	(void)state;
-	for (size_t p = 0; p < sizeof(pieces) / sizeof(*pieces); p++) {
-		hop_copy_set_piece(pieces[p]);
+	for (size_t p = 0; p < 2 * sizeof(pieces) / sizeof(*pieces); p++) {
+		hop_copy_set_piece(pieces[p / 2]);
+		atomic_store(&hop_copy_pieced_below, belows[p % 2]);
 		for (size_t l = 0; l < sizeof(lens) / sizeof(*lens); l++) {
 			for (size_t o = 0; o < sizeof(offs) / sizeof(*offs); o++) {
 				for (size_t k = 0; k < sizeof(dists) / sizeof(*dists); k++)
@@ -105,11 +112,16 @@ static void test_move_overlap(void **state)
 	hop_copy_set_piece(HOP_COPY_PIECE_DEFAULT);
 }
 
-/* the piece the library reads is the one set; 0 means one memcpy() */
+/* the piece the library reads is the one set; 0 means one memcpy(); the
+ * bound is the L2 cache's size as sysconf() reports it */
 static void test_piece_setting(void **state)
 {
+	long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+
 	(void)state;
 	hop_copy_set_piece(0);
+	assert_int_equal(atomic_load(&hop_copy_pieced_below),
+			 l2 > 0 ? (size_t)l2 : HOP_COPY_PIECED_BELOW_DEFAULT);
 	assert_true(atomic_load(&hop_copy_piece) == SIZE_MAX);
 	hop_copy_set_piece(4096);
 	assert_int_equal(atomic_load(&hop_copy_piece), 4096);
