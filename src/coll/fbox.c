@@ -485,8 +485,7 @@ static int large_form(struct hop_comm *comm, int kind, size_t bytes)
 			      hop_fbox_n_blocks(kind) ? bytes / (size_t)n
 						      : bytes, &ch);
 	best = ch.predicted;
-	if (kind != HOP_COLL_ALLREDUCE &&
-	    bytes <= (gather ? HOP_FBOX_GATHER_WIDE_MAX : HOP_FBOX_WIDE_MAX) &&
+	if (kind != HOP_COLL_ALLREDUCE && bytes <= HOP_FBOX_WIDE_MAX &&
 	    (t = hop_model_fbox_wide(kind, (double)bytes, n, 0)) <= best) {
 		form = HOP_FBOX_FORM_WIDE;
 		best = t;

@@ -86,18 +86,13 @@ _Static_assert(offsetof(struct hop_fbox_hdr, data) == HOP_FBOX_HDR,
 	 ~(size_t)(HOP_FBOX_LINE - 1))
 #define HOP_FBOX_STRIDE (HOP_FBOX_LINE + HOP_FBOX_DEPTH * HOP_FBOX_SLOT)
 
-/* The wide area of a rank: a ring its Broadcasts and Reduces of up to
- * HOP_FBOX_WIDE_MAX bytes copy their data into (at least two in
- * flight); a call of b bytes cycles through at most
- * HOP_FBOX_WIDE_AHEAD x b of it, so small calls stay in cache */
+/* The wide area of a rank: a ring its Broadcasts, Reduces, AllGathers,
+ * AllToAlls and ReduceScatters of up to HOP_FBOX_WIDE_MAX bytes of
+ * payload copy their data into (at least two in flight); a call of b
+ * bytes cycles through at most HOP_FBOX_WIDE_AHEAD x b of it, so small
+ * calls stay in cache */
 #define HOP_FBOX_WIDE_RING (512u << 10)
 #define HOP_FBOX_WIDE_MAX (HOP_FBOX_WIDE_RING / 2)
-/* ... and its AllGathers, AllToAlls and ReduceScatters of up to this
- * payload: at 256 KiB the 2-rank AllToAll ran at 22-28 us a call in some
- * runs and 62-70 us in others (the scheduled exchange: 28-31 us), where at
- * 128 KiB it stayed at or below the schedule
- * (docs/results/2026-12-07-fbox-gathers.md) */
-#define HOP_FBOX_GATHER_WIDE_MAX (HOP_FBOX_WIDE_MAX / 2)
 #define HOP_FBOX_WIDE_AHEAD 8
 /* ring entries not yet known to be read: each at least a slot's size */
 #define HOP_FBOX_WIDE_ENTRIES (HOP_FBOX_WIDE_RING / HOP_FBOX_MAX)
@@ -210,10 +205,9 @@ static inline size_t hop_fbox_payload(int kind, size_t per, int nranks)
 
 /* The form (HOP_FBOX_FORM_SLOT ..) a call of @kind writing @bytes
  * (hop_fbox_payload()) on @comm takes, or HOP_FBOX_FORM_NONE (0): up to
- * HOP_FBOX_MAX in the slots; larger, in the wide area (a Broadcast or
- * Reduce of up to HOP_FBOX_WIDE_MAX, an AllGather, AllToAll or
- * ReduceScatter of up to HOP_FBOX_GATHER_WIDE_MAX) or by CMA (AllReduce,
- * Broadcast and Reduce, when every rank can reach its peers), whichever
+ * HOP_FBOX_MAX in the slots; larger, in the wide area (any kind but
+ * AllReduce, up to HOP_FBOX_WIDE_MAX) or by CMA (AllReduce, Broadcast
+ * and Reduce, when every rank can reach its peers), whichever
  * the model prices lowest, when that is at or below the scheduled
  * algorithm it would choose. Blocking calls only; the same on every
  * rank. */

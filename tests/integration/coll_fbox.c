@@ -524,7 +524,7 @@ static int large(int cma)
  */
 /* AllGather, AllToAll and ReduceScatter above a slot: a 4 KiB payload
  * takes the wide form; every dtype just above that and just below
- * 128 KiB, in place and not; each rank late in turn. */
+ * 256 KiB, in place and not; each rank late in turn. */
 static void wide_gathers(uint64_t *salt)
 {
 	static const char *const name[3] = { "AllGather", "AllToAll",
@@ -540,7 +540,7 @@ static void wide_gathers(uint64_t *salt)
 		for (int dt = 0; dt < HOP_DTYPE_COUNT; dt++) {
 			size_t es = hop_dtype_size(dt);
 			const size_t counts[] = { 4096 / es / per + 1,
-						  (128u << 10) / es / per - 1 };
+						  (256u << 10) / es / per - 1 };
 
 			for (int c = 0; c < 2; c++)
 				one_gather(kind, counts[c], dt, HOP_SUM, c,
