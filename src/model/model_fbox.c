@@ -81,6 +81,11 @@ double hop_model_fbox_wide(int kind, double bytes, int nranks, int cores)
 		       (n - 1) * (bytes / n) * WIDE_REDUCE * share;
 	if (kind == HOP_COLL_ALLGATHER)
 		return WIDE_CALL + (n + 1) * bytes * WIDE_READ * share;
+	/* every rank copies its payload in and rank 0's out, and reduces
+	 * the other N-1 into it */
+	if (kind == HOP_COLL_ALLREDUCE)
+		return WIDE_CALL + 2 * bytes * WIDE_READ * share +
+		       (n - 1) * bytes * WIDE_REDUCE * share;
 	/* the root reduces N-1 peers' data, one after the other */
 	return WIDE_CALL + (n - 1) * bytes * WIDE_REDUCE * share;
 }

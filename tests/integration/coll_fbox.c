@@ -25,9 +25,10 @@
  *             from 3 ranks on are left out: the scheduled path
  *             associates differently).
  *   coll_fbox wide  Broadcast and Reduce above 1 KiB in the wide area
- *             (a 4 KiB Reduce takes it), as the plan says, bit for bit
- *             (wide()); AllGather, AllToAll and ReduceScatter there too
- *             (a 4 KiB payload takes it); the script runs it with
+ *             (a 4 KiB Reduce takes it), as the plan says, bit for bit;
+ *             AllGather, AllToAll and ReduceScatter there too (a 4 KiB
+ *             payload takes it), and AllReduce (a 4 KiB one takes it):
+ *             coll_fbox_wide.c; the script runs it with
  *             HOP_UNEXPECTED_MAX=4M.
  *   coll_fbox nocma  as large 0 with CMA refused: the last rank is not
  *             dumpable and no rank may ptrace (CAP_SYS_PTRACE dropped).
@@ -58,7 +59,7 @@ static int rank, nranks;
 /* a call's buffers: up to 3x the smallest CMA size, which the wide form
  * (to 256 KiB) puts at 512 KiB */
 #define BUFB (2u << 20)
-static unsigned long calls;
+unsigned long calls;
 
 /* Element @i of rank @r's input for call @salt, stored at @at. */
 static void gen(void *buf, size_t at, size_t i, hop_dtype_t dt, hop_op_t op,
@@ -167,8 +168,8 @@ static void same(const char *got, const char *want, size_t bytes,
 
 /* One AllReduce, Reduce (root @root) or Broadcast (from @root), checked;
  * @late: this rank sleeps that many microseconds first. */
-static void one(int kind, size_t count, hop_dtype_t dt, hop_op_t op,
-		int root, int inplace, uint64_t salt, long late)
+void one(int kind, size_t count, hop_dtype_t dt, hop_op_t op, int root,
+	 int inplace, uint64_t salt, long late)
 {
 	static char in[BUFB], out[BUFB], want[BUFB];
 	size_t bytes = count * hop_dtype_size(dt);
@@ -201,7 +202,7 @@ static void one(int kind, size_t count, hop_dtype_t dt, hop_op_t op,
 
 /* Does a rank of @kind write N blocks of its count (AllToAll,
  * ReduceScatter)? */
-static int n_blocks(int kind)
+int n_blocks(int kind)
 {
 	return kind == HOP_KIND_ALLTOALL || kind == HOP_KIND_REDUCESCATTER;
 }
@@ -237,14 +238,14 @@ static void plan(int expect_fbox)
 }
 
 /* The gathering kinds the fast boxes take, by the bytes they write */
-static const int gather_kinds[3] = { HOP_KIND_ALLGATHER, HOP_KIND_ALLTOALL,
+const int gather_kinds[3] = { HOP_KIND_ALLGATHER, HOP_KIND_ALLTOALL,
 				     HOP_KIND_REDUCESCATTER };
 
 /* One AllGather, AllToAll or ReduceScatter (@op) of @count elements per
  * block, checked against every rank's inputs generated here; @late as
  * for one(). */
-static void one_gather(int kind, size_t count, hop_dtype_t dt, hop_op_t op,
-		       int inplace, uint64_t salt, long late)
+void one_gather(int kind, size_t count, hop_dtype_t dt, hop_op_t op,
+		int inplace, uint64_t salt, long late)
 {
 	static char send[BUFB], out[BUFB], want[BUFB];
 	const size_t n = (size_t)nranks, blk = count * hop_dtype_size(dt);
@@ -401,7 +402,7 @@ static void reuse(void)
 }
 
 /* Does the plan of this call name @form? */
-static int takes(int kind, size_t count, hop_dtype_t dt, const char *form)
+int takes(int kind, size_t count, hop_dtype_t dt, const char *form)
 {
 	hop_coll_plan_t p;
 
@@ -415,12 +416,14 @@ static const int large_kinds[] = { HOP_KIND_ALLREDUCE, HOP_KIND_REDUCE,
 static unsigned long cma_calls[3];
 
 /* The smallest power of two bytes (from 2 KiB) at which the model picks
- * the CMA form for some kind; 0 when it never does up to 64 MiB. */
-static size_t cma_from(void)
+ * the CMA form for @kind (-1: for some kind); 0 when it never does up to
+ * 64 MiB. */
+static size_t cma_from(int kind)
 {
 	for (size_t b = 2048; b <= (64u << 20); b *= 2)
 		for (int k = 0; k < 3; k++)
-			if (takes_cma(large_kinds[k], b / 4, HOP_FLOAT32))
+			if ((kind < 0 || kind == large_kinds[k]) &&
+			    takes_cma(large_kinds[k], b / 4, HOP_FLOAT32))
 				return b;
 	return 0;
 }
@@ -430,25 +433,29 @@ static size_t cma_from(void)
  * fast boxes, from 3 ranks on, the scheduled path's float results
  * associate by its schedule, not in rank order: those are not compared.
  */
-static void kinds_at(size_t count, hop_dtype_t dt, hop_op_t op,
-		     uint64_t *salt, long late)
+static void kind_at(int k, size_t count, hop_dtype_t dt, hop_op_t op,
+		    uint64_t *salt, long late)
 {
-	for (int k = 0; k < 3; k++) {
-		int kind = large_kinds[k], cma = takes_cma(kind, count, dt);
+	int kind = large_kinds[k], cma = takes_cma(kind, count, dt);
 
-		cma_calls[k] += (unsigned long)cma;
-		if (kind != HOP_KIND_BROADCAST && !cma && nranks > 2 &&
-		    !takes(kind, count, dt, "fbox-wide") &&
-		    ref_is_float(dt))
-			continue;
-		if (kind == HOP_KIND_ALLREDUCE) {
-			one(kind, count, dt, op, 0, count & 1, (*salt)++, late);
-			continue;
-		}
-		for (int root = 0; root < nranks; root++)
-			one(kind, count, dt, op, root, (count + root) & 1,
-			    (*salt)++, late);
+	cma_calls[k] += (unsigned long)cma;
+	if (kind != HOP_KIND_BROADCAST && !cma && nranks > 2 &&
+	    !takes(kind, count, dt, "fbox-wide") && ref_is_float(dt))
+		return;
+	if (kind == HOP_KIND_ALLREDUCE) {
+		one(kind, count, dt, op, 0, count & 1, (*salt)++, late);
+		return;
 	}
+	for (int root = 0; root < nranks; root++)
+		one(kind, count, dt, op, root, (count + root) & 1, (*salt)++,
+		    late);
+}
+
+void kinds_at(size_t count, hop_dtype_t dt, hop_op_t op, uint64_t *salt,
+	      long late)
+{
+	for (int k = 0; k < 3; k++)
+		kind_at(k, count, dt, op, salt, late);
 }
 
 static void matrix_large(int cma)
@@ -458,7 +465,7 @@ static void matrix_large(int cma)
 		hop_op_t op;
 	} big[] = { { HOP_FLOAT32, HOP_SUM }, { HOP_FLOAT16, HOP_PROD },
 		    { HOP_INT8, HOP_MAX }, { HOP_FLOAT64, HOP_AVG } };
-	size_t from = cma_from();
+	size_t from = cma_from(-1);
 	uint64_t salt = 1ull << 40;
 
 	if (!!from != cma)
@@ -482,10 +489,18 @@ static void matrix_large(int cma)
 	for (int slow = 0; slow < nranks; slow++)
 		kinds_at(from / 4 + 1, HOP_INT32, HOP_SUM, &salt,
 			 rank == slow ? 2000 : 0);
-	for (int k = 0; k < 3 && cma; k++)
+	/* a kind whose CMA sizes the ones above missed (an AllReduce takes
+	 * the wide form further): every dtype at its own first */
+	for (int k = 0; k < 3 && cma; k++) {
+		size_t b = cma_calls[k] ? 0 : cma_from(large_kinds[k]);
+
+		for (int dt = 0; b && dt < HOP_DTYPE_COUNT; dt++)
+			kind_at(k, b / hop_dtype_size(dt), dt, HOP_SUM, &salt,
+				0);
 		if (!cma_calls[k])
 			FAIL("no call of kind %d took the CMA form",
 			     large_kinds[k]);
+	}
 }
 
 /* CMA refused: the last rank is not dumpable, and no rank has the
@@ -513,93 +528,6 @@ static int large(int cma)
 	return 0;
 }
 
-/*
- * The wide form (fbox_wide.c), at the sizes whose plan names it: every
- * dtype, op and root at the first and the last, in place or not; sizes
- * mixed, so the ring starts again at every offset; each rank late in
- * turn over more calls than a ring holds; then 2000 Reduces of 4 KiB
- * whose root naps 20 us a call, where writers may run only a ring
- * ahead (the script lowers HOP_UNEXPECTED_MAX, which 4 MiB of eager
- * messages held unexpected would pass).
- */
-/* AllGather, AllToAll and ReduceScatter above a slot: a 4 KiB payload
- * takes the wide form; every dtype just above that and just below
- * 256 KiB, in place and not; each rank late in turn. */
-static void wide_gathers(uint64_t *salt)
-{
-	static const char *const name[3] = { "AllGather", "AllToAll",
-					     "ReduceScatter" };
-
-	for (int k = 0; k < 3; k++) {
-		int kind = gather_kinds[k];
-		size_t per = n_blocks(kind) ? (size_t)nranks : 1;
-
-		if (!takes(kind, 1024 / per, HOP_FLOAT32, "fbox-wide"))
-			FAIL("a 4 KiB %s does not take the wide form",
-			     name[k]);
-		for (int dt = 0; dt < HOP_DTYPE_COUNT; dt++) {
-			size_t es = hop_dtype_size(dt);
-			const size_t counts[] = { 4096 / es / per + 1,
-						  (256u << 10) / es / per - 1 };
-
-			for (int c = 0; c < 2; c++)
-				one_gather(kind, counts[c], dt, HOP_SUM, c,
-					   (*salt)++, 0);
-		}
-		for (int slow = 0; slow < nranks; slow++)
-			for (int i = 0; i < 40; i++)
-				one_gather(kind, 1024 / per + 3, HOP_FLOAT32,
-					   i % 2 ? HOP_SUM : HOP_AVG,
-					   i % 3 == 0, (*salt)++,
-					   rank == slow ? 300 : 0);
-	}
-}
-
-static int wide(void)
-{
-	static float in[1024], out[1024];
-	uint64_t salt = 1ull << 50;
-	size_t lo = 0, hi = 0;
-
-	for (size_t b = 2048; b <= (256u << 10); b *= 2)
-		if (takes(HOP_KIND_REDUCE, b / 4, HOP_FLOAT32, "fbox-wide") ||
-		    takes(HOP_KIND_BROADCAST, b / 4, HOP_FLOAT32, "fbox-wide"))
-			hi = b, lo = lo ? lo : b;
-	if (!lo || !takes(HOP_KIND_REDUCE, 1024, HOP_FLOAT32, "fbox-wide"))
-		FAIL("a 4 KiB Reduce does not take the wide form");
-	for (int dt = 0; dt < HOP_DTYPE_COUNT; dt++) {
-		size_t es = hop_dtype_size(dt);
-		const size_t counts[] = { lo / es, hi / es - 1 };
-
-		for (size_t c = 0; c < 2; c++)
-			for (int op = 0; op < (c ? 1 : HOP_OP_COUNT); op++)
-				kinds_at(counts[c], dt, op, &salt, 0);
-	}
-	for (size_t i = 0; i < 300; i++)
-		one(i & 1 ? HOP_KIND_REDUCE : HOP_KIND_BROADCAST,
-		    (lo + i * 7919 % (hi - lo + 64)) / 4, HOP_INT32, HOP_SUM,
-		    (int)(i % (size_t)nranks), i % 3 == 0, salt++, 0);
-	for (int slow = 0; slow < nranks; slow++)
-		for (int i = 0; i < 40; i++)
-			one(i & 1 ? HOP_KIND_REDUCE : HOP_KIND_BROADCAST,
-			    lo / 4 + 1, HOP_INT32, HOP_SUM, (slow + i) % nranks,
-			    0, salt++, rank == slow ? 300 : 0);
-	wide_gathers(&salt);
-	for (int i = 0; i < 1024; i++)
-		in[i] = (float)(rank + i);
-	for (int i = 0; i < 2000; i++) {
-		if (rank == 0)
-			nap_us(20);
-		OK(hop_reduce(comm, in, out, 1024, HOP_FLOAT32, HOP_SUM, 0));
-	}
-	for (int i = 0; rank == 0 && i < 1024; i++)
-		if (out[i] != (float)(nranks * i + nranks * (nranks - 1) / 2))
-			FAIL("reduce of 4 KiB: element %d is %g", i, out[i]);
-	OK(hop_comm_destroy(comm));
-	printf("coll_fbox: rank %d passed %lu wide calls\n", rank, calls);
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "--expect";
@@ -613,7 +541,7 @@ int main(int argc, char **argv)
 	if ((rc = coll_fbox_failure(comm, mode, argc > 2 ? argv[2] : "")) >= 0)
 		return rc;
 	if (!strcmp(mode, "wide"))
-		return wide();
+		return coll_fbox_wide(comm);
 	if (!strcmp(mode, "large") || !strcmp(mode, "nocma"))
 		return large(strcmp(mode, "nocma") ? on : 0);
 	plan(on);

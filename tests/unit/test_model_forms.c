@@ -538,13 +538,13 @@ static void test_fbox_wide(void **state)
 					    HOP_MODEL_MAX_CHUNK };
 	const int kinds[] = { HOP_COLL_REDUCE, HOP_COLL_BROADCAST,
 			      HOP_COLL_ALLGATHER, HOP_COLL_ALLTOALL,
-			      HOP_COLL_REDUCESCATTER };
+			      HOP_COLL_REDUCESCATTER, HOP_COLL_ALLREDUCE };
 	int algo;
 	long k;
 	double t;
 
 	(void)state;
-	for (int i = 0; i < 5; i++) {
+	for (int i = 0; i < 6; i++) {
 		double last = 0;
 
 		for (double m = 2048; m <= 256 << 10; m *= 2) {
@@ -571,6 +571,12 @@ static void test_fbox_wide(void **state)
 		    hop_model_fbox_cma(HOP_COLL_BROADCAST, 256 << 10, 2, 0));
 	assert_true(hop_model_fbox_wide(HOP_COLL_ALLGATHER, 8192, 4, 0) >
 		    hop_model_fbox_wide(HOP_COLL_ALLTOALL, 8192, 4, 0));
+	/* an AllReduce copies its data in and rank 0's out, and reduces the
+	 * N-1 others: a Reduce's root's work and two copies more */
+	for (int n = 2; n <= 8; n *= 2)
+		EQ(hop_model_fbox_wide(HOP_COLL_ALLREDUCE, 65536, n, 0) -
+			   hop_model_fbox_wide(HOP_COLL_REDUCE, 65536, n, 0),
+		   2 * 65536 * 31e-12);
 }
 
 int main(void)
