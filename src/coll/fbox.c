@@ -263,47 +263,6 @@ const uint8_t *hop_fbox_read_wait(struct hop_comm *comm,
 	return h->data;
 }
 
-/* Rank @q's data of @seq: in its slot, or with @wide in its wide area. */
-static const uint8_t *read_data(struct hop_comm *comm, struct hop_fbox *fb,
-				const struct hop_coll_call *c, uint64_t seq,
-				int q, size_t bytes, int wide, int *ret)
-{
-	return wide ? hop_fbox_wide_read(comm, fb, c, seq, q, bytes, ret)
-		    : hop_fbox_read_slot(comm, fb, c, seq, q, ret);
-}
-
-/* recvbuf = slot 0 op slot 1 op ... op slot N-1 (@own for this rank). */
-static int reduce_all(struct hop_comm *comm, struct hop_fbox *fb,
-		      const struct hop_coll_call *c, uint64_t seq,
-		      const void *own, size_t bytes, int wide)
-{
-	const void *src;
-	int ret = 0;
-
-	for (int q = 0; q < fb->nranks; q++) {
-		src = q == fb->rank ? own
-				    : read_data(comm, fb, c, seq, q, bytes,
-						wide, &ret);
-		if (!src)
-			return ret;
-		if (!bytes) /* recvbuf may be NULL */
-			continue;
-		if (!q) {
-			/* rank 0's own input already lies there in place */
-			if (src != c->recvbuf)
-				hop_copy(c->recvbuf, src, bytes);
-		} else {
-			hop_reduce_local(c->recvbuf, src, c->count, c->dtype,
-					 c->op, 0);
-		}
-	}
-	if (c->op == HOP_AVG && bytes)
-		hop_reduce_avg(c->recvbuf, c->count, c->dtype, fb->nranks);
-	/* every rank wrote @seq, so every rank finished @seq - 1 */
-	fb->floor = seq;
-	return 0;
-}
-
 /* Rank @q has written its slot of @seq (what hop_fbox_read_slot() waits
  * for), so reading its header does not wait. */
 static int slot_written(const struct hop_fbox *fb, int q, uint64_t seq)
@@ -386,48 +345,6 @@ static int check_pending(struct hop_comm *comm, struct hop_fbox *fb, int all,
 	return 0;
 }
 
-/* A Reduce in the wide area: the root's own data is its send buffer,
- * copied to its ring only in place off rank 0 (rank 0's data lands in
- * the receive buffer first). */
-static int wide_reduce(struct hop_comm *comm, struct hop_fbox *fb,
-		       const struct hop_coll_call *c, uint64_t seq,
-		       size_t bytes)
-{
-	const void *own = c->sendbuf;
-	int ret, keep = c->sendbuf == c->recvbuf && fb->rank;
-
-	if (fb->rank != c->root)
-		return hop_fbox_wide_publish(comm, fb, c, seq, c->sendbuf,
-					     bytes);
-	if ((ret = hop_fbox_wide_publish(comm, fb, c, seq, c->sendbuf,
-					 keep ? bytes : 0)))
-		return ret;
-	if (keep && !(own = hop_fbox_wide_read(comm, fb, c, seq, fb->rank,
-					       bytes, &ret)))
-		return ret;
-	return reduce_all(comm, fb, c, seq, own, bytes, 1);
-}
-
-/* An AllReduce in the wide area: every rank reduces every ring's data in
- * rank order; in place off rank 0, its own data is read from its ring, as
- * rank 0's lands in the receive buffer first. */
-static int wide_allreduce(struct hop_comm *comm, struct hop_fbox *fb,
-			  const struct hop_coll_call *c, uint64_t seq,
-			  size_t bytes)
-{
-	const void *own = c->sendbuf;
-	int ret;
-
-	if ((ret = hop_fbox_wide_publish(comm, fb, c, seq, c->sendbuf,
-					 bytes)))
-		return ret;
-	if (c->sendbuf == c->recvbuf && fb->rank &&
-	    !(own = hop_fbox_wide_read(comm, fb, c, seq, fb->rank, bytes,
-				       &ret)))
-		return ret;
-	return reduce_all(comm, fb, c, seq, own, bytes, 1);
-}
-
 static int run_kind(struct hop_comm *comm, struct hop_fbox *fb,
 		    const struct hop_coll_call *c, uint64_t seq, size_t bytes,
 		    int wide)
@@ -442,15 +359,16 @@ static int run_kind(struct hop_comm *comm, struct hop_fbox *fb,
 		return hop_fbox_gather(comm, fb, c, seq, bytes, wide);
 	case HOP_COLL_ALLREDUCE:
 		if (wide)
-			return wide_allreduce(comm, fb, c, seq, bytes);
+			return hop_fbox_wide_allreduce(comm, fb, c, seq, bytes);
 		if ((ret = hop_fbox_publish(comm, fb, c, seq, c->sendbuf,
 					    bytes)))
 			return ret;
-		return reduce_all(comm, fb, c, seq,
-				  hop_fbox_slot(fb, me, seq)->data, bytes, 0);
+		return hop_fbox_reduce_all(comm, fb, c, seq,
+					   hop_fbox_slot(fb, me, seq)->data,
+					   bytes, 0);
 	case HOP_COLL_REDUCE:
 		if (wide)
-			return wide_reduce(comm, fb, c, seq, bytes);
+			return hop_fbox_wide_reduce(comm, fb, c, seq, bytes);
 		/* the root too: its slot keeps its input when recvbuf is
 		 * sendbuf (in place) */
 		if ((ret = hop_fbox_publish(comm, fb, c, seq, c->sendbuf,
@@ -458,8 +376,9 @@ static int run_kind(struct hop_comm *comm, struct hop_fbox *fb,
 			return ret;
 		if (me != c->root)
 			return 0;
-		return reduce_all(comm, fb, c, seq,
-				  hop_fbox_slot(fb, me, seq)->data, bytes, 0);
+		return hop_fbox_reduce_all(comm, fb, c, seq,
+					   hop_fbox_slot(fb, me, seq)->data,
+					   bytes, 0);
 	default: /* HOP_COLL_BROADCAST */
 		ret = wide ? hop_fbox_wide_publish(comm, fb, c, seq, c->recvbuf,
 						   me == c->root ? bytes : 0)
@@ -469,8 +388,8 @@ static int run_kind(struct hop_comm *comm, struct hop_fbox *fb,
 			return ret;
 		if (me == c->root)
 			return wide ? check_successor(comm, fb, c, seq) : 0;
-		if (!(src = read_data(comm, fb, c, seq, c->root, bytes, wide,
-				      &ret)))
+		if (!(src = hop_fbox_read_data(comm, fb, c, seq, c->root,
+					       bytes, wide, &ret)))
 			return ret;
 		if (bytes)
 			hop_copy(c->recvbuf, src, bytes);

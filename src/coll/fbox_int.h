@@ -126,6 +126,31 @@ const uint8_t *hop_fbox_wide_read(struct hop_comm *comm, struct hop_fbox *fb,
 				  const struct hop_coll_call *c, uint64_t seq,
 				  int q, size_t bytes, int *ret);
 
+/* Rank @q's data of @seq: in its slot, or with @wide in its wide area. */
+static inline const uint8_t *
+hop_fbox_read_data(struct hop_comm *comm, struct hop_fbox *fb,
+		   const struct hop_coll_call *c, uint64_t seq, int q,
+		   size_t bytes, int wide, int *ret)
+{
+	return wide ? hop_fbox_wide_read(comm, fb, c, seq, q, bytes, ret)
+		    : hop_fbox_read_slot(comm, fb, c, seq, q, ret);
+}
+
+/* recvbuf = rank 0's data op rank 1's ... op rank N-1's, in the slots or
+ * with @wide the wide rings (@own: this rank's), as an AllReduce and a
+ * Reduce's root do (fbox_reduce.c). */
+int hop_fbox_reduce_all(struct hop_comm *comm, struct hop_fbox *fb,
+			const struct hop_coll_call *c, uint64_t seq,
+			const void *own, size_t bytes, int wide);
+
+/* A Reduce, and an AllReduce, of @bytes in the wide area (fbox_reduce.c) */
+int hop_fbox_wide_reduce(struct hop_comm *comm, struct hop_fbox *fb,
+			 const struct hop_coll_call *c, uint64_t seq,
+			 size_t bytes);
+int hop_fbox_wide_allreduce(struct hop_comm *comm, struct hop_fbox *fb,
+			    const struct hop_coll_call *c, uint64_t seq,
+			    size_t bytes);
+
 /* The CMA form of @c (fbox_cma.c): its bytes above HOP_FBOX_MAX. */
 int hop_fbox_cma_run(struct hop_comm *comm, struct hop_fbox *fb,
 		     const struct hop_coll_call *c, uint64_t seq, size_t bytes);
