@@ -30,6 +30,7 @@
 #include "coll/coll_int.h"
 #include "coll/fbox_int.h"
 #include "coll/reduce.h"
+#include "core/copy.h"
 
 /* The payload of a slot in this form: where the peers read (@send) and
  * write their reduced segments (@res, the receive buffer). */
@@ -116,7 +117,7 @@ static int reduce_chunk(struct cma_call *k, uint8_t *d, const uint8_t *own,
 
 	/* rank 0's data lands in @d first: keep this rank's own */
 	if (d == own && fb->rank) {
-		memcpy(fb->chunk + HOP_FBOX_CMA_CHUNK, own, bytes);
+		hop_copy(fb->chunk + HOP_FBOX_CMA_CHUNK, own, bytes);
 		own = fb->chunk + HOP_FBOX_CMA_CHUNK;
 	}
 	for (int q = 0; q < fb->nranks; q++) {
@@ -129,7 +130,7 @@ static int reduce_chunk(struct cma_call *k, uint8_t *d, const uint8_t *own,
 				return ret;
 		}
 		if (!q && src != d)
-			memcpy(d, src, bytes);
+			hop_copy(d, src, bytes);
 		else if (q)
 			hop_reduce_local(d, src, n, c->dtype, c->op, 0);
 	}
