@@ -69,6 +69,9 @@ struct hop_fbox_ctrl {
 	/* the last collective + 1 this rank finished (pending checks of
 	 * Broadcast headers aside): it reads no peer's wide data of it */
 	_Atomic uint64_t wread;
+	/* the CPU this rank ran on when it last began a wait, or -1: a
+	 * waiter on the same CPU yields to it at once (fbox.c) */
+	_Atomic int32_t cpu;
 };
 
 struct hop_fbox_hdr {

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -274,12 +275,16 @@ int hop_fbox_init(struct hop_comm *comm)
 	fb->wide_off = fbox_wide_off(comm->nranks);
 	hop_fbox_ctrl(fb, fb->rank)->pid = (int32_t)getpid();
 	hop_fbox_ctrl(fb, fb->rank)->cause_peer = -1;
+	atomic_store_explicit(&hop_fbox_ctrl(fb, fb->rank)->cpu,
+			      (int32_t)sched_getcpu(), memory_order_relaxed);
 	c->fbox = fb;
 	comm->on_fail = fbox_on_fail;
-	HOP_INFO("rank %d: fast boxes on: blocking AllReduce, Broadcast and "
-		 "Reduce up to %d B among %d ranks, Broadcast and Reduce up "
-		 "to %u B in the wide area (HOP_FBOX=0: off)", comm->rank,
-		 HOP_FBOX_MAX, comm->nranks, HOP_FBOX_WIDE_MAX);
+	HOP_INFO("rank %d: fast boxes on: blocking AllReduce, Broadcast, "
+		 "Reduce, AllGather, AllToAll and ReduceScatter up to %d B "
+		 "among %d ranks, in the wide area up to %u B (AllReduce: "
+		 "%u B) (HOP_FBOX=0: off)", comm->rank, HOP_FBOX_MAX,
+		 comm->nranks, HOP_FBOX_WIDE_MAX,
+		 HOP_FBOX_WIDE_MAX / (unsigned)(comm->nranks - 1));
 	if (cma)
 		HOP_INFO("rank %d: fast boxes by CMA above %d B (HOP_SHM_CMA=0: "
 			 "off)", comm->rank, HOP_FBOX_MAX);

@@ -30,6 +30,9 @@
  *             payload takes it), and AllReduce (a 4 KiB one takes it):
  *             coll_fbox_wide.c; the script runs it with
  *             HOP_UNEXPECTED_MAX=4M.
+ *   coll_fbox one-cpu  every rank pinned to one CPU after init: blocking
+ *             AllReduces do not spin against the peer they wait on
+ *             (coll_fbox_cpu.c).
  *   coll_fbox nocma  as large 0 with CMA refused: the last rank is not
  *             dumpable and no rank may ptrace (CAP_SYS_PTRACE dropped).
  */
@@ -542,6 +545,8 @@ int main(int argc, char **argv)
 		return rc;
 	if (!strcmp(mode, "wide"))
 		return coll_fbox_wide(comm);
+	if (!strcmp(mode, "one-cpu"))
+		return coll_fbox_one_cpu(comm);
 	if (!strcmp(mode, "large") || !strcmp(mode, "nocma"))
 		return large(strcmp(mode, "nocma") ? on : 0);
 	plan(on);

@@ -25,6 +25,10 @@ int coll_fbox_failure(hop_comm_t *c, const char *mode, const char *arg);
  * status. */
 int coll_fbox_wide(hop_comm_t *c);
 
+/* The one-cpu mode (coll_fbox_cpu.c) on @c, which it destroys: the exit
+ * status. */
+int coll_fbox_one_cpu(hop_comm_t *c);
+
 /* coll_fbox.c's checked calls, which coll_fbox_wide.c shares. */
 extern unsigned long calls;     /* calls checked */
 /* The gathering kinds the fast boxes take, by the bytes they write */

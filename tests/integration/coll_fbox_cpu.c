@@ -1,0 +1,100 @@
+/*
+ * coll_fbox_cpu.c - coll_fbox's one-cpu mode: ranks that the comm counted
+ * on two or more cores (so they spin before they yield) all run on one
+ * CPU after init, as ranks started together do until the scheduler moves
+ * one. A waiter must yield to the peer it waits on instead of spinning
+ * its spin time (1 ms) each call: 100 blocking AllReduces of 8 B (slots)
+ * and of 4 KiB (wide area) take well under that per call, and their
+ * results are checked. Prints "skipped" when this process may run on one
+ * CPU only (the comm then counts itself oversubscribed and never spins).
+ */
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <hop/hop.h>
+
+#define TEST_NAME "coll_fbox"
+static hop_comm_t *comm;
+static int rank, nranks;
+#include "rank_check.h"
+#include "coll_fbox.h"
+
+/* The 1 ms spin made a call take 1-2 ms; a yield takes microseconds. A
+ * bound between them, far from both, passes on a loaded machine. */
+#define MAX_US_PER_CALL 250.0
+
+static double now_us(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
+}
+
+/* Pin this process to the lowest CPU it may run on; 0 when it has one. */
+static int pin_first_cpu(void)
+{
+	cpu_set_t set, one;
+
+	if (sched_getaffinity(0, sizeof(set), &set) || CPU_COUNT(&set) < 2)
+		return 0;
+	CPU_ZERO(&one);
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &set)) {
+			CPU_SET(c, &one);
+			break;
+		}
+	if (sched_setaffinity(0, sizeof(one), &one))
+		FAIL("sched_setaffinity to one CPU failed");
+	return 1;
+}
+
+/* 100 AllReduces of @count floats: the time per call, results checked. */
+static double timed_allreduces(size_t count)
+{
+	static float in[1024], out[1024];
+	double t0;
+
+	for (size_t i = 0; i < count; i++)
+		in[i] = (float)(rank + 1) * (float)(i % 7);
+	t0 = now_us();
+	for (int k = 0; k < 100; k++)
+		OK(hop_allreduce(comm, in, out, count, HOP_FLOAT32, HOP_SUM));
+	t0 = (now_us() - t0) / 100;
+	for (size_t i = 0; i < count; i++)
+		if (out[i] != (float)(nranks * (nranks + 1) / 2) *
+				      (float)(i % 7))
+			FAIL("allreduce of %zu floats: element %zu is %g",
+			     count, i, out[i]);
+	return t0;
+}
+
+int coll_fbox_one_cpu(hop_comm_t *c)
+{
+	const size_t counts[] = { 2, 1024 };
+
+	comm = c;
+	rank = hop_comm_rank(c);
+	nranks = hop_comm_size(c);
+	if (!pin_first_cpu()) {
+		printf("coll_fbox: rank %d skipped: one CPU only\n", rank);
+		OK(hop_comm_destroy(comm));
+		return 0;
+	}
+	for (int i = 0; i < 2; i++) {
+		double us = timed_allreduces(counts[i]);
+
+		if (us > MAX_US_PER_CALL)
+			FAIL("%zu B AllReduces on one CPU took %.1f us a call "
+			     "(at most %.0f): waiters spin against the peer "
+			     "they wait on", counts[i] * 4, us,
+			     MAX_US_PER_CALL);
+		printf("coll_fbox: rank %d: %zu B on one CPU, %.1f us a call\n",
+		       rank, counts[i] * 4, us);
+	}
+	OK(hop_comm_destroy(comm));
+	printf("coll_fbox: rank %d passed one-cpu\n", rank);
+	return 0;
+}
