@@ -95,6 +95,18 @@ static int publish_cpu(const struct hop_fbox *fb)
 	return cpu;
 }
 
+int hop_fbox_cpu_shared(const struct hop_fbox *fb)
+{
+	int cpu = publish_cpu(fb);
+
+	for (int q = 0; cpu >= 0 && q < fb->nranks; q++)
+		if (q != fb->rank &&
+		    atomic_load_explicit(&hop_fbox_ctrl(fb, q)->cpu,
+					 memory_order_relaxed) == cpu)
+			return 1;
+	return 0;
+}
+
 /* The rank @w waits on last began a wait on this CPU, @cpu. */
 static int peer_on_cpu(const struct hop_fbox_wait *w, int cpu)
 {

@@ -151,6 +151,10 @@ int hop_fbox_wide_allreduce(struct hop_comm *comm, struct hop_fbox *fb,
 			    const struct hop_coll_call *c, uint64_t seq,
 			    size_t bytes);
 
+/* Publish this rank's CPU; 1 when another rank last began a wait on it
+ * (a waiter outside the fast boxes, p2p's, yields to it: comm->cpu_shared). */
+int hop_fbox_cpu_shared(const struct hop_fbox *fb);
+
 /* The CMA form of @c (fbox_cma.c): its bytes above HOP_FBOX_MAX. */
 int hop_fbox_cma_run(struct hop_comm *comm, struct hop_fbox *fb,
 		     const struct hop_coll_call *c, uint64_t seq, size_t bytes);

@@ -245,6 +245,12 @@ static void fbox_on_fail(struct hop_comm *comm, int code)
 		hop_fbox_failed(comm->coll->fbox, code);
 }
 
+static int fbox_cpu_shared(struct hop_comm *comm)
+{
+	return comm->coll && comm->coll->fbox &&
+	       hop_fbox_cpu_shared(comm->coll->fbox);
+}
+
 int hop_fbox_init(struct hop_comm *comm)
 {
 	struct hop_coll *c = comm->coll;
@@ -279,6 +285,7 @@ int hop_fbox_init(struct hop_comm *comm)
 			      (int32_t)sched_getcpu(), memory_order_relaxed);
 	c->fbox = fb;
 	comm->on_fail = fbox_on_fail;
+	comm->cpu_shared = fbox_cpu_shared;
 	HOP_INFO("rank %d: fast boxes on: blocking AllReduce, Broadcast, "
 		 "Reduce, AllGather, AllToAll and ReduceScatter up to %d B "
 		 "among %d ranks, in the wide area up to %u B (AllReduce: "
@@ -298,6 +305,7 @@ void hop_fbox_fini(struct hop_comm *comm)
 	if (!fb)
 		return;
 	comm->on_fail = NULL;
+	comm->cpu_shared = NULL;
 	munmap(fb->base, fb->len);
 	free(fb->chunk);
 	free(fb);

@@ -104,6 +104,11 @@ struct hop_comm {
 	 * ranks that wait on this one in shared memory, where no provider
 	 * reports it, learn of it (src/coll's fast boxes set it) */
 	void (*on_fail)(struct hop_comm *comm, int code);
+	/* publishes the CPU this rank waits on and tells whether another
+	 * rank of the comm last waited on the same CPU, which a spinning
+	 * waiter would keep off it (src/coll's fast boxes set it, in whose
+	 * region every rank's CPU lies); NULL: not known */
+	int (*cpu_shared)(struct hop_comm *comm);
 };
 
 /* Store "msg" as @comm's last error, log it at info, return @code. */

@@ -139,8 +139,13 @@ int p2p_wait_loop(struct hop_comm *comm, int (*done)(void *), void *arg,
 			if (!quiet_since)
 				quiet_since = now;
 			quiet = now - quiet_since;
-			if (quiet < comm->spin_min_ns)
+			if (quiet < comm->spin_min_ns) {
+				/* a rank on this CPU runs only if we yield */
+				if (comm->cpu_shared && (iter & 7) == 0 &&
+				    comm->cpu_shared(comm))
+					sched_yield();
 				continue;
+			}
 			if (quiet < comm->spin_min_ns + yield_ns) {
 				sched_yield();
 				continue;

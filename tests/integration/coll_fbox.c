@@ -432,14 +432,17 @@ static size_t cma_from(int kind)
 }
 
 /*
- * Every kind of @count elements, each root, in place or not. Off the
- * fast boxes, from 3 ranks on, the scheduled path's float results
- * associate by its schedule, not in rank order: those are not compared.
+ * Every kind of @count elements, in place or not, each root with sums
+ * and one root (turning with the call) with the other ops: the root does
+ * not change how an op reduces. Off the fast boxes, from 3 ranks on, the
+ * scheduled path's float results associate by its schedule, not in rank
+ * order: those are not compared.
  */
 static void kind_at(int k, size_t count, hop_dtype_t dt, hop_op_t op,
 		    uint64_t *salt, long late)
 {
 	int kind = large_kinds[k], cma = takes_cma(kind, count, dt);
+	int one_root = (int)(*salt % (uint64_t)nranks);
 
 	cma_calls[k] += (unsigned long)cma;
 	if (kind != HOP_KIND_BROADCAST && !cma && nranks > 2 &&
@@ -450,8 +453,9 @@ static void kind_at(int k, size_t count, hop_dtype_t dt, hop_op_t op,
 		return;
 	}
 	for (int root = 0; root < nranks; root++)
-		one(kind, count, dt, op, root, (count + root) & 1, (*salt)++,
-		    late);
+		if (op == HOP_SUM || root == one_root)
+			one(kind, count, dt, op, root, (count + root) & 1,
+			    (*salt)++, late);
 }
 
 void kinds_at(size_t count, hop_dtype_t dt, hop_op_t op, uint64_t *salt,

@@ -4,7 +4,8 @@
  * CPU after init, as ranks started together do until the scheduler moves
  * one. A waiter must yield to the peer it waits on instead of spinning
  * its spin time (1 ms) each call: 100 blocking AllReduces of 8 B (slots)
- * and of 4 KiB (wide area) take well under that per call, and their
+ * and of 4 KiB (wide area), and 100 nonblocking ones of each (schedules,
+ * waited for in p2p's loop), take well under that per call, and their
  * results are checked. Prints "skipped" when this process may run on one
  * CPU only (the comm then counts itself oversubscribed and never spins).
  */
@@ -51,17 +52,28 @@ static int pin_first_cpu(void)
 	return 1;
 }
 
-/* 100 AllReduces of @count floats: the time per call, results checked. */
-static double timed_allreduces(size_t count)
+/* 100 AllReduces of @count floats, blocking (the fast boxes) or with
+ * @nb nonblocking (a schedule, waited for in p2p's loop): the time per
+ * call, results checked. */
+static double timed_allreduces(size_t count, int nb)
 {
 	static float in[1024], out[1024];
+	hop_request_t *req;
 	double t0;
 
 	for (size_t i = 0; i < count; i++)
 		in[i] = (float)(rank + 1) * (float)(i % 7);
 	t0 = now_us();
-	for (int k = 0; k < 100; k++)
-		OK(hop_allreduce(comm, in, out, count, HOP_FLOAT32, HOP_SUM));
+	for (int k = 0; k < 100; k++) {
+		if (!nb) {
+			OK(hop_allreduce(comm, in, out, count, HOP_FLOAT32,
+					 HOP_SUM));
+			continue;
+		}
+		OK(hop_iallreduce(comm, in, out, count, HOP_FLOAT32, HOP_SUM,
+				  &req));
+		OK(hop_wait(&req, NULL));
+	}
 	t0 = (now_us() - t0) / 100;
 	for (size_t i = 0; i < count; i++)
 		if (out[i] != (float)(nranks * (nranks + 1) / 2) *
@@ -83,16 +95,17 @@ int coll_fbox_one_cpu(hop_comm_t *c)
 		OK(hop_comm_destroy(comm));
 		return 0;
 	}
-	for (int i = 0; i < 2; i++) {
-		double us = timed_allreduces(counts[i]);
+	for (int i = 0; i < 4; i++) {
+		double us = timed_allreduces(counts[i % 2], i / 2);
 
 		if (us > MAX_US_PER_CALL)
-			FAIL("%zu B AllReduces on one CPU took %.1f us a call "
-			     "(at most %.0f): waiters spin against the peer "
-			     "they wait on", counts[i] * 4, us,
-			     MAX_US_PER_CALL);
-		printf("coll_fbox: rank %d: %zu B on one CPU, %.1f us a call\n",
-		       rank, counts[i] * 4, us);
+			FAIL("%s%zu B AllReduces on one CPU took %.1f us a "
+			     "call (at most %.0f): waiters spin against the "
+			     "peer they wait on", i / 2 ? "nonblocking " : "",
+			     counts[i % 2] * 4, us, MAX_US_PER_CALL);
+		printf("coll_fbox: rank %d: %s%zu B on one CPU, %.1f us a "
+		       "call\n", rank, i / 2 ? "nonblocking " : "",
+		       counts[i % 2] * 4, us);
 	}
 	OK(hop_comm_destroy(comm));
 	printf("coll_fbox: rank %d passed one-cpu\n", rank);
