@@ -92,7 +92,7 @@ int p2p_wait_loop(struct hop_comm *comm, int (*done)(void *), void *arg,
 	unsigned spins = 0, iter = 0, spin_max, quiet_waits = 0;
 	uint64_t deadline, sweep, yield_ns, quiet_since = 0;
 	char what[256];
-	int ret, probed = 0, gone = 0, swept = 0;
+	int ret, probed = 0, gone = 0, swept = 0, shared = 0;
 
 	if (done(arg))
 		return 0;
@@ -140,9 +140,12 @@ int p2p_wait_loop(struct hop_comm *comm, int (*done)(void *), void *arg,
 				quiet_since = now;
 			quiet = now - quiet_since;
 			if (quiet < comm->spin_min_ns) {
-				/* a rank on this CPU runs only if we yield */
-				if (comm->cpu_shared && (iter & 7) == 0 &&
-				    comm->cpu_shared(comm))
+				/* a rank on this CPU runs only if we yield:
+				 * then yield on every poll of this wait */
+				if (!shared && comm->cpu_shared &&
+				    (iter & 7) == 0)
+					shared = comm->cpu_shared(comm);
+				if (shared)
 					sched_yield();
 				continue;
 			}
