@@ -14,7 +14,7 @@
 # Above 1 KiB (coll_fbox large): the CMA form at 2 and 4 ranks, and the
 # scheduled path it falls back to with HOP_SHM_CMA=0 on one rank of 3;
 # the wide form (coll_fbox wide) at 2 and 4 ranks. Ranks moved onto one
-# CPU after init (coll_fbox one-cpu) at 2 and 4 ranks: no waiter, in the
+# CPU after init (coll_fbox one-cpu) at 2 ranks: no waiter, in the
 # fast boxes or in p2p's loop, spins against the peer it waits on.
 # FBOX_LONG=1 adds the mismatch at 3 ranks, the dead rank at 2, the CMA
 # form at 3, HOP_SHM_CMA=0 on every rank and CMA refused by the kernel
@@ -54,11 +54,10 @@ for n in 2 ${FBOX_LONG:+3} 4; do
 	out=$(HOP_UNEXPECTED_MAX=4M HOP_TRANSPORT=shm "$run" -n $n --timeout 60 -- "$prog" wide 2>&1)
 	check "wide form, $n ranks" $n "coll_fbox: rank [0-9]* passed" "$out" $?
 done
-# ranks on one CPU after init yield to each other (2 and 4 ranks)
-for n in 2 4; do
-	out=$(HOP_TRANSPORT=shm "$run" -n $n --timeout 60 -- "$prog" one-cpu 2>&1)
-	check "one CPU, $n ranks" $n "coll_fbox: rank [0-9]* \(passed\|skipped\)" "$out" $?
-done
+# ranks on one CPU after init yield to each other (2 ranks: more would
+# outnumber CI's cores, where the comm never spins)
+out=$(HOP_TRANSPORT=shm "$run" -n 2 --timeout 60 -- "$prog" one-cpu 2>&1)
+check "one CPU, 2 ranks" 2 "coll_fbox: rank [0-9]* \(passed\|skipped\)" "$out" $?
 if [ -n "${FBOX_LONG:-}" ]; then
 	out=$(HOP_SHM_CMA=0 HOP_TRANSPORT=shm "$run" -n 2 --timeout 60 -- "$prog" large 0 2>&1)
 	check "HOP_SHM_CMA=0, 2 ranks" 2 "coll_fbox: rank [0-9]* passed" "$out" $?

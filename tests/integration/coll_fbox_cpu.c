@@ -6,8 +6,9 @@
  * its spin time (1 ms) each call: 100 blocking AllReduces of 8 B (slots)
  * and of 4 KiB (wide area), and 100 nonblocking ones of each (schedules,
  * waited for in p2p's loop), take well under that per call, and their
- * results are checked. Prints "skipped" when this process may run on one
- * CPU only (the comm then counts itself oversubscribed and never spins).
+ * results are checked. Prints "skipped" when this process may run on
+ * fewer CPUs than there are ranks (the comm then counts itself
+ * oversubscribed and never spins).
  */
 #include <sched.h>
 #include <stdio.h>
@@ -34,12 +35,14 @@ static double now_us(void)
 	return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
 }
 
-/* Pin this process to the lowest CPU it may run on; 0 when it has one. */
+/* Pin this process to the lowest CPU it may run on; 0 when the comm
+ * never spins: fewer CPUs than ranks (it counts itself oversubscribed). */
 static int pin_first_cpu(void)
 {
 	cpu_set_t set, one;
 
-	if (sched_getaffinity(0, sizeof(set), &set) || CPU_COUNT(&set) < 2)
+	if (sched_getaffinity(0, sizeof(set), &set) ||
+	    CPU_COUNT(&set) < (nranks > 2 ? nranks : 2))
 		return 0;
 	CPU_ZERO(&one);
 	for (int c = 0; c < CPU_SETSIZE; c++)
@@ -91,7 +94,8 @@ int coll_fbox_one_cpu(hop_comm_t *c)
 	rank = hop_comm_rank(c);
 	nranks = hop_comm_size(c);
 	if (!pin_first_cpu()) {
-		printf("coll_fbox: rank %d skipped: one CPU only\n", rank);
+		printf("coll_fbox: rank %d skipped: fewer CPUs than ranks\n",
+		       rank);
 		OK(hop_comm_destroy(comm));
 		return 0;
 	}
