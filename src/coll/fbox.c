@@ -452,18 +452,6 @@ static int finish_started(struct hop_comm *comm)
 	return 0;
 }
 
-/* The largest payload of @kind the wide form takes among @n ranks. Every
- * rank of an AllReduce reduces all N-1 peers' data, N times the work of
- * the CMA form, which splits it: at 4 ranks on 2 cores the wide form won
- * up to 64 KiB and lost at 256 KiB (352 against 187 us), so it stops
- * where a rank would reduce more than the ring's half. */
-static size_t wide_max(int kind, int n)
-{
-	return kind == HOP_COLL_ALLREDUCE && n > 1
-		       ? HOP_FBOX_WIDE_MAX / (size_t)(n - 1)
-		       : HOP_FBOX_WIDE_MAX;
-}
-
 /* The wide or CMA form, whichever the model prices lowest, when that is
  * at or below the schedule it would run, else HOP_FBOX_FORM_NONE. Priced
  * without the cores (a rank's own count), so every rank decides alike.
@@ -481,7 +469,7 @@ static int large_form(struct hop_comm *comm, int kind, size_t bytes)
 			      hop_fbox_n_blocks(kind) ? bytes / (size_t)n
 						      : bytes, &ch);
 	best = ch.predicted;
-	if (bytes <= wide_max(kind, n) &&
+	if (bytes <= hop_fbox_wide_max(kind, n) &&
 	    (t = hop_model_fbox_wide(kind, (double)bytes, n, 0)) <= best) {
 		form = HOP_FBOX_FORM_WIDE;
 		best = t;

@@ -100,6 +100,18 @@ _Static_assert(offsetof(struct hop_fbox_hdr, data) == HOP_FBOX_HDR,
 /* ring entries not yet known to be read: each at least a slot's size */
 #define HOP_FBOX_WIDE_ENTRIES (HOP_FBOX_WIDE_RING / HOP_FBOX_MAX)
 
+/* The largest payload of @kind the wide form takes among @n ranks. Every
+ * rank of an AllReduce reduces all N-1 peers' data, N times the work of
+ * the CMA form, which splits it: at 4 ranks on 2 cores the wide form won
+ * up to 64 KiB and lost at 256 KiB (352 against 187 us), so it stops
+ * where a rank would reduce more than the ring's half. */
+static inline size_t hop_fbox_wide_max(int kind, int n)
+{
+	return kind == HOP_COLL_ALLREDUCE && n > 1
+		       ? HOP_FBOX_WIDE_MAX / (size_t)(n - 1)
+		       : HOP_FBOX_WIDE_MAX;
+}
+
 /* The form of a call (hop_fbox_takes()) */
 enum {
 	HOP_FBOX_FORM_NONE,     /* the scheduled path */

@@ -289,9 +289,9 @@ int hop_fbox_init(struct hop_comm *comm)
 	HOP_INFO("rank %d: fast boxes on: blocking AllReduce, Broadcast, "
 		 "Reduce, AllGather, AllToAll and ReduceScatter up to %d B "
 		 "among %d ranks, in the wide area up to %u B (AllReduce: "
-		 "%u B) (HOP_FBOX=0: off)", comm->rank, HOP_FBOX_MAX,
+		 "%zu B) (HOP_FBOX=0: off)", comm->rank, HOP_FBOX_MAX,
 		 comm->nranks, HOP_FBOX_WIDE_MAX,
-		 HOP_FBOX_WIDE_MAX / (unsigned)(comm->nranks - 1));
+		 hop_fbox_wide_max(HOP_COLL_ALLREDUCE, comm->nranks));
 	if (cma)
 		HOP_INFO("rank %d: fast boxes by CMA above %d B (HOP_SHM_CMA=0: "
 			 "off)", comm->rank, HOP_FBOX_MAX);

@@ -242,7 +242,7 @@ static void plan(int expect_fbox)
 
 /* The gathering kinds the fast boxes take, by the bytes they write */
 const int gather_kinds[3] = { HOP_KIND_ALLGATHER, HOP_KIND_ALLTOALL,
-				     HOP_KIND_REDUCESCATTER };
+			      HOP_KIND_REDUCESCATTER };
 
 /* One AllGather, AllToAll or ReduceScatter (@op) of @count elements per
  * block, checked against every rank's inputs generated here; @late as

@@ -58,7 +58,7 @@ static void wide_gathers(uint64_t *salt)
 }
 
 /* AllReduce above a slot: a 4 KiB one takes the wide form, up to a size
- * that falls with the ranks (fbox.c's wide_max()); every dtype and op
+ * that falls with the ranks (hop_fbox_wide_max()); every dtype and op
  * just above the smallest size that takes it and just below the largest,
  * in place and not; each rank late in turn; in rank order, bit for bit. */
 static void wide_allreduce(uint64_t *salt)
