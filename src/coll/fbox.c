@@ -455,13 +455,11 @@ static int finish_started(struct hop_comm *comm)
 /* The wide or CMA form, whichever the model prices lowest, when that is
  * at or below the schedule it would run, else HOP_FBOX_FORM_NONE. Priced
  * without the cores (a rank's own count), so every rank decides alike.
- * The gathering kinds have no CMA form. */
+ * A ReduceScatter has no CMA form. */
 static int large_form(struct hop_comm *comm, int kind, size_t bytes)
 {
 	struct hop_coll_choice ch;
 	int n = comm->nranks, form = HOP_FBOX_FORM_NONE;
-	int gather = kind == HOP_COLL_ALLGATHER || kind == HOP_COLL_ALLTOALL ||
-		     kind == HOP_COLL_REDUCESCATTER;
 	double t, best;
 
 	/* the schedule prices an AllToAll and a ReduceScatter by a block */
@@ -474,7 +472,7 @@ static int large_form(struct hop_comm *comm, int kind, size_t bytes)
 		form = HOP_FBOX_FORM_WIDE;
 		best = t;
 	}
-	if (!gather && comm->coll->fbox->cma &&
+	if (kind != HOP_COLL_REDUCESCATTER && comm->coll->fbox->cma &&
 	    hop_model_fbox_cma(kind, (double)bytes, n, 0) <= best)
 		form = HOP_FBOX_FORM_CMA;
 	return form;

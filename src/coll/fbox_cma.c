@@ -12,13 +12,16 @@
  * Reduce: the same; a rank off the root reduces into a chunk of its own
  *   and writes it into the root's receive buffer.
  * Broadcast: every rank off the root reads the root's buffer once.
+ * AllGather and AllToAll: every rank reads its block of every peer's
+ *   send buffer straight into its receive buffer.
  *
  * Only rank i reads or writes segment i of anybody's buffers, so in place
- * works as it is. One rank reduces each element, in one order, so every
+ * works as it is (an AllToAll in place overwrites blocks its peers still
+ * read, so they read a copy). One rank reduces each element, in one order, so every
  * rank holds the same bytes, equal to the payload form's flat left fold.
  * A rank returns once no peer touches its buffers any more: every peer's
- * reduced word (AllReduce, Reduce) or done word (the Broadcast root) says
- * so. The header check, deadlines, abort and peer failures are the
+ * reduced word (AllReduce, Reduce, AllGather, AllToAll) or done word (the
+ * Broadcast root) says so. The header check, deadlines, abort and peer failures are the
  * payload form's (fbox.c).
  */
 #include <errno.h>
@@ -191,6 +194,28 @@ static int exchange(struct cma_call *k, uint64_t send, uint64_t res)
 	return 0;
 }
 
+/* This rank's moves are done (its reduced word); then every peer's:
+ * nobody reads or writes this rank's buffers any more. */
+static int moves_done(struct cma_call *k, const char *what)
+{
+	struct hop_fbox *fb = k->fb;
+	int ret;
+
+	atomic_store_explicit(&hop_fbox_ctrl(fb, fb->rank)->reduced,
+			      k->seq + 1, memory_order_release);
+	for (int q = 0; q < fb->nranks; q++) {
+		struct hop_fbox_wait w = {
+			.c = k->c, .word = &hop_fbox_ctrl(fb, q)->reduced,
+			.want = k->seq + 1, .seq = k->seq, .peer = q,
+			.what = what
+		};
+
+		if (q != fb->rank && (ret = hop_fbox_wait(k->comm, fb, &w)))
+			return ret;
+	}
+	return 0;
+}
+
 /*
  * AllReduce and Reduce: this rank's segment reduced and written to the
  * root (@root) or to every peer (-1); then every peer's reduced word:
@@ -199,25 +224,70 @@ static int exchange(struct cma_call *k, uint64_t send, uint64_t res)
  */
 static int reduce_scatter(struct cma_call *k, uint8_t *dst, int root)
 {
-	struct hop_fbox *fb = k->fb;
 	int ret;
 
 	if ((ret = exchange(k, (uintptr_t)k->c->sendbuf, (uintptr_t)dst)) ||
 	    (ret = reduce_segment(k, dst, root)))
 		return ret;
-	atomic_store_explicit(&hop_fbox_ctrl(fb, fb->rank)->reduced,
-			      k->seq + 1, memory_order_release);
-	for (int q = 0; q < fb->nranks; q++) {
-		struct hop_fbox_wait w = {
-			.c = k->c, .word = &hop_fbox_ctrl(fb, q)->reduced,
-			.want = k->seq + 1, .seq = k->seq, .peer = q,
-			.what = "to reduce its segment"
-		};
+	return moves_done(k, "to reduce its segment");
+}
 
-		if (q != fb->rank && (ret = hop_fbox_wait(k->comm, fb, &w)))
+/* The copy of an AllToAll's @bytes of send blocks its peers read when it
+ * runs in place (fb->copy, kept for the next call). */
+static const uint8_t *send_copy(struct cma_call *k, const void *send,
+				size_t bytes, int *err)
+{
+	struct hop_fbox *fb = k->fb;
+
+	if (bytes > fb->copy_len) {
+		uint8_t *p = realloc(fb->copy, bytes);
+
+		if (!p) {
+			*err = hop_fbox_failed(fb, hop_comm_fail(k->comm,
+				HOP_ERR_NO_MEMORY, "rank %d: %s (fast box by "
+				"CMA, collective #%llu): out of memory for "
+				"the %zu B copy of the send blocks in place",
+				k->comm->rank, k->c->fn,
+				(unsigned long long)k->seq, bytes));
+			return NULL;
+		}
+		fb->copy = p;
+		fb->copy_len = bytes;
+	}
+	hop_copy(fb->copy, send, bytes);
+	return fb->copy;
+}
+
+/*
+ * AllGather and AllToAll: this rank's block of every peer's send data
+ * (an AllGather's whole one, block rank of an AllToAll's N), read
+ * straight into its receive buffer, the peers in turn from the next
+ * rank on; its own block copied, unless in place it is there already.
+ */
+static int cma_gather(struct cma_call *k)
+{
+	const struct hop_coll_call *c = k->c;
+	const int me = k->fb->rank, n = k->fb->nranks;
+	const int a2a = c->kind == HOP_COLL_ALLTOALL;
+	const size_t blk = c->count * k->es, at = a2a ? (size_t)me * blk : 0;
+	const uint8_t *send = c->sendbuf;
+	uint8_t *out = c->recvbuf;
+	int ret = 0;
+
+	if (send + at != out + (size_t)me * blk)
+		hop_copy(out + (size_t)me * blk, send + at, blk);
+	else if (a2a && !(send = send_copy(k, send, (size_t)n * blk, &ret)))
+		return ret;
+	if ((ret = exchange(k, (uintptr_t)send, (uintptr_t)out)))
+		return ret;
+	for (int i = 1; i < n; i++) {
+		int q = me + i < n ? me + i : me + i - n;
+
+		if ((ret = cma_move(k, q, out + (size_t)q * blk,
+				    k->peer[q].send + at, blk, 0)))
 			return ret;
 	}
-	return 0;
+	return moves_done(k, "to read its blocks");
 }
 
 static int cma_broadcast(struct cma_call *k)
@@ -256,7 +326,8 @@ int hop_fbox_cma_run(struct hop_comm *comm, struct hop_fbox *fb,
 		     const struct hop_coll_call *c, uint64_t seq, size_t bytes)
 {
 	struct cma_call k = { .comm = comm, .fb = fb, .c = c, .seq = seq,
-			      .es = bytes / c->count };
+			      .es = bytes / hop_fbox_payload(c->kind, c->count,
+							     fb->nranks) };
 
 	switch (c->kind) {
 	case HOP_COLL_ALLREDUCE:
@@ -264,6 +335,9 @@ int hop_fbox_cma_run(struct hop_comm *comm, struct hop_fbox *fb,
 	case HOP_COLL_REDUCE:
 		return reduce_scatter(&k, fb->rank == c->root ? c->recvbuf
 							      : NULL, c->root);
+	case HOP_COLL_ALLGATHER:
+	case HOP_COLL_ALLTOALL:
+		return cma_gather(&k);
 	default: /* HOP_COLL_BROADCAST */
 		return cma_broadcast(&k);
 	}

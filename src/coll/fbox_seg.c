@@ -308,6 +308,7 @@ void hop_fbox_fini(struct hop_comm *comm)
 	comm->cpu_shared = NULL;
 	munmap(fb->base, fb->len);
 	free(fb->chunk);
+	free(fb->copy);
 	free(fb);
 	comm->coll->fbox = NULL;
 }

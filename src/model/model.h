@@ -189,8 +189,9 @@ int hop_model_pipelined(int kind, int algo);
 /* ---- collectives ---- */
 
 /*
- * hop_model_fbox_cma() - Seconds of a blocking AllReduce, Broadcast or
- * Reduce (@kind) of @bytes per rank through the fast boxes' CMA form
+ * hop_model_fbox_cma() - Seconds of a blocking AllReduce, Broadcast,
+ * Reduce, AllGather or AllToAll (@kind) of @bytes per rank (an
+ * AllToAll's N blocks) through the fast boxes' CMA form
  * (src/coll/fbox_cma.c) among @nranks ranks of one host with @cores
  * cores (0: unknown, no sharing). model_fbox.c.
  */

@@ -1,8 +1,8 @@
 /*
  * model_fbox.c - the cost of the fast boxes' CMA form (src/coll/
- * fbox_cma.c, docs/fastbox.md): blocking AllReduce, Broadcast and
- * Reduce above 1 KiB among the ranks of one host, each rank reading its
- * peers' buffers by process_vm_readv and writing its results into
+ * fbox_cma.c, docs/fastbox.md): blocking calls above 1 KiB among the
+ * ranks of one host (every kind but ReduceScatter), each rank reading
+ * its peers' buffers by process_vm_readv and writing its results into
  * theirs; and of their wide form (Broadcast, Reduce, AllGather,
  * AllToAll and ReduceScatter through a shared ring per rank).
  * Constants measured on the 2-core development VM, as the fastest of
@@ -46,6 +46,13 @@ double hop_model_fbox_cma(int kind, double bytes, int nranks, int cores)
 		t = cma_read(bytes, bytes);
 		return 2 * CMA_SYNC + t * (cores > 0 && nranks - 1 > cores
 						   ? (n - 1) / cores : 1);
+	case HOP_COLL_ALLGATHER:
+	case HOP_COLL_ALLTOALL:
+		/* a rank reads its block of each peer and copies its own;
+		 * @bytes holds an AllToAll's N blocks */
+		seg = kind == HOP_COLL_ALLTOALL ? bytes / n : bytes;
+		t = 2 * CMA_SYNC + (n - 1) * cma_read(seg, seg) + seg / CMA_BW;
+		return t * share;
 	case HOP_COLL_REDUCE:
 		/* a rank reads N-1 chunks of its segment, reduces them and
 		 * writes the result to the root */

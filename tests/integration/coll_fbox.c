@@ -23,7 +23,8 @@
  *             and not, vectors of many chunks cut off line bounds, each
  *             rank late in turn; bit for bit (off the CMA form, floats
  *             from 3 ranks on are left out: the scheduled path
- *             associates differently).
+ *             associates differently); AllGather and AllToAll there
+ *             too (coll_fbox_cma.c).
  *   coll_fbox wide  Broadcast and Reduce above 1 KiB in the wide area
  *             (a 4 KiB Reduce takes it), as the plan says, bit for bit;
  *             AllGather, AllToAll and ReduceScatter there too (a 4 KiB
@@ -250,7 +251,7 @@ const int gather_kinds[3] = { HOP_KIND_ALLGATHER, HOP_KIND_ALLTOALL,
 void one_gather(int kind, size_t count, hop_dtype_t dt, hop_op_t op,
 		int inplace, uint64_t salt, long late)
 {
-	static char send[BUFB], out[BUFB], want[BUFB];
+	static char send[GATHER_BUFB], out[GATHER_BUFB], want[GATHER_BUFB];
 	const size_t n = (size_t)nranks, blk = count * hop_dtype_size(dt);
 	const size_t me = (size_t)rank, sendn = n_blocks(kind) ? n * count
 							       : count;
@@ -508,6 +509,7 @@ static void matrix_large(int cma)
 			FAIL("no call of kind %d took the CMA form",
 			     large_kinds[k]);
 	}
+	coll_fbox_cma_gathers(comm, cma, &salt);
 }
 
 /* CMA refused: the last rank is not dumpable, and no rank has the

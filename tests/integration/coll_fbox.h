@@ -43,12 +43,18 @@ int takes(int kind, size_t count, hop_dtype_t dt, const char *form);
 void one(int kind, size_t count, hop_dtype_t dt, hop_op_t op, int root,
 	 int inplace, uint64_t salt, long late);
 /* One AllGather, AllToAll or ReduceScatter (@op) of @count elements per
- * block, checked against every rank's inputs; @late as for one(). */
+ * block, checked against every rank's inputs; @late as for one(). Its
+ * send and receive buffers hold GATHER_BUFB bytes. */
+#define GATHER_BUFB (4u << 20)
 void one_gather(int kind, size_t count, hop_dtype_t dt, hop_op_t op,
 		int inplace, uint64_t salt, long late);
 /* AllReduce, Reduce and Broadcast of @count elements, each root, in place
  * or not, the ones whose result is compared (kinds_at() in coll_fbox.c) */
 void kinds_at(size_t count, hop_dtype_t dt, hop_op_t op, uint64_t *salt,
 	      long late);
+
+/* The large mode's AllGather and AllToAll (coll_fbox_cma.c) on @c: in
+ * the CMA form when @cma, else never in it. */
+void coll_fbox_cma_gathers(hop_comm_t *c, int cma, uint64_t *salt);
 
 #endif

@@ -499,86 +499,6 @@ static void test_max_chunk(void **state)
 			 hop_model_max_chunks(kind, algo, 64u << 20, 2, &l));
 }
 
-/* The fast boxes' CMA form: each rank's bytes read grow with the size;
- * ranks beyond the cores take turns; a Broadcast reads once, an
- * AllReduce twice and reduces. */
-static void test_fbox_cma(void **state)
-{
-	const int kinds[] = { HOP_COLL_ALLREDUCE, HOP_COLL_REDUCE,
-			      HOP_COLL_BROADCAST };
-
-	(void)state;
-	for (int i = 0; i < 3; i++) {
-		double last = 0;
-
-		for (double m = 2048; m <= 64.0 * (1 << 20); m *= 4) {
-			double t = hop_model_fbox_cma(kinds[i], m, 2, 2);
-
-			assert_true(t > last);
-			last = t;
-			assert_true(hop_model_fbox_cma(kinds[i], m, 4, 2) >
-				    hop_model_fbox_cma(kinds[i], m, 4, 4));
-		}
-	}
-	assert_true(hop_model_fbox_cma(HOP_COLL_BROADCAST, 1 << 24, 2, 2) <
-		    hop_model_fbox_cma(HOP_COLL_ALLREDUCE, 1 << 24, 2, 2));
-}
-
-/* The fast boxes' wide form: dearer with the size and with ranks beyond
- * the cores; on shm's built-in link a 2-rank call of 4 and 16 KiB
- * (an AllToAll's or ReduceScatter's payload: both blocks) is priced
- * below the schedule the model would choose (a Reduce's or Broadcast's sender's eager messages
- * the root holds unexpected, each copied once more; the gathering kinds'
- * exchanges wait for each other), a Broadcast below the CMA form up to
- * the largest size, and an AllGather, which copies every rank's block
- * out, above an AllToAll of the same payload, which copies one. */
-static void test_fbox_wide(void **state)
-{
-	const struct hop_model_link shm = { 1e-6, 6e9, 1e-10, 1.2, 4096, 8192,
-					    HOP_MODEL_MAX_CHUNK };
-	const int kinds[] = { HOP_COLL_REDUCE, HOP_COLL_BROADCAST,
-			      HOP_COLL_ALLGATHER, HOP_COLL_ALLTOALL,
-			      HOP_COLL_REDUCESCATTER, HOP_COLL_ALLREDUCE };
-	int algo;
-	long k;
-	double t;
-
-	(void)state;
-	for (int i = 0; i < 6; i++) {
-		double last = 0;
-
-		for (double m = 2048; m <= 256 << 10; m *= 2) {
-			t = hop_model_fbox_wide(kinds[i], m, 2, 0);
-			assert_true(t > last);
-			last = t;
-			assert_true(hop_model_fbox_wide(kinds[i], m, 4, 2) >
-				    hop_model_fbox_wide(kinds[i], m, 4, 4));
-		}
-		for (double m = 4096; m <= 16384; m *= 4) {
-			/* the schedule prices an AllToAll and a
-			 * ReduceScatter by a block */
-			double sm = kinds[i] == HOP_COLL_ALLTOALL ||
-						    kinds[i] ==
-							    HOP_COLL_REDUCESCATTER
-					    ? m / 2 : m;
-
-			assert_int_equal(hop_model_choose(kinds[i], sm, 2, &shm,
-							  &algo, &k, &t), 0);
-			assert_true(hop_model_fbox_wide(kinds[i], m, 2, 0) < t);
-		}
-	}
-	assert_true(hop_model_fbox_wide(HOP_COLL_BROADCAST, 256 << 10, 2, 0) <
-		    hop_model_fbox_cma(HOP_COLL_BROADCAST, 256 << 10, 2, 0));
-	assert_true(hop_model_fbox_wide(HOP_COLL_ALLGATHER, 8192, 4, 0) >
-		    hop_model_fbox_wide(HOP_COLL_ALLTOALL, 8192, 4, 0));
-	/* an AllReduce copies its data in and rank 0's out, and reduces the
-	 * N-1 others: a Reduce's root's work and two copies more */
-	for (int n = 2; n <= 8; n *= 2)
-		EQ(hop_model_fbox_wide(HOP_COLL_ALLREDUCE, 65536, n, 0) -
-			   hop_model_fbox_wide(HOP_COLL_REDUCE, 65536, n, 0),
-		   2 * 65536 * 31e-12);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -596,8 +516,6 @@ int main(void)
 		cmocka_unit_test(test_eager),
 		cmocka_unit_test(test_choose_known),
 		cmocka_unit_test(test_max_chunk),
-		cmocka_unit_test(test_fbox_cma),
-		cmocka_unit_test(test_fbox_wide),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
