@@ -197,24 +197,6 @@ out:
 	return ret;
 }
 
-/*
- * Every emulated host runs on this machine's cores, but each rank counts
- * only its own host's ranks when it decides whether to busy-wait. One
- * rank per host on 2 cores then spins >= 1 ms per wait while the peer it
- * waits for has no core: 6 ranks on 6 hosts ran a test 6-9x slower than
- * on one host. So when the whole job oversubscribes the cores, the ranks
- * wait as hop's oversubscribed default does, unless the user chose.
- */
-static void shared_cores(long n)
-{
-	cpu_set_t set;
-
-	if (sched_getaffinity(0, sizeof(set), &set) < 0 || n <= CPU_COUNT(&set))
-		return;
-	setenv("HOP_SPIN", "0", 0);
-	setenv("HOP_YIELD_US", "10000", 0);
-}
-
 int run_hosts_setup(struct run_hosts *h, long nh, long ppn, const char *map,
 		    const char *pids, long *n, char *err, size_t errlen)
 {
@@ -238,6 +220,5 @@ int run_hosts_setup(struct run_hosts *h, long nh, long ppn, const char *map,
 		h->nhosts = 0;
 		return -1;
 	}
-	shared_cores(*n);
 	return 0;
 }

@@ -5,7 +5,6 @@
  * the accessors. It sits above every layer it composes, so core knows
  * nothing above it (docs/layers.md).
  */
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,18 +32,6 @@ static const char *layer_msg(struct hop_comm *comm, int code)
 	return hop_strerror(code);
 }
 
-/* Cores this process may run on (its affinity mask), at least 1. */
-static int usable_cores(void)
-{
-	cpu_set_t set;
-	int n;
-
-	if (sched_getaffinity(0, sizeof(set), &set))
-		return 1;
-	n = CPU_COUNT(&set);
-	return n > 0 ? n : 1;
-}
-
 #define SPIN_MIN_NS 1000000ull    /* 1 ms */
 #define YIELD_US 10000            /* oversubscribed up to YIELD_FULL_OVER */
 #define YIELD_FULL_OVER 4
@@ -58,8 +45,8 @@ static int usable_cores(void)
  */
 static int auto_yield_us(const struct hop_comm *comm)
 {
-	int per_core = (comm->local_ranks + comm->usable_cores - 1) /
-		       comm->usable_cores;
+	int per_core = (comm->kernel_ranks + comm->kernel_cores - 1) /
+		       comm->kernel_cores;
 
 	return per_core <= YIELD_FULL_OVER ? YIELD_US
 					   : YIELD_US * YIELD_FULL_OVER / per_core;
@@ -76,9 +63,6 @@ static void resolve_wait_policy(struct hop_comm *comm)
 {
 	int over;
 
-	comm->usable_cores = usable_cores();
-	if (comm->local_ranks < 1)
-		comm->local_ranks = 1;
 	over = hop_comm_oversubscribed(comm);
 	/*
 	 * Not oversubscribed, spin by time as well as by polls: a poll costs
@@ -92,9 +76,9 @@ static void resolve_wait_policy(struct hop_comm *comm)
 		comm->cfg.spin_count = over ? 0 : 2000;
 	if (comm->cfg.yield_us < 0)
 		comm->cfg.yield_us = over ? auto_yield_us(comm) : 0;
-	HOP_INFO("%d ranks on this host, %d usable cores%s: a waiter spins "
-		 "%d polls and at least %d us, yields for %d us, then sleeps",
-		 comm->local_ranks, comm->usable_cores,
+	HOP_INFO("ranks sharing this rank's cores on its kernel: %d on %d "
+		 "cores%s: a waiter spins %d polls and at least %d us, yields "
+		 "for %d us, then sleeps", comm->kernel_ranks, comm->kernel_cores,
 		 over ? " (oversubscribed)" : "", comm->cfg.spin_count,
 		 (int)(comm->spin_min_ns / 1000), comm->cfg.yield_us);
 }

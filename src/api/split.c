@@ -111,6 +111,8 @@ static int make_child(struct hop_comm *parent, const struct member *m, int n,
 	child->p2p = root->p2p;
 	child->local_ranks = parent->local_ranks;
 	child->usable_cores = parent->usable_cores;
+	child->kernel_ranks = parent->kernel_ranks;
+	child->kernel_cores = parent->kernel_cores;
 	child->model_ranks = parent->model_ranks;
 	child->model_cores = parent->model_cores;
 	child->spin_min_ns = parent->spin_min_ns;

@@ -13,8 +13,8 @@ struct hop_comm;
 
 /* What one rank contributes (plain bytes, same layout on every rank). */
 struct hop_agree_rec {
-	uint32_t local_ranks;   /* ranks on its host */
-	uint32_t usable_cores;  /* cores its affinity mask allows */
+	uint32_t local_ranks;   /* ranks of its host sharing its cores */
+	uint32_t usable_cores;  /* the cores of their masks together */
 	uint64_t eager;         /* its HOP_EAGER_SIZE, resolved alone */
 	uint8_t eager_auto;     /* 1: HOP_EAGER_SIZE=auto */
 	uint8_t has_links;      /* 1: @link holds its cost-model links */
@@ -22,8 +22,8 @@ struct hop_agree_rec {
 	struct hop_agreed_link link[2]; /* per enum hop_link_class */
 };
 
-/* This rank's record: after transport selection (local_ranks, the
- * provider's name), the wait policy (usable_cores) and the cost model's
+/* This rank's record: after transport selection (local_ranks and
+ * usable_cores, the provider's name) and the cost model's
  * own links (comm->model_link, set by the api layer from HOP_PROFILE). */
 void hop_agree_local(const struct hop_comm *comm, struct hop_agree_rec *rec);
 

@@ -51,7 +51,7 @@ static const struct cfg_var cfg_vars[] = {
 	{ "HOP_CONNECT", CFG_STR, "lazy", 0, 15, "eager|lazy", FIELD(connect),
 	  "lazy: a pair of ranks is connected by its first message or by a receive posted from the peer (tcp, shm, and verbs with HOP_IB_CM=rdmacm; verbs with oob connects every pair at init), so a rank's sockets, shm segments or QPs grow with the peers it uses; eager: every pair is connected at init (docs/connect.md)" },
 	{ "HOP_SPIN", CFG_INT, "-1", -1, 100000000, NULL, FIELD(spin_count),
-	  "polls a waiter spins before it yields or blocks; -1: 2000 polls and at least 1 ms, or 0 when this host runs more ranks than the process may use cores (oversubscribed)" },
+	  "polls a waiter spins before it yields or blocks; -1: 2000 polls and at least 1 ms, or 0 when oversubscribed: more ranks share the rank's cores than those are (the ranks of its kernel whose CPU affinity meets its own, against the CPUs of their masks together; ranks bound to a core each are not)" },
 	{ "HOP_YIELD_US", CFG_INT, "-1", -1, 1000000000, NULL, FIELD(yield_us),
 	  "microseconds a waiter then polls with sched_yield() between polls before it blocks in the provider; -1: 10000 when oversubscribed up to 4 ranks per core, 40000 / (ranks per core) beyond, else 0" },
 	{ "HOP_COPY_PIECE", CFG_SIZE, "2K", 0, 1 * GIB, NULL, FIELD(copy_piece),

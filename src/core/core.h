@@ -60,7 +60,10 @@ struct hop_comm {
 	struct hop_p2p *p2p;            /* owned by src/p2p */
 	struct hop_coll *coll;          /* owned by src/coll */
 	struct relay_env *relay_env;    /* HOP_PROFILE/HOP_TOPO of relays */
-	int local_ranks;                /* ranks on this rank's host (>= 1) */
+	/* ranks of this rank's host whose CPU affinity meets its own, it
+	 * included (>= 1), and the cores of their masks together: the cost
+	 * model's oversubscription (core/cpus.h; set by transport selection) */
+	int local_ranks;
 	/* on @root: the host of each rank, hosts numbered 0 .. nhosts - 1 in
 	 * the order of their lowest rank; the same on every rank (set by
 	 * transport selection from the gathered host identities) */
@@ -70,7 +73,10 @@ struct hop_comm {
 	 * that carries traffic between two ranks of one host, and between
 	 * hosts; both prov_ops when one provider serves every peer */
 	const struct hop_prov_ops *class_ops[2];
-	int usable_cores;               /* of this process (sched_getaffinity) */
+	int usable_cores;
+	/* the same among the ranks of this rank's kernel, which emulated
+	 * hosts on one machine share: the wait policy */
+	int kernel_ranks, kernel_cores;
 	/* the oversubscription the cost model prices, equal on every rank:
 	 * the largest local_ranks/usable_cores of any rank (comm_agree.c) */
 	int model_ranks, model_cores;
@@ -190,11 +196,11 @@ int hop_comm_refuse(const struct hop_comm *comm, int code, const char *fmt,
 const char *hop_comm_refusal(const struct hop_comm *comm);
 void hop_comm_refusal_clear(const struct hop_comm *comm);
 
-/* More ranks on this host than this process has cores (wait policy, cost
- * model); false before the comm counted them. */
+/* More ranks share this rank's cores on its kernel than there are cores
+ * (how a rank waits); false before the comm counted them. */
 static inline int hop_comm_oversubscribed(const struct hop_comm *comm)
 {
-	return comm->usable_cores > 0 && comm->local_ranks > comm->usable_cores;
+	return comm->kernel_cores > 0 && comm->kernel_ranks > comm->kernel_cores;
 }
 
 /* @comm's rank @r as a rank of the channel layer (its root's rank). */

@@ -18,6 +18,7 @@
 
 #include "core/bootstrap.h"
 #include "core/core.h"
+#include "core/cpus.h"
 #include "transport/mux/mux.h"
 #include "transport/provider.h"
 
@@ -80,6 +81,7 @@ struct sel_rec {
 	char why[SEL_N][80];    /* reason each provider is not usable, cut
 				 * ("...") to keep the record small */
 	char plug_why[320];     /* why the plugin cannot be used here */
+	struct hop_cpu_rec cpu; /* its kernel and affinity mask */
 };
 
 /*
@@ -136,6 +138,7 @@ static void sel_local(struct hop_comm *comm, struct sel_rec *rec,
 
 	memset(rec, 0, sizeof(*rec));
 	rec->host = comm->prov_ctx.host_id;
+	hop_cpu_rec_local(&rec->cpu);
 	for (int i = 0; i < SEL_N; i++) {
 		const struct hop_prov_ops *ops = sel_ops(i);
 		const size_t cut = sizeof(rec->why[i]);
@@ -365,6 +368,36 @@ out:
 	return ret;
 }
 
+/* The ranks that share this rank's cores (core/cpus.h), among the ranks
+ * of its host (the cost model's oversubscription) and of its kernel (the
+ * wait policy, comm.c). */
+static int sel_cpus(struct hop_comm *comm, const struct sel_rec *all)
+{
+	int n = comm->nranks;
+	struct hop_cpu_rec *cpu = calloc((size_t)n, sizeof(*cpu));
+	uint64_t *key = calloc((size_t)n, sizeof(*key));
+
+	if (!cpu || !key) {
+		free(cpu);
+		free(key);
+		return hop_set_error(comm, HOP_ERR_NO_MEMORY, "selection: out "
+				     "of memory for %d ranks' CPU masks", n);
+	}
+	for (int r = 0; r < n; r++) {
+		cpu[r] = all[r].cpu;
+		key[r] = all[r].host;
+	}
+	hop_cpu_share(cpu, key, n, comm->rank, &comm->local_ranks,
+		      &comm->usable_cores);
+	for (int r = 0; r < n; r++)
+		key[r] = all[r].cpu.kernel;
+	hop_cpu_share(cpu, key, n, comm->rank, &comm->kernel_ranks,
+		      &comm->kernel_cores);
+	free(cpu);
+	free(key);
+	return 0;
+}
+
 /* Decide from the gathered records; the same choice on every rank. */
 static int sel_decide(struct hop_comm *comm, const struct sel_rec *all,
 		      const char (*full)[SEL_WHY_FULL],
@@ -375,12 +408,8 @@ static int sel_decide(struct hop_comm *comm, const struct sel_rec *all,
 	uint8_t want = all[0].want;
 	char w0[40], wr[40];
 
-	if (sel_hosts(comm, all))
+	if (sel_hosts(comm, all) || sel_cpus(comm, all))
 		return HOP_ERR_NO_MEMORY;
-	comm->local_ranks = 0;  /* the wait policy needs it (comm.c) */
-	for (int r = 0; r < n; r++)
-		if (all[r].host == all[comm->rank].host)
-			comm->local_ranks++;
 	for (int r = 0; r < n; r++)
 		if (want == SEL_CLASSES && all[r].plug_err)
 			return hop_set_error(comm, -(int)all[r].plug_err,

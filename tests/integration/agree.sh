@@ -1,7 +1,7 @@
 #!/bin/bash
 # Agreement of the per-process inputs of the cost model and the eager size
-# (agree_test): rank 0 runs on one CPU with a small memlock limit, the
-# others on every CPU; every rank must hold the same model and eager size
+# (agree_test): rank 0 runs on its first CPU with a small memlock limit,
+# the others on its last CPU; every rank must hold the same model and eager size
 # and every collective must succeed. Runs 2, 3 and 4 ranks on shm and tcp
 # (AGREE_RANKS and AGREE_TRANSPORTS override; the vm stage adds verbs).
 set -u
@@ -22,4 +22,20 @@ for t in ${AGREE_TRANSPORTS:-shm tcp}; do
 		fi
 	done
 done
+# ranks bound to a core each (mpirun --bind-to core) own their cores: not
+# oversubscribed, so they spin (core/cpus.h)
+if [ "$(nproc)" -ge 2 ] && command -v taskset > /dev/null; then
+	out=$(HOP_DEBUG=info HOP_TRANSPORT=shm "$run" -n 2 --timeout 60 -- sh -c \
+		'exec taskset -c "$(( HOP_RANK % $(nproc) ))" "$@"' sh \
+		"$b/tools/hop-bench" allreduce -b 8 -e 8 --iters 10 --warmup 1 2>&1)
+	if [ "$(grep -c "sharing this rank's cores on its kernel: 1 on 1 cores: a waiter spins 2000" <<< "$out")" = 2 ]; then
+		echo "PASS: ranks bound to a core each are not oversubscribed"
+	else
+		echo "FAIL: ranks bound to a core each are not oversubscribed"
+		grep -i "sharing\|oversub\|error" <<< "$out" | head -n 10 | sed 's/^/    /'
+		fail=1
+	fi
+else
+	echo "SKIP: ranks bound to a core each (fewer than 2 CPUs or no taskset)"
+fi
 exit $fail

@@ -3,11 +3,12 @@
  * limit) still use one cost model and one eager size, so they choose the
  * same algorithms and chunks and no collective fails with a mismatch.
  *
- * Before hop_comm_init_env(), rank 0 (HOP_RANK) restricts itself to one
- * CPU, lowers its RLIMIT_MEMLOCK to 4 MiB and gives up CAP_IPC_LOCK, while
- * the other ranks keep every CPU and their limits: its host then looks
- * oversubscribed to rank 0 alone, and on verbs its HOP_EAGER_SIZE=auto
- * would be smaller than the others'. Every rank then
+ * Before hop_comm_init_env(), rank 0 (HOP_RANK) restricts itself to its
+ * first CPU, lowers its RLIMIT_MEMLOCK to 4 MiB and gives up
+ * CAP_IPC_LOCK, while the other ranks move to its last CPU and keep their
+ * limits: from 3 ranks on, the others see N-1 ranks on one core where
+ * rank 0 sees itself alone (src/core/cpus.h), and on verbs rank 0's
+ * HOP_EAGER_SIZE=auto would be smaller than the others'. Every rank then
  *  - allgathers the eager size and the cost model's link (alpha, beta,
  *    gamma, eager; bit for bit) and checks that all ranks hold rank 0's;
  *  - runs AllReduce, Broadcast, AllGather and ReduceScatter of 8 B to
@@ -54,25 +55,33 @@ static void drop_ipc_lock(void)
 		perror("agree_test: capset");
 }
 
-/* Rank 0 only: one CPU, a small memlock limit, no CAP_IPC_LOCK. */
+/* Rank 0 on the first CPU it may use, the others on the last. */
+static void pin_apart(void)
+{
+	cpu_set_t set;
+	int first = -1, last = -1;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return;
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &set)) {
+			first = first < 0 ? c : first;
+			last = c;
+		}
+	if (first == last)
+		fprintf(stderr, "agree_test: only one usable CPU: the "
+			"affinity case is not exercised\n");
+	CPU_ZERO(&set);
+	CPU_SET(rank ? last : first, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		perror("agree_test: sched_setaffinity");
+}
+
+/* Rank 0 only: a small memlock limit, no CAP_IPC_LOCK. */
 static void make_rank0_different(void)
 {
 	struct rlimit rl;
-	cpu_set_t set;
-	int first = -1;
 
-	if (!sched_getaffinity(0, sizeof(set), &set)) {
-		for (int c = 0; c < CPU_SETSIZE && first < 0; c++)
-			if (CPU_ISSET(c, &set))
-				first = c;
-		if (CPU_COUNT(&set) < 2)
-			fprintf(stderr, "agree_test: only one usable CPU: the "
-				"affinity case is not exercised\n");
-		CPU_ZERO(&set);
-		CPU_SET(first, &set);
-		if (sched_setaffinity(0, sizeof(set), &set))
-			perror("agree_test: sched_setaffinity");
-	}
 	if (!getrlimit(RLIMIT_MEMLOCK, &rl)) {
 		rl.rlim_cur = MEMLOCK_RANK0;
 		if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < rl.rlim_cur)
@@ -162,6 +171,7 @@ int main(void)
 	uint64_t *send, *recv;
 
 	rank = r ? atoi(r) : 0;
+	pin_apart();
 	if (rank == 0)
 		make_rank0_different();
 	if (hop_comm_init_env(&comm) != HOP_SUCCESS) {
