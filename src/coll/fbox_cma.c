@@ -116,14 +116,23 @@ static int reduce_chunk(struct cma_call *k, uint8_t *d, const uint8_t *own,
 	struct hop_fbox *fb = k->fb;
 	uint8_t *peer = fb->chunk;
 	size_t bytes = n * k->es;
-	int ret;
+	int ret, first = 0;
 
 	/* rank 0's data lands in @d first: keep this rank's own */
 	if (d == own && fb->rank) {
 		hop_copy(fb->chunk + HOP_FBOX_CMA_CHUNK, own, bytes);
 		own = fb->chunk + HOP_FBOX_CMA_CHUNK;
 	}
-	for (int q = 0; q < fb->nranks; q++) {
+	/* rank 0, not in place: rank 1's data straight into @d and its own
+	 * reduced in before it, rather than its own copied in first */
+	if (!fb->rank && d != own) {
+		if ((ret = cma_move(k, 1, d, k->peer[1].send + at * k->es,
+				    bytes, 0)))
+			return ret;
+		hop_reduce_local(d, own, n, c->dtype, c->op, 1);
+		first = 2;
+	}
+	for (int q = first; q < fb->nranks; q++) {
 		const uint8_t *src = own;
 
 		if (q != fb->rank) {
