@@ -3,7 +3,8 @@
 
 Reads DIR/<transport>-n<N>-<coll>-<lib>-r<round>.json (hop-bench and its MPI
 peers, same format) and DIR/p2p-<transport>.json (hop-p2p-bench); prints one
-table per collective with the best time of the rounds per library, the
+table per collective with the median time of the rounds per library (of an
+even count, the lower of the middle two; #wrong the most of any round), the
 ratios, and the performance targets; writes DIR/<transport>-n<N>-<coll>.svg.
 """
 import glob
@@ -32,11 +33,17 @@ def load(out):
         except (OSError, ValueError, KeyError) as e:
             print(f"compare: skipping {path}: {e}")
             continue
-        best = runs.setdefault((t, int(n), c), {}).setdefault(lib, {})
+        per = runs.setdefault((t, int(n), c), {}).setdefault(lib, {})
         for row in res:
-            size = row["size"]
-            if size not in best or row["time_us"] < best[size]["time_us"]:
-                best[size] = row
+            per.setdefault(row["size"], []).append(row)
+    # one round's luck must not decide a ratio: the median round
+    for libs in runs.values():
+        for lib, per in libs.items():
+            for size, rows in per.items():
+                rows.sort(key=lambda r: r["time_us"])
+                mid = dict(rows[(len(rows) - 1) // 2])
+                mid["wrong"] = max(r["wrong"] for r in rows)
+                per[size] = mid
     return runs
 
 
