@@ -11,7 +11,8 @@
  *   buffer; its control line then says so (reduced).
  * Reduce: the same; a rank off the root reduces into a chunk of its own
  *   and writes it into the root's receive buffer.
- * Broadcast: every rank off the root reads the root's buffer once.
+ * Broadcast: the root writes its segment into every reader's buffer,
+ *   each reader reads the other segments of the root's.
  * AllGather and AllToAll: every rank reads its block of every peer's
  *   send buffer straight into its receive buffer.
  *
@@ -180,18 +181,19 @@ static int reduce_segment(struct cma_call *k, uint8_t *dst, int to)
 	return 0;
 }
 
-/* Publish this rank's addresses and read every peer's. */
-static int exchange(struct cma_call *k, uint64_t send, uint64_t res)
+/* Publish this rank's addresses (@mine) and read every peer's (@only
+ * >= 0: rank @only's alone). */
+static int exchange_with(struct cma_call *k, const struct cma_addr *mine,
+			 int only)
 {
-	struct cma_addr mine = { send, res };
 	const uint8_t *p;
 	int ret;
 
-	if ((ret = hop_fbox_publish(k->comm, k->fb, k->c, k->seq, &mine,
-				    sizeof(mine))))
+	if ((ret = hop_fbox_publish(k->comm, k->fb, k->c, k->seq, mine,
+				    sizeof(*mine))))
 		return ret;
 	for (int q = 0; q < k->fb->nranks; q++) {
-		if (q == k->fb->rank)
+		if (q == k->fb->rank || (only >= 0 && q != only))
 			continue;
 		if (!(p = hop_fbox_read_slot(k->comm, k->fb, k->c, k->seq, q,
 					     &ret)))
@@ -199,8 +201,17 @@ static int exchange(struct cma_call *k, uint64_t send, uint64_t res)
 		memcpy(&k->peer[q], p, sizeof(k->peer[q]));
 	}
 	/* every rank wrote @seq, so every rank finished @seq - 1 */
-	k->fb->floor = k->seq;
+	if (only < 0)
+		k->fb->floor = k->seq;
 	return 0;
+}
+
+/* Publish this rank's addresses and read every peer's. */
+static int exchange(struct cma_call *k, uint64_t send, uint64_t res)
+{
+	struct cma_addr mine = { send, res };
+
+	return exchange_with(k, &mine, -1);
 }
 
 /* This rank's moves are done (its reduced word); then every peer's:
@@ -299,36 +310,58 @@ static int cma_gather(struct cma_call *k)
 	return moves_done(k, "to read its blocks");
 }
 
+/*
+ * Broadcast: the vector in N segments, as AllReduce's. The root writes
+ * its segment (number root) into every reader's receive buffer while
+ * each reader reads the others from the root's, so the root's core
+ * copies too: at 2 ranks each rank copies half. Every rank publishes
+ * its call, and the root checks them all: a rank that believes itself
+ * the root too would otherwise wait for readers that never come, until
+ * HOP_TIMEOUT, where this names the mismatch at once. A reader returns
+ * once the root's reduced word says its writes are done, the root once
+ * every reader's done word says it finished.
+ */
 static int cma_broadcast(struct cma_call *k)
 {
 	struct hop_fbox *fb = k->fb;
-	int root = k->c->root, ret;
-	const uint8_t *p;
+	const int root = k->c->root, me = fb->rank;
+	const size_t es = k->es, count = k->c->count;
+	uint8_t *buf = k->c->recvbuf;
+	struct cma_addr mine = { me == root ? (uintptr_t)buf : 0,
+				 (uintptr_t)buf };
+	size_t off, len;
+	int ret;
 
-	/* Every rank publishes its call, and the root checks them all: a
-	 * rank that believes itself the root too would otherwise wait for
-	 * readers that never come, until HOP_TIMEOUT, where this names the
-	 * mismatch at once. */
-	if (fb->rank == root) {
-		struct cma_addr mine = { (uintptr_t)k->c->recvbuf, 0 };
-
-		if ((ret = hop_fbox_publish(k->comm, fb, k->c, k->seq, &mine,
-					    sizeof(mine))))
-			return ret;
+	segment(k, root, &off, &len);
+	if ((ret = exchange_with(k, &mine, me == root ? -1 : root)))
+		return ret;
+	if (me == root) {
 		for (int q = 0; q < fb->nranks; q++)
-			if (q != root && !hop_fbox_read_slot(k->comm, fb, k->c,
-							     k->seq, q, &ret))
+			if (q != root && len &&
+			    (ret = cma_move(k, q, buf + off * es,
+					    k->peer[q].res + off * es,
+					    len * es, 1)))
 				return ret;
+		atomic_store_explicit(&hop_fbox_ctrl(fb, root)->reduced,
+				      k->seq + 1, memory_order_release);
 		return hop_fbox_wait_readers(k->comm, fb, k->c, k->seq + 1,
 					     k->seq);
 	}
-	if ((ret = hop_fbox_publish(k->comm, fb, k->c, k->seq, NULL, 0)))
+	/* the segments before and after the root's */
+	if (off && (ret = cma_move(k, root, buf, k->peer[root].send,
+				   off * es, 0)))
 		return ret;
-	if (!(p = hop_fbox_read_slot(k->comm, fb, k->c, k->seq, root, &ret)))
+	if (off + len < count &&
+	    (ret = cma_move(k, root, buf + (off + len) * es,
+			    k->peer[root].send + (off + len) * es,
+			    (count - off - len) * es, 0)))
 		return ret;
-	memcpy(&k->peer[root], p, sizeof(k->peer[root]));
-	return cma_move(k, root, k->c->recvbuf, k->peer[root].send,
-			k->c->count * k->es, 0);
+	struct hop_fbox_wait w = {
+		.c = k->c, .word = &hop_fbox_ctrl(fb, root)->reduced,
+		.want = k->seq + 1, .seq = k->seq, .peer = root,
+		.what = "to write its segment"
+	};
+	return hop_fbox_wait(k->comm, fb, &w);
 }
 
 int hop_fbox_cma_run(struct hop_comm *comm, struct hop_fbox *fb,

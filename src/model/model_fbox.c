@@ -42,10 +42,12 @@ double hop_model_fbox_cma(int kind, double bytes, int nranks, int cores)
 
 	switch (kind) {
 	case HOP_COLL_BROADCAST:
-		/* each rank off the root reads the whole buffer once */
-		t = cma_read(bytes, bytes);
-		return 2 * CMA_SYNC + t * (cores > 0 && nranks - 1 > cores
-						   ? (n - 1) / cores : 1);
+		/* each rank copies (N-1)/N of the buffer: a reader the
+		 * segments off the root's, the root its segment to each
+		 * reader, in N-1 calls */
+		seg = bytes * (n - 1) / n;
+		t = 2 * CMA_SYNC + (n - 1) * CMA_CALL + seg / CMA_BW;
+		return t * share;
 	case HOP_COLL_ALLGATHER:
 	case HOP_COLL_ALLTOALL:
 		/* a rank reads its block of each peer and copies its own;
