@@ -18,12 +18,12 @@
  *
  * Only rank i reads or writes segment i of anybody's buffers, so in place
  * works as it is (an AllToAll in place overwrites blocks its peers still
- * read, so they read a copy). One rank reduces each element, in one order, so every
- * rank holds the same bytes, equal to the payload form's flat left fold.
- * A rank returns once no peer touches its buffers any more: every peer's
- * reduced word (AllReduce, Reduce, AllGather, AllToAll) or done word (the
- * Broadcast root) says so. The header check, deadlines, abort and peer failures are the
- * payload form's (fbox.c).
+ * read, so they read a copy). One rank reduces each element, in one
+ * order, so every rank holds the same bytes, equal to the payload form's
+ * flat left fold. A rank returns once no peer touches its buffers any
+ * more: every peer's reduced word (AllReduce, Reduce, AllGather,
+ * AllToAll) or done word (the Broadcast root) says so. The header check,
+ * deadlines, abort and peer failures are the payload form's (fbox.c).
  */
 #include <errno.h>
 #include <stdio.h>

@@ -49,8 +49,9 @@ static void test_fbox_cma(void **state)
 /* The fast boxes' wide form: dearer with the size and with ranks beyond
  * the cores; on shm's built-in link a 2-rank call of 4 and 16 KiB
  * (an AllToAll's or ReduceScatter's payload: both blocks) is priced
- * below the schedule the model would choose (a Reduce's or Broadcast's sender's eager messages
- * the root holds unexpected, each copied once more; the gathering kinds'
+ * below the schedule the model would choose (a Reduce's or Broadcast's
+ * sender's eager messages the root holds unexpected, each copied once
+ * more; the gathering kinds'
  * exchanges wait for each other), a Broadcast below the CMA form up to
  * the largest size, and an AllGather, which copies every rank's block
  * out, above an AllToAll of the same payload, which copies one. */
