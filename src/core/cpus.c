@@ -8,19 +8,25 @@
 #include "core/cpus.h"
 #include "core/hash.h"
 
-void hop_cpu_rec_local(struct hop_cpu_rec *rec)
+uint64_t hop_kernel_id(void)
 {
+	uint64_t h = HOP_FNV1A64_INIT;
 	char buf[64];
-	cpu_set_t set;
-	FILE *f;
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
 
-	memset(rec, 0, sizeof(*rec));
-	rec->kernel = HOP_FNV1A64_INIT;
-	if ((f = fopen("/proc/sys/kernel/random/boot_id", "r"))) {
-		rec->kernel = hop_fnv1a64(rec->kernel, buf,
-					  fread(buf, 1, sizeof(buf), f));
+	if (f) {
+		h = hop_fnv1a64(h, buf, fread(buf, 1, sizeof(buf), f));
 		fclose(f);
 	}
+	return h;
+}
+
+void hop_cpu_rec_local(struct hop_cpu_rec *rec)
+{
+	cpu_set_t set;
+
+	memset(rec, 0, sizeof(*rec));
+	rec->kernel = hop_kernel_id();
 	if (sched_getaffinity(0, sizeof(set), &set)) {
 		rec->ncpus = 1;         /* unknown: as one core */
 		rec->mask[0] = 1;
@@ -46,7 +52,7 @@ static int meet(const struct hop_cpu_rec *a, const struct hop_cpu_rec *b)
 	return both || !any_a || !any_b;
 }
 
-void hop_cpu_share(const struct hop_cpu_rec *all, const uint64_t *key, int n,
+void hop_cpu_share(const struct hop_cpu_rec *all, const int *host, int n,
 		   int me, int *ranks, int *cores)
 {
 	uint64_t u[HOP_CPU_MASK_CPUS / 64] = { 0 };
@@ -54,7 +60,8 @@ void hop_cpu_share(const struct hop_cpu_rec *all, const uint64_t *key, int n,
 	int count = 0, bits = 0;
 
 	for (int r = 0; r < n; r++) {
-		if (key[r] != key[me] || !meet(&all[r], &all[me]))
+		if ((host ? host[r] != host[me] : all[r].kernel != all[me].kernel) ||
+		    !meet(&all[r], &all[me]))
 			continue;
 		count++;
 		for (int w = 0; w < HOP_CPU_MASK_CPUS / 64; w++)

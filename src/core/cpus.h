@@ -26,16 +26,20 @@ struct hop_cpu_rec {
 	uint32_t pad;
 };
 
+/* The kernel this process runs on: a hash of its boot_id, the same for
+ * every process of one boot of one machine, network namespaces or not. */
+uint64_t hop_kernel_id(void);
+
 /* This process's record. */
 void hop_cpu_rec_local(struct hop_cpu_rec *rec);
 
 /*
- * Among the @n ranks of @all whose @key equals rank @me's (the host or
- * the kernel), *@ranks = those whose masks meet @me's, @me included, and
- * *@cores = the CPUs of their masks together (at least the largest
- * ncpus of them).
+ * Among the @n ranks of @all on rank @me's host (@host[r] equal to
+ * @host[me]) or, with @host NULL, on its kernel, *@ranks = those whose
+ * masks meet @me's, @me included, and *@cores = the CPUs of their masks
+ * together (at least the largest ncpus of them).
  */
-void hop_cpu_share(const struct hop_cpu_rec *all, const uint64_t *key, int n,
+void hop_cpu_share(const struct hop_cpu_rec *all, const int *host, int n,
 		   int me, int *ranks, int *cores);
 
 #endif

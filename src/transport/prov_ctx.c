@@ -16,6 +16,7 @@
 
 #include "core/bootstrap.h"
 #include "core/core.h"
+#include "core/cpus.h"
 #include "core/hash.h"
 #include "transport/mux/mux.h"
 #include "transport/provider.h"
@@ -170,16 +171,9 @@ static int ctx_barrier(const struct hop_prov_ctx *ctx)
 /* Identity of this host (same for every process of one boot of one host). */
 static uint64_t host_identity(void)
 {
-	uint64_t h = HOP_FNV1A64_INIT;
+	uint64_t h = hop_kernel_id();
 	char buf[256];
-	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
 
-	if (f) {
-		size_t n = fread(buf, 1, sizeof(buf), f);
-
-		h = hop_fnv1a64(h, buf, n);
-		fclose(f);
-	}
 	if (gethostname(buf, sizeof(buf)) == 0) {
 		buf[sizeof(buf) - 1] = '\0';
 		h = hop_fnv1a64(h, buf, strlen(buf));

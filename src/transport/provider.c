@@ -369,32 +369,23 @@ out:
 }
 
 /* The ranks that share this rank's cores (core/cpus.h), among the ranks
- * of its host (the cost model's oversubscription) and of its kernel (the
- * wait policy, comm.c). */
+ * of its host (comm->host_of, from sel_hosts(): the cost model's
+ * oversubscription) and of its kernel (the wait policy, comm.c). */
 static int sel_cpus(struct hop_comm *comm, const struct sel_rec *all)
 {
 	int n = comm->nranks;
 	struct hop_cpu_rec *cpu = calloc((size_t)n, sizeof(*cpu));
-	uint64_t *key = calloc((size_t)n, sizeof(*key));
 
-	if (!cpu || !key) {
-		free(cpu);
-		free(key);
+	if (!cpu)
 		return hop_set_error(comm, HOP_ERR_NO_MEMORY, "selection: out "
 				     "of memory for %d ranks' CPU masks", n);
-	}
-	for (int r = 0; r < n; r++) {
-		cpu[r] = all[r].cpu;
-		key[r] = all[r].host;
-	}
-	hop_cpu_share(cpu, key, n, comm->rank, &comm->local_ranks,
-		      &comm->usable_cores);
 	for (int r = 0; r < n; r++)
-		key[r] = all[r].cpu.kernel;
-	hop_cpu_share(cpu, key, n, comm->rank, &comm->kernel_ranks,
+		cpu[r] = all[r].cpu;
+	hop_cpu_share(cpu, comm->host_of, n, comm->rank, &comm->local_ranks,
+		      &comm->usable_cores);
+	hop_cpu_share(cpu, NULL, n, comm->rank, &comm->kernel_ranks,
 		      &comm->kernel_cores);
 	free(cpu);
-	free(key);
 	return 0;
 }
 
