@@ -225,9 +225,10 @@ static inline size_t hop_fbox_payload(int kind, size_t per, int nranks)
  * (hop_fbox_payload()) on @comm takes, or HOP_FBOX_FORM_NONE (0): up to
  * HOP_FBOX_MAX in the slots; larger, in the wide area (up to
  * HOP_FBOX_WIDE_MAX, an AllReduce up to that / (N-1)) or by CMA
- * (every kind but ReduceScatter, when every rank can reach its peers), whichever the model prices lowest, when that is at or below
- * the scheduled algorithm it would choose. Blocking calls only; the same
- * on every rank. */
+ * (every kind but ReduceScatter, when every rank can reach its peers),
+ * whichever the model prices lowest, when that is at or below the
+ * scheduled algorithm it would choose. Blocking calls only; the same on
+ * every rank. */
 int hop_fbox_takes(struct hop_comm *comm, int kind, size_t bytes);
 
 /* Run @c, writing @bytes per rank (hop_fbox_payload()),

@@ -214,25 +214,34 @@ static int exchange(struct cma_call *k, uint64_t send, uint64_t res)
 	return exchange_with(k, &mine, -1);
 }
 
-/* This rank's moves are done (its reduced word); then every peer's:
- * nobody reads or writes this rank's buffers any more. */
+/* This rank's moves of this call are done: its reduced word. */
+static void mark_moved(struct cma_call *k)
+{
+	atomic_store_explicit(&hop_fbox_ctrl(k->fb, k->fb->rank)->reduced,
+			      k->seq + 1, memory_order_release);
+}
+
+/* Rank @q's moves of this call are done (@what it does meanwhile). */
+static int wait_moved(struct cma_call *k, int q, const char *what)
+{
+	struct hop_fbox_wait w = {
+		.c = k->c, .word = &hop_fbox_ctrl(k->fb, q)->reduced,
+		.want = k->seq + 1, .seq = k->seq, .peer = q, .what = what
+	};
+
+	return hop_fbox_wait(k->comm, k->fb, &w);
+}
+
+/* This rank's moves are done; then every peer's: nobody reads or writes
+ * this rank's buffers any more. */
 static int moves_done(struct cma_call *k, const char *what)
 {
-	struct hop_fbox *fb = k->fb;
 	int ret;
 
-	atomic_store_explicit(&hop_fbox_ctrl(fb, fb->rank)->reduced,
-			      k->seq + 1, memory_order_release);
-	for (int q = 0; q < fb->nranks; q++) {
-		struct hop_fbox_wait w = {
-			.c = k->c, .word = &hop_fbox_ctrl(fb, q)->reduced,
-			.want = k->seq + 1, .seq = k->seq, .peer = q,
-			.what = what
-		};
-
-		if (q != fb->rank && (ret = hop_fbox_wait(k->comm, fb, &w)))
+	mark_moved(k);
+	for (int q = 0; q < k->fb->nranks; q++)
+		if (q != k->fb->rank && (ret = wait_moved(k, q, what)))
 			return ret;
-	}
 	return 0;
 }
 
@@ -342,8 +351,7 @@ static int cma_broadcast(struct cma_call *k)
 					    k->peer[q].res + off * es,
 					    len * es, 1)))
 				return ret;
-		atomic_store_explicit(&hop_fbox_ctrl(fb, root)->reduced,
-				      k->seq + 1, memory_order_release);
+		mark_moved(k);
 		return hop_fbox_wait_readers(k->comm, fb, k->c, k->seq + 1,
 					     k->seq);
 	}
@@ -356,12 +364,7 @@ static int cma_broadcast(struct cma_call *k)
 			    k->peer[root].send + (off + len) * es,
 			    (count - off - len) * es, 0)))
 		return ret;
-	struct hop_fbox_wait w = {
-		.c = k->c, .word = &hop_fbox_ctrl(fb, root)->reduced,
-		.want = k->seq + 1, .seq = k->seq, .peer = root,
-		.what = "to write its segment"
-	};
-	return hop_fbox_wait(k->comm, fb, &w);
+	return wait_moved(k, root, "to write its segment");
 }
 
 int hop_fbox_cma_run(struct hop_comm *comm, struct hop_fbox *fb,
