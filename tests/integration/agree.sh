@@ -24,9 +24,17 @@ for t in ${AGREE_TRANSPORTS:-shm tcp}; do
 done
 # ranks bound to a core each (mpirun --bind-to core) own their cores: not
 # oversubscribed, so they spin (core/cpus.h)
-if [ "$(nproc)" -ge 2 ] && command -v taskset > /dev/null; then
-	out=$(HOP_DEBUG=info HOP_TRANSPORT=shm "$run" -n 2 --timeout 60 -- sh -c \
-		'exec taskset -c "$(( HOP_RANK % $(nproc) ))" "$@"' sh \
+# (the first two CPUs this process may use: they need not be 0 and 1)
+cpus=()
+if command -v taskset > /dev/null; then
+	for part in $(taskset -pc $$ | sed 's/.*: //; s/,/ /g'); do
+		for ((c = ${part%-*}; c <= ${part#*-}; c++)); do cpus+=("$c"); done
+	done
+fi
+if [ ${#cpus[@]} -ge 2 ]; then
+	out=$(HOP_DEBUG=info HOP_TRANSPORT=shm CPU0=${cpus[0]} CPU1=${cpus[1]} \
+		"$run" -n 2 --timeout 60 -- sh -c \
+		'if [ "$HOP_RANK" = 0 ]; then c=$CPU0; else c=$CPU1; fi; exec taskset -c "$c" "$@"' sh \
 		"$b/tools/hop-bench" allreduce -b 8 -e 8 --iters 10 --warmup 1 2>&1)
 	if [ "$(grep -c "sharing this rank's cores on its kernel: 1 on 1 cores: a waiter spins 2000" <<< "$out")" = 2 ]; then
 		echo "PASS: ranks bound to a core each are not oversubscribed"
