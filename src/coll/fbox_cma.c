@@ -10,7 +10,8 @@
  *   receive buffer and writes the result into every peer's receive
  *   buffer; its control line then says so (reduced).
  * Reduce: the same; a rank off the root reduces into a chunk of its own
- *   and writes it into the root's receive buffer.
+ *   and writes it into the root's receive buffer, and the root, which
+ *   writes nothing, takes a larger segment.
  * Broadcast: the root writes its segment into every reader's buffer,
  *   each reader reads the other segments of the root's.
  * AllGather and AllToAll: every rank reads its block of every peer's
@@ -51,20 +52,38 @@ struct cma_call {
 	struct cma_addr peer[HOP_FBOX_RANKS];
 };
 
+/* @x elements rounded up to whole cache lines. */
+static size_t line_up(const struct cma_call *k, size_t x)
+{
+	size_t align = HOP_FBOX_LINE / k->es;
+
+	return (x + align - 1) / align * align;
+}
+
 /* Rank @i's segment of the vector, in elements: cache-line multiples,
- * so no two ranks write one line. */
+ * so no two ranks write one line. The segments follow in rank order,
+ * equal but for a Reduce's root's: it writes its result nowhere, so it
+ * takes hop_model_fbox_cma_root_weight() times a peer's (2 ranks: 59 %
+ * of the vector), and every rank finishes together. */
 static void segment(const struct cma_call *k, int i, size_t *off,
 		    size_t *len)
 {
 	size_t count = k->c->count, n = (size_t)k->fb->nranks;
-	size_t align = HOP_FBOX_LINE / k->es, per = (count + n - 1) / n;
-	size_t a, b;
+	size_t per = line_up(k, (count + n - 1) / n), big = per, a, b;
+	int root = k->c->kind == HOP_COLL_REDUCE ? k->c->root : -1;
 
-	per = (per + align - 1) / align * align;
-	a = (size_t)i * per < count ? (size_t)i * per : count;
-	b = a + per < count ? a + per : count;
-	*off = a;
-	*len = b - a;
+	if (root >= 0) {
+		double w = hop_model_fbox_cma_root_weight((int)n);
+
+		big = line_up(k, (size_t)((double)count * w / (w + n - 1)));
+		per = count > big ? line_up(k, (count - big + n - 2) / (n - 1))
+				  : 0;
+	}
+	a = root >= 0 && i > root ? (size_t)(i - 1) * per + big
+				  : (size_t)i * per;
+	b = a + (i == root ? big : per);
+	*off = a < count ? a : count;
+	*len = (b < count ? b : count) - *off;
 }
 
 /* @len bytes between @mine and rank @q's memory at @addr: read into

@@ -2,12 +2,15 @@
  * fbox_gather.c - the fast boxes' gathering kinds: a blocking AllGather,
  * AllToAll or ReduceScatter. Every rank writes its payload (its block, or
  * all N of its AllToAll or ReduceScatter blocks) to its slot, or above a
- * slot to its wide area, and then copies its share out of every rank's
- * (a ReduceScatter reduces it, in rank order 0..N-1 as an AllReduce in
- * the slots does), as vader's fast boxes serve a small exchange without a
- * rendezvous or a schedule. Like an AllReduce, every rank reads every
- * slot, so each call also proves that every rank finished the call before
- * it (the slots' floor).
+ * slot to its wide area, and then copies its share out of every peer's
+ * (a ReduceScatter reduces it out of every rank's, in rank order 0..N-1
+ * as an AllReduce in the slots does), as vader's fast boxes serve a small
+ * exchange without a rendezvous or a schedule. An AllGather's or
+ * AllToAll's own block goes straight from its send buffer (in place it
+ * is already there), and an AllToAll's wide ring leaves it out: above
+ * the slot that is a quarter of the copies of 2 ranks. Like an AllReduce,
+ * every rank reads every peer's slot, so each call also proves that every
+ * rank finished the call before it (the slots' floor).
  */
 #include <string.h>
 
@@ -24,18 +27,29 @@ int hop_fbox_gather(struct hop_comm *comm, struct hop_fbox *fb,
 	const int nblocks = hop_fbox_n_blocks(c->kind);
 	/* the block each rank receives from each rank */
 	const size_t blk = nblocks ? bytes / (size_t)n : bytes;
+	/* an AllToAll's own block, which no peer reads: it goes straight
+	 * from the send buffer to the receive buffer, and a wide ring
+	 * leaves it out (an AllGather's peers all read its one block) */
+	const size_t own_at = c->kind == HOP_COLL_ALLTOALL ? (size_t)me * blk : 0;
+	const size_t hole = c->kind == HOP_COLL_ALLTOALL ? blk : 0;
 	uint8_t *out = c->recvbuf;
-	const uint8_t *src;
+	const uint8_t *own = (const uint8_t *)c->sendbuf + own_at, *src;
 	int ret = 0;
 
-	/* in place, the send data is read from the own slot, not from
-	 * recvbuf as it is overwritten */
-	ret = wide ? hop_fbox_wide_publish(comm, fb, c, seq, c->sendbuf, bytes)
+	/* in place, the peers' blocks are read from the slots or rings, not
+	 * from recvbuf as it is overwritten; the own block is already in
+	 * place there (an AllToAll's sendbuf is recvbuf, an AllGather's
+	 * sendbuf its block of recvbuf) */
+	ret = wide ? hop_fbox_wide_publish_except(comm, fb, c, seq, c->sendbuf,
+						  bytes, own_at, hole)
 		   : hop_fbox_publish(comm, fb, c, seq, c->sendbuf, bytes);
 	if (ret)
 		return ret;
-	for (int i = 0; i < n; i++) {
-		/* own block first; a ReduceScatter in rank order */
+	if (!rs && blk && out + (size_t)me * blk != own)
+		hop_copy(out + (size_t)me * blk, own, blk);
+	for (int i = rs ? 0 : 1; i < n; i++) {
+		/* the peers after this rank first; a ReduceScatter every
+		 * rank's block in rank order */
 		int q = rs ? i : me + i < n ? me + i : me + i - n;
 
 		src = wide ? hop_fbox_wide_read(comm, fb, c, seq, q, bytes, &ret)

@@ -114,11 +114,24 @@ int hop_fbox_gather(struct hop_comm *comm, struct hop_fbox *fb,
 		    int wide);
 
 /* Wide form (fbox_wide.c): copy @bytes of @data (none when @bytes is 0)
- * into this rank's wide ring, then publish @seq's slot with its offset;
- * first wait until every peer read the ring entries it overwrites. */
-int hop_fbox_wide_publish(struct hop_comm *comm, struct hop_fbox *fb,
-			  const struct hop_coll_call *c, uint64_t seq,
-			  const void *data, size_t bytes);
+ * into this rank's wide ring, but for the @hole_len bytes at @hole, which
+ * no peer reads, then publish @seq's slot with its offset; first wait
+ * until every peer read the ring entries it overwrites. */
+int hop_fbox_wide_publish_except(struct hop_comm *comm, struct hop_fbox *fb,
+				 const struct hop_coll_call *c, uint64_t seq,
+				 const void *data, size_t bytes, size_t hole,
+				 size_t hole_len);
+
+/* The same for all @bytes of @data. */
+static inline int hop_fbox_wide_publish(struct hop_comm *comm,
+					struct hop_fbox *fb,
+					const struct hop_coll_call *c,
+					uint64_t seq, const void *data,
+					size_t bytes)
+{
+	return hop_fbox_wide_publish_except(comm, fb, c, seq, data, bytes, 0,
+					    0);
+}
 
 /* Rank @q's @bytes of @seq in its wide ring, once its slot is there and
  * matches @c; NULL on failure (*@ret set). */

@@ -87,9 +87,10 @@ static int wide_alloc(struct hop_comm *comm, struct hop_fbox *fb,
 	return 0;
 }
 
-int hop_fbox_wide_publish(struct hop_comm *comm, struct hop_fbox *fb,
-			  const struct hop_coll_call *c, uint64_t seq,
-			  const void *data, size_t bytes)
+int hop_fbox_wide_publish_except(struct hop_comm *comm, struct hop_fbox *fb,
+				 const struct hop_coll_call *c, uint64_t seq,
+				 const void *data, size_t bytes, size_t hole,
+				 size_t hole_len)
 {
 	uint64_t at = WIDE_NONE;
 	size_t off, len = (bytes + HOP_FBOX_LINE - 1) &
@@ -97,9 +98,15 @@ int hop_fbox_wide_publish(struct hop_comm *comm, struct hop_fbox *fb,
 	int ret;
 
 	if (bytes) {
+		uint8_t *area;
+
 		if ((ret = wide_alloc(comm, fb, c, seq, len, &off)))
 			return ret;
-		hop_copy(wide_area(fb, fb->rank) + off, data, bytes);
+		area = wide_area(fb, fb->rank) + off;
+		hop_copy(area, data, hole);
+		hop_copy(area + hole + hole_len,
+			 (const uint8_t *)data + hole + hole_len,
+			 bytes - hole - hole_len);
 		at = off;
 	}
 	/* the flag's release store publishes the ring's bytes too */

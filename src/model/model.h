@@ -197,6 +197,14 @@ int hop_model_pipelined(int kind, int algo);
  */
 double hop_model_fbox_cma(int kind, double bytes, int nranks, int cores);
 
+/**
+ * hop_model_fbox_cma_root_weight() - The share of a Reduce's vector the
+ * root reduces in the CMA form, against 1 for each of the other
+ * @nranks - 1 ranks: a rank off the root also writes its segment to the
+ * root, so the root takes more and all finish together.
+ */
+double hop_model_fbox_cma_root_weight(int nranks);
+
 /*
  * hop_model_fbox_wide() - Seconds of a blocking Broadcast, Reduce,
  * AllGather, AllToAll or ReduceScatter (@kind) writing @bytes per rank

@@ -34,6 +34,15 @@ static double cma_read(double bytes, double chunk)
 	return bytes <= 0 ? 0 : ceil(bytes / chunk) * CMA_CALL + bytes / CMA_BW;
 }
 
+double hop_model_fbox_cma_root_weight(int nranks)
+{
+	/* per byte: the root reads and reduces N-1 operands; the others
+	 * that too, then write the result */
+	double work = (nranks - 1) * (1 / CMA_BW + CMA_REDUCE);
+
+	return nranks > 1 ? (work + 1 / CMA_BW) / work : 1;
+}
+
 double hop_model_fbox_cma(int kind, double bytes, int nranks, int cores)
 {
 	double n = nranks, seg = ceil(bytes / n), t;
@@ -56,8 +65,11 @@ double hop_model_fbox_cma(int kind, double bytes, int nranks, int cores)
 		t = 2 * CMA_SYNC + (n - 1) * cma_read(seg, seg) + seg / CMA_BW;
 		return t * share;
 	case HOP_COLL_REDUCE:
-		/* a rank reads N-1 chunks of its segment, reduces them and
-		 * writes the result to the root */
+		/* a rank off the root reads N-1 chunks of its segment,
+		 * reduces them and writes the result to the root, in the
+		 * time the root takes for its larger segment */
+		seg = ceil(bytes / (hop_model_fbox_cma_root_weight(nranks) +
+				    n - 1));
 		t = 2 * CMA_SYNC + (n - 1) * (cma_read(seg, CMA_CHUNK) +
 					      seg * CMA_REDUCE) +
 		    cma_read(seg, CMA_CHUNK);
@@ -79,10 +91,11 @@ double hop_model_fbox_wide(int kind, double bytes, int nranks, int cores)
 	if (kind == HOP_COLL_BROADCAST) /* each reader copies it out */
 		return WIDE_CALL + bytes * WIDE_READ * share;
 	/* every rank copies its payload in and its blocks out: an AllToAll
-	 * its N blocks and one of each peer's, an AllGather its block and
-	 * every peer's */
+	 * the N-1 blocks its peers read, one of each peer's, and its own
+	 * block from its send buffer straight to its receive buffer
+	 * (2N-1 blocks); an AllGather its block and every peer's */
 	if (kind == HOP_COLL_ALLTOALL)
-		return WIDE_CALL + 2 * bytes * WIDE_READ * share;
+		return WIDE_CALL + (2 * n - 1) / n * bytes * WIDE_READ * share;
 	/* a ReduceScatter copies its N blocks in, then its block out of
 	 * rank 0's and reduces the other N-1 into it */
 	if (kind == HOP_COLL_REDUCESCATTER)

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <math.h>
 #include <stdlib.h>
 
 #include <cmocka.h>
@@ -44,6 +45,38 @@ static void test_fbox_cma(void **state)
 		    hop_model_fbox_cma(HOP_COLL_ALLREDUCE, 1 << 24, 2, 2));
 	EQ(hop_model_fbox_cma(HOP_COLL_ALLTOALL, 4 << 20, 4, 0),
 	   hop_model_fbox_cma(HOP_COLL_ALLGATHER, 1 << 20, 4, 0));
+}
+
+/* A Reduce's root in the CMA form reads and reduces N-1 operands per
+ * byte of its segment, a peer that too and writes its result to the
+ * root: the root's share is (work + write) / work of a peer's (read and
+ * write 0.125 ns/B, a reduction 0.15), less so with more operands; the
+ * Reduce is priced at a peer's segment of that split. */
+static void test_fbox_cma_root(void **state)
+{
+	const double rw = 0.125e-9, red = 0.15e-9;
+	const double m = 4 << 20;
+
+	(void)state;
+	EQ(hop_model_fbox_cma_root_weight(1), 1);
+	for (int n = 2; n <= 8; n++) {
+		double work = (n - 1) * (rw + red);
+		double w = hop_model_fbox_cma_root_weight(n);
+
+		EQ(w, (work + rw) / work);
+		assert_true(w < hop_model_fbox_cma_root_weight(n - 1) ||
+			    n == 2);
+	}
+	/* 2 ranks: the peer's segment is m / (w + 1); it reads it in
+	 * 128 KiB calls of 2.4 us, reduces it and writes it back, after
+	 * two rounds of flags of 0.4 us */
+	double seg = ceil(m / (hop_model_fbox_cma_root_weight(2) + 1));
+	double calls = ceil(seg / 131072) * 2.4e-6;
+
+	EQ(hop_model_fbox_cma(HOP_COLL_REDUCE, m, 2, 0),
+	   2 * 0.4e-6 + 2 * (calls + seg * rw) + seg * red);
+	assert_true(hop_model_fbox_cma(HOP_COLL_REDUCE, m, 2, 0) <
+		    hop_model_fbox_cma(HOP_COLL_ALLREDUCE, m, 2, 0));
 }
 
 /* The fast boxes' wide form: dearer with the size and with ranks beyond
@@ -94,6 +127,12 @@ static void test_fbox_wide(void **state)
 		    hop_model_fbox_cma(HOP_COLL_BROADCAST, 256 << 10, 2, 0));
 	assert_true(hop_model_fbox_wide(HOP_COLL_ALLGATHER, 8192, 4, 0) >
 		    hop_model_fbox_wide(HOP_COLL_ALLTOALL, 8192, 4, 0));
+	/* an AllToAll copies in the N-1 blocks its peers read, as many out
+	 * of theirs, and its own block across: 2N-1 blocks of N */
+	for (int n = 2; n <= 8; n *= 2)
+		EQ(hop_model_fbox_wide(HOP_COLL_ALLTOALL, 2 * 65536, n, 0) -
+			   hop_model_fbox_wide(HOP_COLL_ALLTOALL, 65536, n, 0),
+		   (2.0 * n - 1) / n * 65536 * 31e-12);
 	/* an AllReduce copies its data in and rank 0's out, and reduces the
 	 * N-1 others: a Reduce's root's work and two copies more */
 	for (int n = 2; n <= 8; n *= 2)
@@ -106,6 +145,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fbox_cma),
+		cmocka_unit_test(test_fbox_cma_root),
 		cmocka_unit_test(test_fbox_wide),
 	};
 
