@@ -33,7 +33,7 @@ int hop_fbox_gather(struct hop_comm *comm, struct hop_fbox *fb,
 	const size_t own_at = c->kind == HOP_COLL_ALLTOALL ? (size_t)me * blk : 0;
 	const size_t hole = c->kind == HOP_COLL_ALLTOALL ? blk : 0;
 	uint8_t *out = c->recvbuf;
-	const uint8_t *own = (const uint8_t *)c->sendbuf + own_at, *src;
+	const uint8_t *src;
 	int ret = 0;
 
 	/* in place, the peers' blocks are read from the slots or rings, not
@@ -45,8 +45,12 @@ int hop_fbox_gather(struct hop_comm *comm, struct hop_fbox *fb,
 		   : hop_fbox_publish(comm, fb, c, seq, c->sendbuf, bytes);
 	if (ret)
 		return ret;
-	if (!rs && blk && out + (size_t)me * blk != own)
-		hop_copy(out + (size_t)me * blk, own, blk);
+	if (!rs && blk) {
+		const uint8_t *own = (const uint8_t *)c->sendbuf + own_at;
+
+		if (out + (size_t)me * blk != own)
+			hop_copy(out + (size_t)me * blk, own, blk);
+	}
 	for (int i = rs ? 0 : 1; i < n; i++) {
 		/* the peers after this rank first; a ReduceScatter every
 		 * rank's block in rank order */
