@@ -278,6 +278,9 @@ static int dispatch(struct hop_p2p *p, const struct hop_cqe *c)
 			return p2p_rndv_recv_done(p, c);
 		case HOP_IMM_DIRECT:
 			return p2p_adv_recv_done(p, c);
+		case HOP_IMM_PUT:
+			return p2p_note_push(p, c->peer, hop_imm_val(c->imm),
+					     c->len);
 		}
 		return hop_comm_fail(p->comm, HOP_ERR_PROTOCOL, "p2p: rank %d "
 				     "wrote with unknown immediate 0x%08x",

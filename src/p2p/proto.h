@@ -166,6 +166,9 @@ const char *hop_msg_name(unsigned type);
 #define HOP_IMM_EAGER 1u
 #define HOP_IMM_RNDV 2u
 #define HOP_IMM_DIRECT 3u
+/* a put of one write: its value is the put's immediate, the completion's
+ * length the put's (put.c) */
+#define HOP_IMM_PUT 4u
 #define HOP_IMM_VAL_MASK 0x0fffffffu
 /* Advertised receives per sender and its slots in HOP_IMM_DIRECT. */
 #define HOP_ADV_SLOTS 64u

@@ -8,8 +8,11 @@
  *            registered, through the cache, split into HOP_RNDV_CHUNK
  *            writes) at pseudo-random offsets that overlap, so the region
  *            holds the last write of each byte only when every put landed
- *            where it was aimed and in order. Each source slot is refilled
- *            only after its put's request completed. Rank 1 takes every
+ *            where it was aimed and in order; every other immediate fits
+ *            28 bits (a put of one write with such an immediate goes as
+ *            that write alone, the others as writes and a note). Each
+ *            source slot is refilled only after its put's request
+ *            completed. Rank 1 takes every
  *            immediate with hop_wait_imm() and checks its value, writer and
  *            length in order, then the whole region bit for bit.
  *   self     each rank puts into its own region with hop_iput() and
@@ -69,6 +72,10 @@ static struct put_desc desc_of(int i)
 		d.len -= (h >> 8) % 61;
 	d.off = (h >> 16) % (REGION - d.len + 1);
 	d.imm = (uint32_t)(h >> 32) ^ (uint32_t)i;
+	/* every other immediate fits 28 bits: a put of one write then goes
+	 * as that write alone, the others as writes and a note, mixed */
+	if (i % 2)
+		d.imm &= 0x0fffffffu;
 	return d;
 }
 

@@ -98,6 +98,12 @@ elif [ -x "$B/tests/integration/p2p_test" ]; then
 		# 5 s: the two ranks of a step start seconds apart under TCG
 		step p2p-advert-timeout 60 env HOP_RNDV_ADVERT=4K HOP_TIMEOUT=5 "$B/tests/integration/p2p_advert" timeout
 	fi
+	# a window of hop_iput()s, half of them one write with immediate
+	# alone (docs/p2p.md), the rest writes and a note, every byte and
+	# immediate checked in order (2 ranks)
+	if [ "$MODE" != quad ] && [ -x "$B/tests/integration/put_stream" ]; then
+		step put-stream 180 env HOP_RNDV_CHUNK=1M HOP_TIMEOUT=60 "$B/tests/integration/put_stream" stream
+	fi
 else
 	skip p2p "tests/integration/p2p_test not built"
 fi
