@@ -30,8 +30,8 @@ int hop_fbox_gather(struct hop_comm *comm, struct hop_fbox *fb,
 	/* an AllToAll's own block, which no peer reads: it goes straight
 	 * from the send buffer to the receive buffer, and a wide ring
 	 * leaves it out (an AllGather's peers all read its one block) */
-	const size_t own_at = c->kind == HOP_COLL_ALLTOALL ? (size_t)me * blk : 0;
-	const size_t hole = c->kind == HOP_COLL_ALLTOALL ? blk : 0;
+	const int a2a = c->kind == HOP_COLL_ALLTOALL;
+	const size_t own_at = a2a ? (size_t)me * blk : 0;
 	uint8_t *out = c->recvbuf;
 	const uint8_t *src;
 	int ret = 0;
@@ -41,7 +41,7 @@ int hop_fbox_gather(struct hop_comm *comm, struct hop_fbox *fb,
 	 * place there (an AllToAll's sendbuf is recvbuf, an AllGather's
 	 * sendbuf its block of recvbuf) */
 	ret = wide ? hop_fbox_wide_publish_except(comm, fb, c, seq, c->sendbuf,
-						  bytes, own_at, hole)
+						  bytes, own_at, a2a ? blk : 0)
 		   : hop_fbox_publish(comm, fb, c, seq, c->sendbuf, bytes);
 	if (ret)
 		return ret;

@@ -11,13 +11,14 @@
  * hop_wait_imm(). A put to this rank is a copy plus a note (see hop_put()
  * in api.c).
  *
- * Puts stream: hop_p2p_iput() returns once the data and the note are
- * posted (progressing only while the provider's queue is full), without
- * waiting for the write. A put from a registered source keeps its request
- * in p->sids, and its last write asks for a completion (WR_PUT | id) that
- * completes the request; the provider signals its hardware only every k-th
- * such write (selective signalling, contract 2). A put small enough to be
- * posted inline is complete when posted.
+ * Puts stream: hop_p2p_iput() returns once the data and the immediate
+ * (with the last write, or as the note) are posted, progressing only
+ * while the provider's queue is full, without waiting for the write. A
+ * put from a registered source keeps its request in p->sids, and its last
+ * write asks for a completion (WR_PUT | id) that completes the request;
+ * the provider signals its hardware only every k-th such write (selective
+ * signalling, contract 2). A put small enough to be posted inline is
+ * complete when posted.
  */
 #include <stdio.h>
 #include <stdlib.h>
