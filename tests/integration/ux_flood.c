@@ -17,7 +17,8 @@
  *          (HOP_ERR_PEER_FAILED), not from its own deadline.
  *
  *   unclaimed  rank 1 sends RNDV_LEN bytes (a rendezvous) that rank 0
- *          never receives: rank 0 closes its communicator, and rank 1's
+ *          never receives (after a first message that connects the
+ *          two): rank 0 closes its communicator, and rank 1's
  *          send must fail with HOP_ERR_PEER_FAILED naming the close, not
  *          at its deadline (ux_flood.sh keeps HOP_TIMEOUT short).
  *
@@ -152,7 +153,11 @@ static void run_flood(void)
 	free(bufs);
 }
 
-/* Rank 1's rendezvous send is never received: rank 0 closes first. */
+/* Rank 1's rendezvous send is never received: rank 0 closes first. A
+ * message from rank 1 that rank 0 takes first connects them, so rank 0
+ * closes a link rank 1 holds; with connections made on first use, rank 0
+ * could otherwise exit before rank 1 ever reached it, a case of its own
+ * (tcp_lazy.sh, shm_lazy.sh). */
 static void run_unclaimed(void)
 {
 	unsigned char *buf = calloc(RNDV_LEN, 1);
@@ -160,6 +165,10 @@ static void run_unclaimed(void)
 
 	if (!buf)
 		FAIL("out of memory");
+	if (rank == 1)
+		OK(hop_send(comm, NULL, 0, 0, 2));
+	else
+		OK(hop_recv(comm, NULL, 0, 1, 2, NULL));
 	if (rank == 1) {
 		ret = hop_send(comm, buf, RNDV_LEN, 0, 1);
 		if (ret != HOP_ERR_PEER_FAILED ||
