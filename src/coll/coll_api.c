@@ -258,6 +258,7 @@ int hop_coll_launch(struct hop_comm *comm, struct hop_coll_launch *l,
 	a->algo = ch.algo;
 	a->sub_algo[0] = ch.sub_algo[0];
 	a->sub_algo[1] = ch.sub_algo[1];
+	a->leaders = ch.leaders;
 	a->rank = comm->rank;
 	a->nranks = comm->nranks;
 	a->hosts = comm->coll->hosts;

@@ -49,6 +49,7 @@ struct hop_coll_op {
 struct hop_coll_choice {
 	int algo;
 	int sub_algo[2];                /* HOP_ALGO_HIER: per link class */
+	int leaders;                    /* HOP_ALGO_HIER: its leaders' form */
 	size_t chunk_bytes;
 	int depth;
 	double predicted;               /* seconds, by the cost model */
@@ -69,6 +70,7 @@ struct hop_coll_tune {
 	int forced[HOP_COLL_KIND_COUNT]; /* HOP_ALGO, HOP_ALGO_AUTO = none */
 	size_t chunk_size;              /* HOP_CHUNK_SIZE, 0 = auto */
 	int depth;                      /* HOP_PIPELINE_DEPTH, 0 = auto */
+	int hier_form;                  /* HOP_HIER_FORM: HOP_MODEL_FORM_* */
 	/* cost model: the link every choice is predicted on (HOP_PROFILE or
 	 * the provider's defaults, hop_coll_tune_model()); without it
 	 * (have_link 0) select.c uses the built-in tcp link */

@@ -72,6 +72,10 @@ int hop_coll_init(struct hop_comm *comm)
 	}
 	c->tune.chunk_size = comm->cfg.chunk_size;
 	c->tune.depth = comm->cfg.pipeline_depth;
+	c->tune.hier_form = !strcmp(comm->cfg.hier_form, "rails")
+		? HOP_MODEL_FORM_RAILS
+		: !strcmp(comm->cfg.hier_form, "leaders")
+		? HOP_MODEL_FORM_LEADERS : HOP_MODEL_FORM_AUTO;
 	/* the cost model's link, once per comm: a bad HOP_PROFILE fails init */
 	ret = hop_coll_tune_model(&c->tune, comm->cfg.profile,
 				  inter ? inter->name : NULL,
@@ -360,7 +364,8 @@ uint32_t hop_coll_signature(const struct hop_coll_args *a)
 				 a->chunk_bytes, a->vsig,
 				 a->algo == HOP_ALGO_HIER
 					 ? (uint64_t)(a->sub_algo[0] * 64 +
-						      a->sub_algo[1]) : 0,
+						      a->sub_algo[1] + 4096 *
+						      a->leaders) : 0,
 				 (uint64_t)a->sync };
 	uint64_t h = 0x9e3779b97f4a7c15ull;
 

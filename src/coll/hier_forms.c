@@ -175,7 +175,7 @@ int hier_allreduce(struct hier_ctx *c)
 	avg_over(c->s, c->s->args.count);
 	if (!c->s->args.count)
 		return 0;
-	if (c->p.uniform && c->p.L > 1)
+	if (c->p.uniform && c->p.L > 1 && !c->s->args.leaders)
 		return allreduce_rails(c);
 	return allreduce_leaders(c);
 }

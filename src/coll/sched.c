@@ -203,7 +203,8 @@ static int args_equal(const struct hop_coll_args *a,
 	       a->inplace == b->inplace && a->chunk_bytes == b->chunk_bytes &&
 	       a->depth == b->depth && a->timing_only == b->timing_only &&
 	       a->hsig == b->hsig && a->sub_algo[0] == b->sub_algo[0] &&
-	       a->sub_algo[1] == b->sub_algo[1] && a->sync == b->sync;
+	       a->sub_algo[1] == b->sub_algo[1] && a->leaders == b->leaders &&
+	       a->sync == b->sync;
 }
 
 int hop_sched_dispatch(struct hop_sched *s)

@@ -104,6 +104,9 @@ struct hop_coll_args {
 	/* end with a barrier (tags from HOP_SYNC_TAG): the flow control of
 	 * rooted collectives (hop_coll_launch()) */
 	int sync;
+	/* HOP_ALGO_HIER: 1 for the leaders' form of an AllReduce where the
+	 * placement also has the rails (hop_model_hier_has_forms()) */
+	int leaders;
 };
 
 /* Tags of the closing barrier, above every builder's (tags < 2^31). */

@@ -150,8 +150,9 @@ static void model_choice(int kind, size_t bytes, int nranks, int forced,
 	struct hop_model_choice mc;
 
 	if (tune && tune->have_cls > 0 && tune->place.nranks == nranks &&
-	    !hop_model_choose_place(kind, bytes, &tune->place, tune->cls,
-				    forced, &mc)) {
+	    !hop_model_choose_place_form(kind, bytes, &tune->place,
+					 tune->cls, forced, tune->hier_form,
+					 &mc)) {
 		/* a kind whose hierarchical schedule is not built (no HIER
 		 * row in the model's table of algorithms) runs flat */
 		if (mc.algo == HOP_ALGO_HIER &&
@@ -162,6 +163,7 @@ static void model_choice(int kind, size_t bytes, int nranks, int forced,
 		out->algo = mc.algo;
 		out->sub_algo[0] = mc.sub_algo[0];
 		out->sub_algo[1] = mc.sub_algo[1];
+		out->leaders = mc.algo == HOP_ALGO_HIER && mc.hier_leaders;
 		out->predicted = mc.predicted;
 		out->chunk_bytes = mc.chunk_bytes;
 		return;
@@ -171,6 +173,7 @@ static void model_choice(int kind, size_t bytes, int nranks, int forced,
 	hop_model_choose_flat(kind, bytes, nranks, forced, l, &mc);
 	out->algo = mc.algo;
 	out->sub_algo[0] = out->sub_algo[1] = HOP_ALGO_AUTO;
+	out->leaders = 0;
 	out->predicted = mc.predicted;
 	out->chunk_bytes = mc.chunk_bytes;
 }
@@ -219,7 +222,8 @@ void hop_coll_select(int kind, size_t bytes, int nranks,
 		out->chunk_bytes = tune->chunk_size;
 	char sub[48] = "";
 	if (out->algo == HOP_ALGO_HIER)
-		snprintf(sub, sizeof(sub), " (intra %s, inter %s)",
+		snprintf(sub, sizeof(sub), " (%s, intra %s, inter %s)",
+			 out->leaders ? "leaders" : "rails",
 			 hop_coll_algo_name(out->sub_algo[0]),
 			 hop_coll_algo_name(out->sub_algo[1]));
 	HOP_INFO("%s %zu B N=%d: %s%s chunk=%zu predicted %.1f us%s",

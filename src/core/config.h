@@ -36,6 +36,7 @@ struct hop_config {
 	size_t chunk_size;              /* HOP_CHUNK_SIZE pipelining chunk bytes, default 0 = auto */
 	int pipeline_depth;             /* HOP_PIPELINE_DEPTH chunks in flight, default 0 = auto */
 	int pipeline_chunks;            /* HOP_PIPELINE_CHUNKS multi-hop k override, default 0 = model */
+	char hier_form[16];             /* HOP_HIER_FORM auto|rails|leaders, default auto */
 	char profile[HOP_CFG_STR];      /* HOP_PROFILE hop-probe link profile path, default "" */
 	char topo[HOP_CFG_STR];         /* HOP_TOPO topology file path, default "" */
 	int rooted_sync;                /* HOP_ROOTED_SYNC calls between a rooted collective's closing barriers, 0 = none */

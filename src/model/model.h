@@ -351,10 +351,14 @@ int hop_model_hier_applies(int kind, const struct hop_model_place *pl);
  * @chunk_bytes: what the schedule is given (hop_model_sched_chunk()).
  * @predicted: seconds; @flat and @hier: the best of each (hier NAN when
  *             it does not apply), @hier_sub the phase algorithms of @hier.
+ * @hier_leaders: 1 when @hier (and so HOP_ALGO_HIER when picked) is an
+ *             AllReduce's form through one leader per host rather than its
+ *             rails (hop_model_hier_predict()).
  */
 struct hop_model_choice {
 	int algo;
 	int sub_algo[HOP_MODEL_CLASSES];
+	int hier_leaders;
 	int hier_sub[HOP_MODEL_CLASSES];
 	long chunks;
 	size_t chunk_bytes;
@@ -371,6 +375,9 @@ struct hop_model_choice {
  * runs while the piece before it crosses between them.
  */
 #define HOP_MODEL_HIER_PIECE (1u << 20)
+/* The rails' AllReduce is taken over the leaders' when priced this much
+ * lower (hop_model_hier_predict()). */
+#define HOP_MODEL_HIER_TIE 0.02
 #define HOP_MODEL_HIER_MAX_PIECES 4
 int hop_model_hier_pieces(size_t bytes, int per_host);
 
@@ -382,7 +389,9 @@ int hop_model_hier_pieces(size_t bytes, int per_host);
  * phase once for every further piece. @sub[c]
  * gives the algorithm of class c's phases, HOP_ALGO_AUTO to choose the
  * fastest; @sub_out (may be NULL) receives the algorithms priced and
- * @chunks_out (may be NULL) the inter-host phase's chunk count.
+ * @chunks_out (may be NULL) the inter-host phase's chunk count. An
+ * AllReduce with both forms (hop_model_hier_has_forms()) is priced by
+ * its rails here.
  * Return: seconds, or NAN when the form does not apply, an argument is
  * bad or @sub names an algorithm some phase of its class cannot run.
  */
@@ -391,6 +400,33 @@ double hop_model_hier_predict(int kind, size_t bytes,
 			      const struct hop_model_link links[HOP_MODEL_CLASSES],
 			      const int sub[HOP_MODEL_CLASSES],
 			      int sub_out[HOP_MODEL_CLASSES], long *chunks_out);
+
+/* The forms of a hierarchical AllReduce on a uniform placement
+ * (HOP_HIER_FORM): chosen by the model, the rails, the leaders. */
+#define HOP_MODEL_FORM_AUTO (-1)
+#define HOP_MODEL_FORM_RAILS 0
+#define HOP_MODEL_FORM_LEADERS 1
+
+/* 1 when the hierarchical @kind on @pl has two forms, the rails and the
+ * leaders (an AllReduce on a uniform placement of several ranks per host
+ * on several hosts). */
+int hop_model_hier_has_forms(int kind, const struct hop_model_place *pl);
+
+/*
+ * hop_model_hier_predict_form() - hop_model_hier_predict() in @form
+ * where the placement has both (HOP_MODEL_FORM_*; elsewhere the one form
+ * it has). HOP_MODEL_FORM_AUTO takes the leaders unless the rails run in
+ * pieces or are priced more than HOP_MODEL_HIER_TIE lower: the model
+ * prices both forms' bytes between hosts alike, while the rails send L
+ * times the messages there. @leaders_out (may be NULL) receives 1 for
+ * the leaders' form.
+ */
+double hop_model_hier_predict_form(int kind, size_t bytes,
+				   const struct hop_model_place *pl,
+				   const struct hop_model_link links[HOP_MODEL_CLASSES],
+				   const int sub[HOP_MODEL_CLASSES], int form,
+				   int sub_out[HOP_MODEL_CLASSES],
+				   long *chunks_out, int *leaders_out);
 
 /*
  * hop_model_choose_place() - The choice of @kind for placement @pl: the
@@ -405,6 +441,15 @@ int hop_model_choose_place(int kind, size_t bytes,
 			   const struct hop_model_place *pl,
 			   const struct hop_model_link links[HOP_MODEL_CLASSES],
 			   int forced, struct hop_model_choice *out);
+
+/* hop_model_choose_place() with the hierarchical AllReduce's @form
+ * (HOP_MODEL_FORM_*, HOP_HIER_FORM); hop_model_choose_place() is @form
+ * HOP_MODEL_FORM_AUTO. */
+int hop_model_choose_place_form(int kind, size_t bytes,
+				const struct hop_model_place *pl,
+				const struct hop_model_link links[HOP_MODEL_CLASSES],
+				int forced, int form,
+				struct hop_model_choice *out);
 
 /* hop_model_choose_flat() - The flat choice on one link @l among @n ranks
  * (@forced, a flat algorithm of @kind, or the model's for HOP_ALGO_AUTO)

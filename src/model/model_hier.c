@@ -48,10 +48,13 @@ int hop_model_hier_pieces(size_t bytes, int per_host)
 						   : (int)slices;
 }
 
-/* How many pieces the hierarchical @kind of @bytes runs in on @pl. */
-static int pieces_of(int kind, size_t bytes, const struct hop_model_place *pl)
+/* How many pieces the hierarchical @kind of @bytes runs in on @pl (the
+ * rail-parallel AllReduce; one through the leaders). */
+static int pieces_of(int kind, size_t bytes, const struct hop_model_place *pl,
+		     int leaders)
 {
-	if (kind != HOP_COLL_ALLREDUCE || !pl->uniform || pl->lmax < 2)
+	if (kind != HOP_COLL_ALLREDUCE || !pl->uniform || pl->lmax < 2 ||
+	    leaders)
 		return 1;
 	return hop_model_hier_pieces(bytes, pl->lmax);
 }
@@ -59,11 +62,12 @@ static int pieces_of(int kind, size_t bytes, const struct hop_model_place *pl)
 /* The phases of the hierarchical @kind on @pl (hier-shape: src/coll's
  * builder runs the same); returns how many, 0 when it has none. */
 static int phases_of(int kind, size_t bytes, const struct hop_model_place *pl,
-		     struct phase *p)
+		     int leaders, struct phase *p)
 {
 	const int A = HOP_MODEL_INTRA, E = HOP_MODEL_INTER;
 	int H = pl->nhosts, L = pl->lmax, N = pl->nranks;
-	int rails = pl->uniform && L > 1;
+	int rails = pl->uniform && L > 1 &&
+		    !(leaders && kind == HOP_COLL_ALLREDUCE);
 	double m = (double)bytes, slice = ceil(m / L);
 
 	switch (kind) {
@@ -128,7 +132,7 @@ int hop_model_hier_applies(int kind, const struct hop_model_place *pl)
 	struct phase p[MAX_PHASES];
 
 	return place_ok(pl) && pl->nhosts > 1 && pl->lmax > 1 &&
-	       phases_of(kind, 0, pl, p) > 0;
+	       phases_of(kind, 0, pl, 0, p) > 0;
 }
 
 /*
@@ -254,12 +258,13 @@ static double class_best(const struct phase *p, int np, int cls, int want,
  * phases (the largest piece), then the slowest of them once for each
  * further piece, as the pipeline overlaps the rest. */
 static double pieces_time(int kind, size_t bytes, int pieces,
-			  const struct hop_model_place *pl,
+			  const struct hop_model_place *pl, int leaders,
 			  const struct hop_model_link cl[HOP_MODEL_CLASSES],
 			  const int algo[HOP_MODEL_CLASSES])
 {
 	struct phase p[MAX_PHASES];
-	int np = phases_of(kind, (bytes + pieces - 1) / pieces, pl, p);
+	int np = phases_of(kind, (bytes + pieces - 1) / pieces, pl, leaders,
+			   p);
 	double t = 0, slowest = 0;
 
 	for (int i = 0; i < np; i++) {
@@ -272,11 +277,13 @@ static double pieces_time(int kind, size_t bytes, int pieces,
 	return t + (pieces - 1) * slowest;
 }
 
-double hop_model_hier_predict(int kind, size_t bytes,
-			      const struct hop_model_place *pl,
-			      const struct hop_model_link links[HOP_MODEL_CLASSES],
-			      const int sub[HOP_MODEL_CLASSES],
-			      int sub_out[HOP_MODEL_CLASSES], long *chunks_out)
+/* The hierarchical @kind in one form (@leaders: through one leader per
+ * host; else the rails where @pl has them): hop_model_hier_predict(). */
+static double form_time(int kind, size_t bytes,
+			const struct hop_model_place *pl,
+			const struct hop_model_link links[HOP_MODEL_CLASSES],
+			const int sub[HOP_MODEL_CLASSES], int leaders,
+			int sub_out[HOP_MODEL_CLASSES], long *chunks_out)
 {
 	struct phase p[MAX_PHASES];
 	struct hop_model_link cl[HOP_MODEL_CLASSES];
@@ -284,11 +291,7 @@ double hop_model_hier_predict(int kind, size_t bytes,
 	long k = 1;
 	double t = 0;
 
-	if (!hop_model_hier_applies(kind, pl) || !links || !sub ||
-	    hop_model_link_check(&links[0], NULL, 0) ||
-	    hop_model_link_check(&links[1], NULL, 0))
-		return NAN;
-	np = phases_of(kind, bytes, pl, p);
+	np = phases_of(kind, bytes, pl, leaders, p);
 	cl[HOP_MODEL_INTRA] = links[HOP_MODEL_INTRA];
 	cl[HOP_MODEL_INTER] = links[HOP_MODEL_INTER];
 	for (int i = 0; i < np; i++)    /* rails share the host's link */
@@ -301,15 +304,79 @@ double hop_model_hier_predict(int kind, size_t bytes,
 	for (int c = 0; c < HOP_MODEL_CLASSES; c++)
 		t += class_best(p, np, c, sub[c], &cl[c], &algo[c],
 				c == HOP_MODEL_INTER ? &k : NULL);
-	pieces = pieces_of(kind, bytes, pl);
+	pieces = pieces_of(kind, bytes, pl, leaders);
 	if (pieces > 1 && !isnan(t))
-		t = pieces_time(kind, bytes, pieces, pl, cl, algo);
+		t = pieces_time(kind, bytes, pieces, pl, leaders, cl, algo);
+	for (int c = 0; c < HOP_MODEL_CLASSES; c++)
+		sub_out[c] = algo[c];
+	*chunks_out = k;
+	return t;
+}
+
+int hop_model_hier_has_forms(int kind, const struct hop_model_place *pl)
+{
+	return kind == HOP_COLL_ALLREDUCE && place_ok(pl) && pl->uniform &&
+	       pl->lmax > 1 && pl->nhosts > 1;
+}
+
+double hop_model_hier_predict_form(int kind, size_t bytes,
+				   const struct hop_model_place *pl,
+				   const struct hop_model_link links[HOP_MODEL_CLASSES],
+				   const int sub[HOP_MODEL_CLASSES], int form,
+				   int sub_out[HOP_MODEL_CLASSES],
+				   long *chunks_out, int *leaders_out)
+{
+	int algo[HOP_MODEL_CLASSES], lalgo[HOP_MODEL_CLASSES], leaders = 0;
+	int two = hop_model_hier_has_forms(kind, pl);
+	long k = 1, lk = 1;
+	double t = NAN, tl;
+
+	if (!hop_model_hier_applies(kind, pl) || !links || !sub ||
+	    hop_model_link_check(&links[0], NULL, 0) ||
+	    hop_model_link_check(&links[1], NULL, 0))
+		return NAN;
+	if (!two || form != HOP_MODEL_FORM_LEADERS)
+		t = form_time(kind, bytes, pl, links, sub, 0, algo, &k);
+	/* auto: the leaders' form where the rails run in one piece and are
+	 * not priced clearly lower (HOP_MODEL_HIER_TIE). The model prices
+	 * both forms' bytes between hosts alike, but the rails send L times
+	 * the messages there and overlap nothing (4 x 2 emulated hosts: 8 B
+	 * 177-280 us by the leaders against 264-398 by the rails, 256 KiB
+	 * 3.3 against 3.6 ms, 2 MiB alike; in pieces, 8 MiB, the rails 109
+	 * ms against 121) */
+	if (two && (form == HOP_MODEL_FORM_LEADERS ||
+		    (form == HOP_MODEL_FORM_AUTO &&
+		     pieces_of(kind, bytes, pl, 0) == 1))) {
+		tl = form_time(kind, bytes, pl, links, sub, 1, lalgo, &lk);
+		if (form == HOP_MODEL_FORM_LEADERS ||
+		    (!isnan(tl) &&
+		     (isnan(t) || tl <= t * (1 + HOP_MODEL_HIER_TIE)))) {
+			t = tl;
+			k = lk;
+			leaders = 1;
+			for (int c = 0; c < HOP_MODEL_CLASSES; c++)
+				algo[c] = lalgo[c];
+		}
+	}
 	if (sub_out)
 		for (int c = 0; c < HOP_MODEL_CLASSES; c++)
 			sub_out[c] = algo[c];
 	if (chunks_out)
 		*chunks_out = k;
+	if (leaders_out)
+		*leaders_out = leaders;
 	return t;
+}
+
+double hop_model_hier_predict(int kind, size_t bytes,
+			      const struct hop_model_place *pl,
+			      const struct hop_model_link links[HOP_MODEL_CLASSES],
+			      const int sub[HOP_MODEL_CLASSES],
+			      int sub_out[HOP_MODEL_CLASSES], long *chunks_out)
+{
+	return hop_model_hier_predict_form(kind, bytes, pl, links, sub,
+					   HOP_MODEL_FORM_RAILS, sub_out,
+					   chunks_out, NULL);
 }
 
 void hop_model_choose_flat(int kind, size_t bytes, int n, int forced,
@@ -317,6 +384,7 @@ void hop_model_choose_flat(int kind, size_t bytes, int n, int forced,
 			   struct hop_model_choice *out)
 {
 	out->sub_algo[0] = out->sub_algo[1] = HOP_ALGO_AUTO;
+	out->hier_leaders = 0;
 	out->hier_sub[0] = out->hier_sub[1] = HOP_ALGO_AUTO;
 	out->hier = NAN;
 	if (forced == HOP_ALGO_AUTO) {
@@ -376,6 +444,7 @@ static int choose_flat_hosts(int kind, size_t bytes,
 					&links[HOP_MODEL_INTER], pl->lmax);
 	out->algo = algo;
 	out->sub_algo[0] = out->sub_algo[1] = HOP_ALGO_AUTO;
+	out->hier_leaders = 0;
 	out->hier_sub[0] = out->hier_sub[1] = HOP_ALGO_AUTO;
 	out->hier = NAN;
 	out->chunks = k;
@@ -424,10 +493,11 @@ void hop_model_choose_flat_place(int kind, size_t bytes,
 
 /* The chunk the hierarchical schedule is given: its inter-host phase's. */
 static size_t hier_chunk(int kind, size_t bytes,
-			 const struct hop_model_place *pl, int algo, long k)
+			 const struct hop_model_place *pl, int leaders,
+			 int algo, long k)
 {
 	struct phase p[MAX_PHASES];
-	int np = phases_of(kind, bytes, pl, p);
+	int np = phases_of(kind, bytes, pl, leaders, p);
 
 	for (int i = 0; i < np; i++)
 		if (p[i].cls == HOP_MODEL_INTER)
@@ -441,9 +511,19 @@ int hop_model_choose_place(int kind, size_t bytes,
 			   const struct hop_model_link links[HOP_MODEL_CLASSES],
 			   int forced, struct hop_model_choice *out)
 {
+	return hop_model_choose_place_form(kind, bytes, pl, links, forced,
+					   HOP_MODEL_FORM_AUTO, out);
+}
+
+int hop_model_choose_place_form(int kind, size_t bytes,
+				const struct hop_model_place *pl,
+				const struct hop_model_link links[HOP_MODEL_CLASSES],
+				int forced, int form,
+				struct hop_model_choice *out)
+{
 	static const int auto2[HOP_MODEL_CLASSES] = { HOP_ALGO_AUTO,
 						      HOP_ALGO_AUTO };
-	int sub[HOP_MODEL_CLASSES];
+	int sub[HOP_MODEL_CLASSES], leaders = 0;
 	long k = 1;
 	double th;
 
@@ -454,6 +534,7 @@ int hop_model_choose_place(int kind, size_t bytes,
 	     !hop_model_algo_valid(kind, forced)))
 		return HOP_ERR_INVALID_ARG;
 	out->sub_algo[0] = out->sub_algo[1] = HOP_ALGO_AUTO;
+	out->hier_leaders = 0;
 	out->hier_sub[0] = out->hier_sub[1] = HOP_ALGO_AUTO;
 	out->hier = NAN;
 	out->flat = NAN;
@@ -461,11 +542,13 @@ int hop_model_choose_place(int kind, size_t bytes,
 		hop_model_choose_flat_place(kind, bytes, pl, links, forced, out);
 	if (forced != HOP_ALGO_AUTO && forced != HOP_ALGO_HIER)
 		return 0;
-	th = hop_model_hier_predict(kind, bytes, pl, links, auto2, sub, &k);
+	th = hop_model_hier_predict_form(kind, bytes, pl, links, auto2, form,
+					 sub, &k, &leaders);
 	out->hier = th;
 	if (!isnan(th)) {
 		out->hier_sub[0] = sub[0];
 		out->hier_sub[1] = sub[1];
+		out->hier_leaders = leaders;
 	}
 	if (isnan(th)) {
 		if (forced == HOP_ALGO_HIER)    /* runs as the flat form */
@@ -479,7 +562,8 @@ int hop_model_choose_place(int kind, size_t bytes,
 		out->sub_algo[1] = sub[1];
 		out->chunks = k;
 		out->predicted = th;
-		out->chunk_bytes = hier_chunk(kind, bytes, pl, sub[1], k);
+		out->chunk_bytes = hier_chunk(kind, bytes, pl, leaders, sub[1],
+					      k);
 	}
 	return 0;
 }

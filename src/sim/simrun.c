@@ -110,6 +110,7 @@ static int plan_place(struct hop_simrun *r)
 	r->algo = ch.algo;
 	r->sub_algo[0] = ch.sub_algo[0];
 	r->sub_algo[1] = ch.sub_algo[1];
+	r->leaders = ch.algo == HOP_ALGO_HIER && ch.hier_leaders;
 	r->chunks_used = ch.algo == HOP_ALGO_HIER ||
 			 !hop_model_pipelined(r->kind, r->algo) ? ch.chunks
 			 : r->chunks ? r->chunks : ch.chunks;
@@ -253,6 +254,7 @@ static int build_rank(struct hop_simrun *r, int rk, struct hop_sched *s,
 		.depth = r->depth ? r->depth : 4,
 		.timing_only = !r->verify,
 		.sub_algo = { r->sub_algo[0], r->sub_algo[1] },
+		.leaders = r->leaders,
 		.hosts = hosts, .hsig = hop_hosts_sig(hosts, r->nranks),
 	};
 	int ret;
@@ -415,6 +417,7 @@ int hop_simrun(struct hop_simrun *r)
 	r->steps = r->messages = r->moved = r->events = 0;
 	r->wrong = 0;
 	r->sub_algo[0] = r->sub_algo[1] = HOP_ALGO_AUTO;
+	r->leaders = 0;
 	if ((ret = check_args(r)) || (ret = plan(r)))
 		return ret;
 	n = r->nranks;

@@ -51,6 +51,7 @@ struct hop_simrun {
 	double wall;            /* seconds this run took (build + run) */
 	long chunks_used;
 	int sub_algo[2];        /* HOP_ALGO_HIER: its phases' algorithms */
+	int leaders;            /* HOP_ALGO_HIER: its AllReduce's leaders' form */
 	size_t chunk_bytes;
 	uint64_t messages, moved, events, steps;
 	size_t wrong;           /* elements that differ from the reference */

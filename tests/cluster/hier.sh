@@ -7,7 +7,8 @@
 # reference and bitwise identical on every rank, nonblocking ones in
 # flight together; the flat rings and the recursive AllReduces (run in
 # host order) on cyclic and mirrored placements; the hierarchical
-# AllReduce in pieces (8 MiB); then coll_order (a late rank: nobody leaves a barrier
+# AllReduce in pieces (8 MiB), and by the rails and by the leaders at
+# every count (HOP_HIER_FORM); then coll_order (a late rank: nobody leaves a barrier
 # or collective before the inputs it needs were given) on 3+1+2.
 # Default: counts up to 65543 (about 26 s); --long: the full matrix
 # (--full: every dtype x op, 1000003 and 16 MiB counts; hours on
@@ -33,7 +34,7 @@ if [ -n "${CLUSTER_PIDS:-}" ]; then
 	fail=0
 	# name, hosts of ranks 0..n-1 (host numbers by lowest rank); HOP_ALGO
 	# from $algo
-	algo=$hier
+	algo=$hier form=auto
 	place() {
 		local name=$1 n h pids start out rc
 		shift
@@ -42,7 +43,7 @@ if [ -n "${CLUSTER_PIDS:-}" ]; then
 		printf '%s\n' "$@" > "$map"
 		pids=$(cut -d, -f1-"$h" <<< "$CLUSTER_PIDS")
 		start=$(date +%s)
-		out=$(HOP_TRANSPORT=tcp HOP_ALGO=$algo "$build/tools/hop-run" --hosts "$h" --host-pids "$pids" \
+		out=$(HOP_TRANSPORT=tcp HOP_ALGO=$algo HOP_HIER_FORM=$form "$build/tools/hop-run" --hosts "$h" --host-pids "$pids" \
 			--map "$map" --timeout $limit -- "$build/tests/integration/coll_matrix" $args 2>&1)
 		rc=$?
 		if [ $rc = 0 ] && [ "$(grep -c "coll_matrix: rank [0-9]* passed" <<< "$out")" = "$n" ]; then
@@ -76,6 +77,15 @@ if [ -n "${CLUSTER_PIDS:-}" ]; then
 	# a host), its pieces' phases overlapping on real links
 	algo=allreduce:hier args="--forced --only allreduce --big-count 2097155"
 	place "2x2 mirrored, AllReduce in pieces" 0 1 1 0
+	# the hierarchical AllReduce's two forms on uniform placements, each
+	# forced (HOP_HIER_FORM) at every count
+	algo=allreduce:hier args="--forced --only allreduce --big-count 65543"
+	form=rails
+	place "2x3 cyclic, AllReduce by the rails" 0 1 0 1 0 1
+	form=leaders
+	place "3x2 block, AllReduce by the leaders" 0 0 1 1 2 2
+	place "2x2 mirrored, AllReduce by the leaders" 0 1 1 0
+	form=auto
 	# a late rank, each in turn, on the uneven placement
 	printf '%s\n' 0 1 2 0 2 0 > "$map"
 	out=$(HOP_TRANSPORT=tcp HOP_ALGO=$hier "$build/tools/hop-run" --hosts 3 --host-pids "$CLUSTER_PIDS" \

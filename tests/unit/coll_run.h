@@ -38,6 +38,8 @@ struct run {
 
 /* Build every schedule with its closing barrier (hop_coll_args.sync). */
 static int coll_run_sync;
+/* A hierarchical AllReduce in its leaders' form (hop_coll_args.leaders). */
+static int coll_run_leaders;
 
 static inline int rooted(int kind)
 {
@@ -189,7 +191,7 @@ static void run_one(const struct run *R)
 					   R->op, R->inplace, R->chunk, R->depth, 0,
 					   NULL, NULL, 0, { R->sub[0], R->sub[1] },
 					   R->hosts, hop_hosts_sig(R->hosts, n),
-					   coll_run_sync };
+					   coll_run_sync, coll_run_leaders };
 		int root_or_all = !(R->kind == HOP_COLL_REDUCE && r != R->root);
 		void *base[HOP_BUF_COUNT] = { NULL };
 

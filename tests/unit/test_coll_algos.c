@@ -229,7 +229,7 @@ static void test_sim_time(void **state)
 		for (int r = 0; r < n; r++) {
 			struct hop_coll_args a = { HOP_COLL_ALLREDUCE, HOP_ALGO_RING, r, n, 0,
 						   count, HOP_FLOAT32, HOP_SUM, 0, 1u << 20, 2, 0,
-						   NULL, NULL, 0, { 0, 0 }, NULL, 0, 0 };
+						   NULL, NULL, 0, { 0, 0 }, NULL, 0, 0, 0 };
 			assert_int_equal(hop_sched_build(&s[r], &a), 0);
 			hop_sched_start(&s[r], base);
 		}

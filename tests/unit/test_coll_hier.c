@@ -155,7 +155,7 @@ static void test_shape(void **state)
 				struct hop_coll_args a = { kinds[ki], HOP_ALGO_HIER, r, P->n, 0,
 							   1000, HOP_INT32, HOP_SUM, 0, 1024,
 							   2, 0, NULL, NULL, 0, { 0, 0 },
-							   P->hosts, hop_hosts_sig(P->hosts, P->n), 0 };
+							   P->hosts, hop_hosts_sig(P->hosts, P->n), 0, 0 };
 				int across[HIER_MAX_PHASES] = { 0 };
 				int inside[HIER_MAX_PHASES] = { 0 }, phases = 0, alone = 1;
 				int lead = 1;
@@ -208,7 +208,7 @@ static void test_ring_by_host(void **state)
 				struct hop_coll_args a = { ring_kinds[ki], HOP_ALGO_RING, r, n,
 							   0, 60, HOP_INT32, HOP_SUM, 0, 1024,
 							   2, 0, NULL, NULL, 0, { 0, 0 },
-							   P->hosts, hop_hosts_sig(P->hosts, n), 0 };
+							   P->hosts, hop_hosts_sig(P->hosts, n), 0, 0 };
 				int to = -1;
 				hop_sched_init(&s);
 				assert_int_equal(hop_sched_build(&s, &a), 0);
@@ -231,6 +231,67 @@ static void test_ring_by_host(void **state)
 		}
 }
 
+/* Ranks of @P with a step across hosts in the hierarchical AllReduce
+ * by the leaders (@leaders) or by the rails. */
+static int ranks_across(const struct place *P, int leaders)
+{
+	int ranks = 0;
+
+	for (int r = 0; r < P->n; r++) {
+		struct hop_sched s;
+		struct hop_coll_args a = { HOP_COLL_ALLREDUCE, HOP_ALGO_HIER, r,
+					   P->n, 0, 1000, HOP_INT32, HOP_SUM, 0,
+					   1024, 2, 0, NULL, NULL, 0, { 0, 0 },
+					   P->hosts, hop_hosts_sig(P->hosts, P->n),
+					   0, leaders };
+		int across = 0;
+
+		hop_sched_init(&s);
+		assert_int_equal(hop_sched_build(&s, &a), 0);
+		for (int i = 0; i < s.nsteps; i++)
+			across |= (s.steps[i].kind == HOP_STEP_SEND ||
+				   s.steps[i].kind == HOP_STEP_RECV) &&
+				  P->hosts[s.steps[i].peer] != P->hosts[r];
+		ranks += across;
+		hop_sched_free(&s);
+	}
+	return ranks;
+}
+
+/* The AllReduce's two forms on the uniform placements: by the rails
+ * every rank crosses hosts, by the leaders one rank per host; both bit
+ * for bit against the reference, every count, in place and not. */
+static void test_forms(void **state)
+{
+	(void)state;
+	for (size_t pi = 0; pi < 6; pi++) {
+		const struct place *P = &places[pi];
+		int H = 0;
+
+		for (int r = 0; r < P->n; r++)
+			H = P->hosts[r] >= H ? P->hosts[r] + 1 : H;
+		for (int lead = 0; lead < 2; lead++) {
+			size_t counts[] = { 1, 2, (size_t)P->n + 1, 37, 1000, 65537 };
+			int got = ranks_across(P, lead);
+
+			if (got != (lead ? H : P->n))
+				fail_msg("%s, %s: %d ranks cross hosts, not %d",
+					 P->name, lead ? "leaders" : "rails", got,
+					 lead ? H : P->n);
+			coll_run_leaders = lead;
+			for (size_t ci = 0; ci < sizeof(counts) / sizeof(*counts); ci++)
+				for (int ip = 0; ip < 2; ip++) {
+					struct run R = { HOP_COLL_ALLREDUCE, HOP_ALGO_HIER, P->n,
+							 0, ip, 2, (int)(ci % 3), 0, counts[ci],
+							 4096, HOP_FLOAT32, HOP_SUM, (int)ci,
+							 P->hosts, { 0, 0 } };
+					run_one(&R);
+				}
+			coll_run_leaders = 0;
+		}
+	}
+}
+
 /* The tag regions (phases) of rank @r's hierarchical AllReduce of @count
  * int32 on placement @P. */
 static int phases_built(const struct place *P, int r, size_t count)
@@ -239,7 +300,7 @@ static int phases_built(const struct place *P, int r, size_t count)
 	struct hop_coll_args a = { HOP_COLL_ALLREDUCE, HOP_ALGO_HIER, r, P->n, 0,
 				   count, HOP_INT32, HOP_SUM, 0, 1u << 20, 2, 0, NULL,
 				   NULL, 0, { 0, 0 }, P->hosts,
-				   hop_hosts_sig(P->hosts, P->n), 0 };
+				   hop_hosts_sig(P->hosts, P->n), 0, 0 };
 	int seen[HIER_MAX_PHASES] = { 0 }, n = 0;
 
 	hop_sched_init(&s);
@@ -291,6 +352,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_pieces),
 		cmocka_unit_test(test_shape),
 		cmocka_unit_test(test_ring_by_host),
+		cmocka_unit_test(test_forms),
 	};
 	if (argc > 1)
 		cmocka_set_test_filter(argv[1]);

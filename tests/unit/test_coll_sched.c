@@ -190,7 +190,7 @@ static void test_driver(void **state)
 	void *base[HOP_BUF_COUNT] = { NULL, a, b, NULL };
 	struct hop_coll_args ar = { HOP_COLL_ALLREDUCE, HOP_ALGO_RING, 0, 1, 0, 4,
 				    HOP_INT32, HOP_SUM, 0, 64, 2, 0, NULL, NULL,
-				    0, { 0, 0 }, NULL, 0, 0 };
+				    0, { 0, 0 }, NULL, 0, 0, 0 };
 	(void)state;
 
 	hop_sched_init(&s);
@@ -215,7 +215,7 @@ static void test_sim_deadlock(void **state)
 	void *base[HOP_BUF_COUNT] = { NULL };
 	struct hop_coll_args a = { HOP_COLL_BARRIER, HOP_ALGO_DISSEMINATION, 0, 2,
 				   0, 0, HOP_UINT8, HOP_SUM, 0, 64, 1, 0, NULL,
-				   NULL, 0, { 0, 0 }, NULL, 0, 0 };
+				   NULL, 0, { 0, 0 }, NULL, 0, 0, 0 };
 	(void)state;
 
 	hop_sched_init(&s[0]);

@@ -378,6 +378,91 @@ static void test_class_links(void **state)
 			 HOP_ERR_INVALID_ARG);
 }
 
+/* Phases @k0 and @k1 (@k1 < 0: none) of @m bytes on @n ranks of link
+ * @l at the fastest algorithm both have, each at its best chunk count. */
+static double phases_best(int k0, int k1, size_t m, int n,
+			  const struct hop_model_link *l)
+{
+	int algos[HOP_ALGO_COUNT], na = hop_model_algos(k0, algos, HOP_ALGO_COUNT);
+	double best = INFINITY;
+
+	for (int i = 0; i < na; i++) {
+		int a = algos[i];
+		double t;
+
+		if (a == HOP_ALGO_HIER || (k1 >= 0 && !hop_model_algo_valid(k1, a)))
+			continue;
+		t = hop_model_predict(k0, a, m, n, l,
+				      hop_model_best_chunks(k0, a, m, n, l));
+		if (k1 >= 0)
+			t += hop_model_predict(k1, a, m, n, l,
+					       hop_model_best_chunks(k1, a, m, n, l));
+		best = t < best ? t : best;
+	}
+	return best;
+}
+
+/* The AllReduce's two forms on a uniform placement: the leaders' priced
+ * as Reduce and Broadcast inside a host plus the AllReduce among the
+ * hosts; chosen unless the rails run in pieces or are clearly cheaper. */
+static void test_hier_forms(void **state)
+{
+	static const int auto2[2] = { HOP_ALGO_AUTO, HOP_ALGO_AUTO };
+	struct hop_model_place pl = { 8, 4, 2, 1, 1 }, un = { 6, 3, 3, 0, 0 };
+	struct hop_model_link l[2];
+	struct hop_model_choice ch;
+	double rails, lead, t, want;
+	int leaders = -1;
+
+	(void)state;
+	links_1g(l);
+	assert_true(hop_model_hier_has_forms(HOP_COLL_ALLREDUCE, &pl));
+	assert_false(hop_model_hier_has_forms(HOP_COLL_BROADCAST, &pl));
+	assert_false(hop_model_hier_has_forms(HOP_COLL_ALLREDUCE, &un));
+	/* 8 B: the leaders', priced as its phases */
+	rails = hop_model_hier_predict(HOP_COLL_ALLREDUCE, 8, &pl, l, auto2,
+				       NULL, NULL);
+	assert_true(rails == hop_model_hier_predict_form(HOP_COLL_ALLREDUCE, 8,
+			&pl, l, auto2, HOP_MODEL_FORM_RAILS, NULL, NULL, &leaders));
+	assert_int_equal(leaders, 0);
+	lead = hop_model_hier_predict_form(HOP_COLL_ALLREDUCE, 8, &pl, l, auto2,
+					   HOP_MODEL_FORM_LEADERS, NULL, NULL,
+					   &leaders);
+	assert_int_equal(leaders, 1);
+	want = phases_best(HOP_COLL_REDUCE, HOP_COLL_BROADCAST, 8, 2,
+			   &l[HOP_MODEL_INTRA]) +
+	       phases_best(HOP_COLL_ALLREDUCE, -1, 8, 4, &l[HOP_MODEL_INTER]);
+	assert_true(fabs(lead - want) <= 1e-9 * want);
+	assert_true(lead <= rails * (1 + HOP_MODEL_HIER_TIE));
+	t = hop_model_hier_predict_form(HOP_COLL_ALLREDUCE, 8, &pl, l, auto2,
+					HOP_MODEL_FORM_AUTO, NULL, NULL, &leaders);
+	assert_int_equal(leaders, 1);
+	assert_true(t == lead);
+	assert_int_equal(hop_model_choose_place_form(HOP_COLL_ALLREDUCE, 8, &pl,
+			l, HOP_ALGO_HIER, HOP_MODEL_FORM_AUTO, &ch), 0);
+	assert_int_equal(ch.hier_leaders, 1);
+	assert_true(ch.hier == lead);
+	assert_int_equal(hop_model_choose_place_form(HOP_COLL_ALLREDUCE, 8, &pl,
+			l, HOP_ALGO_HIER, HOP_MODEL_FORM_RAILS, &ch), 0);
+	assert_int_equal(ch.hier_leaders, 0);
+	assert_true(ch.hier == rails);
+	/* 8 MiB: the rails run in pieces */
+	assert_true(hop_model_hier_pieces(8u << 20, 2) > 1);
+	rails = hop_model_hier_predict(HOP_COLL_ALLREDUCE, 8u << 20, &pl, l,
+				       auto2, NULL, NULL);
+	t = hop_model_hier_predict_form(HOP_COLL_ALLREDUCE, 8u << 20, &pl, l,
+					auto2, HOP_MODEL_FORM_AUTO, NULL, NULL,
+					&leaders);
+	assert_int_equal(leaders, 0);
+	assert_true(t == rails);
+	/* a placement with one form: the form asked for is moot */
+	assert_true(hop_model_hier_predict_form(HOP_COLL_ALLREDUCE, 8, &un, l,
+			auto2, HOP_MODEL_FORM_LEADERS, NULL, NULL, &leaders) ==
+		    hop_model_hier_predict(HOP_COLL_ALLREDUCE, 8, &un, l, auto2,
+					   NULL, NULL));
+	assert_int_equal(leaders, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -385,6 +470,7 @@ int main(void)
 		cmocka_unit_test(test_hier_sum),
 		cmocka_unit_test(test_hier_pieces),
 		cmocka_unit_test(test_choice),
+		cmocka_unit_test(test_hier_forms),
 		cmocka_unit_test(test_inter_exchange),
 		cmocka_unit_test(test_class_links),
 	};

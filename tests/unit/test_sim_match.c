@@ -136,7 +136,7 @@ static void test_deadlock_report(void **state)
 	void *base[HOP_BUF_COUNT] = { NULL };
 	struct hop_coll_args a = { HOP_COLL_BARRIER, HOP_ALGO_DISSEMINATION, 0, 2,
 				   0, 0, HOP_UINT8, HOP_SUM, 0, 64, 1, 0, NULL,
-				   NULL, 0, { 0, 0 }, NULL, 0, 0 };
+				   NULL, 0, { 0, 0 }, NULL, 0, 0, 0 };
 	struct hop_simnet net;
 	(void)state;
 

@@ -68,11 +68,12 @@ static void row_text(int kind, size_t m, const struct hm_place *p,
 	char t1[32], t2[32], hier[64] = "-";
 
 	if (!isnan(ch->hier))
-		snprintf(hier, sizeof(hier), "%s (%s + %s)",
+		snprintf(hier, sizeof(hier), "%s (%s%s + %s)",
 			 hm_time(ch->hier, t2, sizeof(t2)),
+			 ch->hier_leaders ? "leaders: " : "",
 			 hop_model_algo_name(ch->hier_sub[0]),
 			 hop_model_algo_name(ch->hier_sub[1]));
-	printf("%14zu %13s %-13s %-36s %s\n", m,
+	printf("%14zu %13s %-13s %-45s %s\n", m,
 	       hm_time(ch->flat, t1, sizeof(t1)), hop_model_algo_name(f.algo),
 	       hier, hop_model_algo_name(ch->algo));
 }
@@ -89,7 +90,7 @@ int hm_predict_place(const struct hm_place *p, const int *kinds, int nk,
 	for (int ki = 0; ki < nk; ki++) {
 		if (!csv)
 			printf("\n# %s, N = %d on %d hosts%s\n%14s %13s %-13s "
-			       "%-36s %s\n", hop_model_kind_name(kinds[ki]),
+			       "%-45s %s\n", hop_model_kind_name(kinds[ki]),
 			       p->pl.nranks, p->pl.nhosts,
 			       hop_model_hier_applies(kinds[ki], &p->pl) ? ""
 			       : " (no hierarchical form here)", "bytes",
