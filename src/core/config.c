@@ -85,7 +85,7 @@ static const struct cfg_var cfg_vars[] = {
 	{ "HOP_PIPELINE_CHUNKS", CFG_INT, "0", 0, 65536, NULL, FIELD(pipeline_chunks),
 	  "chunks k of a multi-hop pipelined transfer; 0: the model's optimum" },
 	{ "HOP_HIER_FORM", CFG_STR, "auto", 0, 15, "auto|rails|leaders", FIELD(hier_form),
-	  "the hierarchical AllReduce where every host has the same number (more than one) of ranks: rails, each local rank reduces its slice with its counterparts on the other hosts (in pieces from 2 MiB per rank); leaders, one rank per host reduces the whole vector with the other hosts' leaders; auto: the leaders unless the rails run in pieces or the model prices them 2 % lower (docs/hierarchical.md); must be equal on every rank" },
+	  "the hierarchical AllReduce where every host has the same number (more than one) of ranks: rails, each local rank reduces its slice with its counterparts on the other hosts (in pieces from 2 MiB per rank); leaders, one rank per host reduces the whole vector with the other hosts' leaders; auto: the leaders up to 1 MiB (the inter-host link's max_chunk) unless the model prices the rails 2 % lower, else the rails (docs/hierarchical.md); must be equal on every rank" },
 	{ "HOP_PROFILE", CFG_STR, "", 0, 255, NULL, FIELD(profile),
 	  "path of a hop-probe link profile (hop-probe --save-profile: alpha/beta per pair); unset: built-in estimates" },
 	{ "HOP_TOPO", CFG_STR, "", 0, 255, NULL, FIELD(topo),

@@ -415,11 +415,12 @@ int hop_model_hier_has_forms(int kind, const struct hop_model_place *pl);
 /*
  * hop_model_hier_predict_form() - hop_model_hier_predict() in @form
  * where the placement has both (HOP_MODEL_FORM_*; elsewhere the one form
- * it has). HOP_MODEL_FORM_AUTO takes the leaders unless the rails run in
- * pieces or are priced more than HOP_MODEL_HIER_TIE lower: the model
- * prices both forms' bytes between hosts alike, while the rails send L
- * times the messages there. @leaders_out (may be NULL) receives 1 for
- * the leaders' form.
+ * it has). HOP_MODEL_FORM_AUTO takes the leaders up to the inter link's
+ * max_chunk bytes unless the rails are priced more than
+ * HOP_MODEL_HIER_TIE lower: the model prices both forms' bytes between
+ * hosts alike, while the rails send L times the messages there, and
+ * split what is larger over L connections. @leaders_out (may be NULL)
+ * receives 1 for the leaders' form.
  */
 double hop_model_hier_predict_form(int kind, size_t bytes,
 				   const struct hop_model_place *pl,

@@ -337,16 +337,22 @@ double hop_model_hier_predict_form(int kind, size_t bytes,
 		return NAN;
 	if (!two || form != HOP_MODEL_FORM_LEADERS)
 		t = form_time(kind, bytes, pl, links, sub, 0, algo, &k);
-	/* auto: the leaders' form where the rails run in one piece and are
-	 * not priced clearly lower (HOP_MODEL_HIER_TIE). The model prices
-	 * both forms' bytes between hosts alike, but the rails send L times
-	 * the messages there and overlap nothing (4 x 2 emulated hosts: 8 B
-	 * 177-280 us by the leaders against 264-398 by the rails, 256 KiB
-	 * 3.3 against 3.6 ms, 2 MiB alike; in pieces, 8 MiB, the rails 109
-	 * ms against 121) */
+	/* auto: the leaders' form up to one rendezvous chunk between hosts
+	 * (max_chunk), where the rails are not priced clearly lower
+	 * (HOP_MODEL_HIER_TIE). The model prices both forms' bytes between
+	 * hosts alike, but the rails send L times the messages there (4 x 2
+	 * emulated hosts, 1 Gbit/s: 8 B 177-280 us by the leaders against
+	 * 264-398 by the rails, 256 KiB 3.3 against 3.6 ms). Above it one
+	 * connection per pair of hosts carries the leaders' chunks, and
+	 * the rails split them (200 Mbit/s, 2 MiB: 2 x 2 hosts 130 ms
+	 * against 88, 4 x 2 hosts 194 against 155); from 2 MiB a rail
+	 * their pieces overlap the phases too (1 Gbit/s, 8 MiB: 109 ms
+	 * against 121) */
 	if (two && (form == HOP_MODEL_FORM_LEADERS ||
 		    (form == HOP_MODEL_FORM_AUTO &&
-		     pieces_of(kind, bytes, pl, 0) == 1))) {
+		     pieces_of(kind, bytes, pl, 0) == 1 &&
+		     (links[HOP_MODEL_INTER].max_chunk <= 0 ||
+		      (double)bytes <= links[HOP_MODEL_INTER].max_chunk)))) {
 		tl = form_time(kind, bytes, pl, links, sub, 1, lalgo, &lk);
 		if (form == HOP_MODEL_FORM_LEADERS ||
 		    (!isnan(tl) &&

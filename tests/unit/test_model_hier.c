@@ -404,7 +404,8 @@ static double phases_best(int k0, int k1, size_t m, int n,
 
 /* The AllReduce's two forms on a uniform placement: the leaders' priced
  * as Reduce and Broadcast inside a host plus the AllReduce among the
- * hosts; chosen unless the rails run in pieces or are clearly cheaper. */
+ * hosts; chosen up to the inter link's max_chunk unless the rails are
+ * clearly cheaper. */
 static void test_hier_forms(void **state)
 {
 	static const int auto2[2] = { HOP_ALGO_AUTO, HOP_ALGO_AUTO };
@@ -446,6 +447,14 @@ static void test_hier_forms(void **state)
 			l, HOP_ALGO_HIER, HOP_MODEL_FORM_RAILS, &ch), 0);
 	assert_int_equal(ch.hier_leaders, 0);
 	assert_true(ch.hier == rails);
+	/* 2 MiB, above the inter link's max_chunk: the rails */
+	assert_true(2.0 * (1 << 20) > l[HOP_MODEL_INTER].max_chunk);
+	t = hop_model_hier_predict_form(HOP_COLL_ALLREDUCE, 2u << 20, &pl, l,
+					auto2, HOP_MODEL_FORM_AUTO, NULL, NULL,
+					&leaders);
+	assert_int_equal(leaders, 0);
+	assert_true(t == hop_model_hier_predict(HOP_COLL_ALLREDUCE, 2u << 20,
+						&pl, l, auto2, NULL, NULL));
 	/* 8 MiB: the rails run in pieces */
 	assert_true(hop_model_hier_pieces(8u << 20, 2) > 1);
 	rails = hop_model_hier_predict(HOP_COLL_ALLREDUCE, 8u << 20, &pl, l,
