@@ -220,10 +220,10 @@ void hop_coll_select(int kind, size_t bytes, int nranks,
 	out->depth = depth < HOP_SCHED_MAX_DEPTH ? depth : HOP_SCHED_MAX_DEPTH;
 	if (tune && tune->chunk_size)
 		out->chunk_bytes = tune->chunk_size;
-	char sub[48] = "";
+	char sub[64] = "";
 	if (out->algo == HOP_ALGO_HIER)
-		snprintf(sub, sizeof(sub), " (%s, intra %s, inter %s)",
-			 out->leaders ? "leaders" : "rails",
+		snprintf(sub, sizeof(sub), " (%sintra %s, inter %s)",
+			 out->leaders ? "leaders: " : "",
 			 hop_coll_algo_name(out->sub_algo[0]),
 			 hop_coll_algo_name(out->sub_algo[1]));
 	HOP_INFO("%s %zu B N=%d: %s%s chunk=%zu predicted %.1f us%s",
