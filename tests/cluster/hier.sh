@@ -8,7 +8,8 @@
 # flight together; the flat rings and the recursive AllReduces (run in
 # host order) on cyclic and mirrored placements; the hierarchical
 # AllReduce in pieces (8 MiB), and by the rails and by the leaders at
-# every count (HOP_HIER_FORM); then coll_order (a late rank: nobody leaves a barrier
+# every count (HOP_HIER_FORM; ranks that set it differently fail with
+# HOP_ERR_MISMATCH); then coll_order (a late rank: nobody leaves a barrier
 # or collective before the inputs it needs were given) on 3+1+2.
 # Default: counts up to 65543 (about 26 s); --long: the full matrix
 # (--full: every dtype x op, 1000003 and 16 MiB counts; hours on
@@ -86,6 +87,23 @@ if [ -n "${CLUSTER_PIDS:-}" ]; then
 	place "3x2 block, AllReduce by the leaders" 0 0 1 1 2 2
 	place "2x2 mirrored, AllReduce by the leaders" 0 1 1 0
 	form=auto
+	# ranks that set HOP_HIER_FORM differently: the form is part of the
+	# collective's signature, so the first AllReduce fails with
+	# HOP_ERR_MISMATCH, at once, rather than running two schedules
+	printf '%s\n' 0 0 1 1 > "$map"
+	start=$(date +%s)
+	out=$(HOP_TRANSPORT=tcp HOP_ALGO=allreduce:hier HOP_TIMEOUT=30 "$build/tools/hop-run" --hosts 2 \
+		--host-pids "$(cut -d, -f1-2 <<< "$CLUSTER_PIDS")" --map "$map" --timeout 120 -- \
+		bash -c '[ "$HOP_RANK" = 0 ] && export HOP_HIER_FORM=rails || export HOP_HIER_FORM=leaders
+			exec "$0" --forced --only allreduce' "$build/tests/integration/coll_matrix" 2>&1)
+	rc=$? took=$(( $(date +%s) - start ))
+	if [ $rc != 0 ] && grep -q "HOP_ERR_MISMATCH" <<< "$out" && [ $took -lt 30 ]; then
+		echo "PASS: hier HOP_HIER_FORM rails on rank 0, leaders on the others: HOP_ERR_MISMATCH (${took}s)"
+	else
+		echo "FAIL: hier HOP_HIER_FORM differing between ranks (exit $rc, ${took}s, no HOP_ERR_MISMATCH before HOP_TIMEOUT)"
+		printf '%s\n' "$out" | head -n 30 | sed 's/^/    /'
+		fail=1
+	fi
 	# a late rank, each in turn, on the uneven placement
 	printf '%s\n' 0 1 2 0 2 0 > "$map"
 	out=$(HOP_TRANSPORT=tcp HOP_ALGO=$hier "$build/tools/hop-run" --hosts 3 --host-pids "$CLUSTER_PIDS" \
