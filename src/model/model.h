@@ -353,7 +353,7 @@ int hop_model_hier_applies(int kind, const struct hop_model_place *pl);
  *             it does not apply), @hier_sub the phase algorithms of @hier.
  * @hier_leaders: 1 when @hier (and so HOP_ALGO_HIER when picked) is an
  *             AllReduce's form through one leader per host rather than its
- *             rails (hop_model_hier_predict()).
+ *             rails (hop_model_hier_predict_form()).
  */
 struct hop_model_choice {
 	int algo;
@@ -376,7 +376,7 @@ struct hop_model_choice {
  */
 #define HOP_MODEL_HIER_PIECE (1u << 20)
 /* The rails' AllReduce is taken over the leaders' when priced this much
- * lower (hop_model_hier_predict()). */
+ * lower (hop_model_hier_predict_form()). */
 #define HOP_MODEL_HIER_TIE 0.02
 #define HOP_MODEL_HIER_MAX_PIECES 4
 int hop_model_hier_pieces(size_t bytes, int per_host);

@@ -258,13 +258,13 @@ static double class_best(const struct phase *p, int np, int cls, int want,
  * phases (the largest piece), then the slowest of them once for each
  * further piece, as the pipeline overlaps the rest. */
 static double pieces_time(int kind, size_t bytes, int pieces,
-			  const struct hop_model_place *pl, int leaders,
+			  const struct hop_model_place *pl,
 			  const struct hop_model_link cl[HOP_MODEL_CLASSES],
 			  const int algo[HOP_MODEL_CLASSES])
 {
 	struct phase p[MAX_PHASES];
-	int np = phases_of(kind, (bytes + pieces - 1) / pieces, pl, leaders,
-			   p);
+	/* only the rails run in pieces */
+	int np = phases_of(kind, (bytes + pieces - 1) / pieces, pl, 0, p);
 	double t = 0, slowest = 0;
 
 	for (int i = 0; i < np; i++) {
@@ -306,7 +306,7 @@ static double form_time(int kind, size_t bytes,
 				c == HOP_MODEL_INTER ? &k : NULL);
 	pieces = pieces_of(kind, bytes, pl, leaders);
 	if (pieces > 1 && !isnan(t))
-		t = pieces_time(kind, bytes, pieces, pl, leaders, cl, algo);
+		t = pieces_time(kind, bytes, pieces, pl, cl, algo);
 	for (int c = 0; c < HOP_MODEL_CLASSES; c++)
 		sub_out[c] = algo[c];
 	*chunks_out = k;
@@ -317,6 +317,26 @@ int hop_model_hier_has_forms(int kind, const struct hop_model_place *pl)
 {
 	return kind == HOP_COLL_ALLREDUCE && place_ok(pl) && pl->uniform &&
 	       pl->lmax > 1 && pl->nhosts > 1;
+}
+
+/*
+ * May HOP_MODEL_FORM_AUTO take the leaders for @bytes: the rails would
+ * run in one piece, and the leaders' exchange between hosts is one
+ * rendezvous chunk (@inter's max_chunk). The model prices both forms'
+ * bytes between hosts alike, but the rails send L times the messages
+ * there (4 x 2 emulated hosts, 1 Gbit/s: 8 B 177-280 us by the leaders
+ * against 264-398 by the rails, 256 KiB 3.3 against 3.6 ms). Above one
+ * chunk, one connection per pair of hosts carries the leaders' chunks
+ * and the rails split them (200 Mbit/s, 2 MiB: 2 x 2 hosts 130 ms
+ * against 88, 4 x 2 hosts 194 against 155); from 2 MiB a rail their
+ * pieces overlap the phases too (1 Gbit/s, 8 MiB: 109 ms against 121).
+ */
+static int leaders_may_run(int kind, size_t bytes,
+			   const struct hop_model_place *pl,
+			   const struct hop_model_link *inter)
+{
+	return pieces_of(kind, bytes, pl, 0) == 1 &&
+	       (inter->max_chunk <= 0 || (double)bytes <= inter->max_chunk);
 }
 
 double hop_model_hier_predict_form(int kind, size_t bytes,
@@ -337,22 +357,12 @@ double hop_model_hier_predict_form(int kind, size_t bytes,
 		return NAN;
 	if (!two || form != HOP_MODEL_FORM_LEADERS)
 		t = form_time(kind, bytes, pl, links, sub, 0, algo, &k);
-	/* auto: the leaders' form up to one rendezvous chunk between hosts
-	 * (max_chunk), where the rails are not priced clearly lower
-	 * (HOP_MODEL_HIER_TIE). The model prices both forms' bytes between
-	 * hosts alike, but the rails send L times the messages there (4 x 2
-	 * emulated hosts, 1 Gbit/s: 8 B 177-280 us by the leaders against
-	 * 264-398 by the rails, 256 KiB 3.3 against 3.6 ms). Above it one
-	 * connection per pair of hosts carries the leaders' chunks, and
-	 * the rails split them (200 Mbit/s, 2 MiB: 2 x 2 hosts 130 ms
-	 * against 88, 4 x 2 hosts 194 against 155); from 2 MiB a rail
-	 * their pieces overlap the phases too (1 Gbit/s, 8 MiB: 109 ms
-	 * against 121) */
+	/* auto: the leaders where they may run (leaders_may_run()) and the
+	 * rails are not priced clearly lower (HOP_MODEL_HIER_TIE) */
 	if (two && (form == HOP_MODEL_FORM_LEADERS ||
 		    (form == HOP_MODEL_FORM_AUTO &&
-		     pieces_of(kind, bytes, pl, 0) == 1 &&
-		     (links[HOP_MODEL_INTER].max_chunk <= 0 ||
-		      (double)bytes <= links[HOP_MODEL_INTER].max_chunk)))) {
+		     leaders_may_run(kind, bytes, pl,
+				     &links[HOP_MODEL_INTER])))) {
 		tl = form_time(kind, bytes, pl, links, sub, 1, lalgo, &lk);
 		if (form == HOP_MODEL_FORM_LEADERS ||
 		    (!isnan(tl) &&
